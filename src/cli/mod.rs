@@ -1,0 +1,86 @@
+//! Command-line front end: one file per subcommand, each parsing its flags into library calls and
+//! handing the result to `alsim::report`.
+
+mod accept;
+mod common;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  pass (nothing wrong found)
+  1  a check ran and found a problem
+  2  usage or input error
+  3  undecided (too little evidence to decide)";
+
+/// Simulate, check and choose speculative-decoding acceptance lengths for LLM-serving benchmarks.
+#[derive(Debug, Parser)]
+#[command(name = "alsim", version, after_help = EXIT_STATUS_HELP, max_term_width = 110)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// What a pin means: per-position acceptance from a golden curve, the accepted-draft distribution,
+    /// and each engine's synthetic schedule for the same pin.
+    Accept(accept::Args),
+}
+
+/// How a command ended, when it did not fail.
+// Problem and Undecided are produced by the checking subcommands as they land.
+#[allow(dead_code)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing wrong found (exit 0).
+    Pass,
+    /// A check found a problem (exit 1).
+    Problem,
+    /// Too little evidence to decide (exit 3).
+    Undecided,
+}
+
+/// Parses the command line and runs it; errors print their cause chain once and exit 2.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Accept(args) => accept::run(args),
+    };
+    match result {
+        Ok(Outcome::Pass) => ExitCode::SUCCESS,
+        Ok(Outcome::Problem) => ExitCode::from(1),
+        Ok(Outcome::Undecided) => ExitCode::from(3),
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("alsim: error: {}", err.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes command output to stdout. A closed pipe (`alsim … | head`) surfaces as an error that
+/// [`main`] treats as success.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

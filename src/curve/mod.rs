@@ -1,0 +1,399 @@
+//! Golden curves: files of mean acceptance length AL(k) per model, thinking mode and draft length,
+//! measured with real verification (InferenceX `golden_al_distribution/*.yaml`).
+//!
+//! This module owns reading those files in all three shapes InferenceX uses, their provenance
+//! ([`provenance`]), resolving a (model, drafter, method, draft sampling, mode, k) query to one curve
+//! ([`registry`]), and validating curves ([`check`]). The project's own curves are embedded in the binary
+//! ([`CurveSet::embedded`]).
+//!
+//! Shapes, all read unchanged:
+//! - thinking matrix: `model: {thinking_on: {1: 1.78, …}, thinking_off: {…}}`
+//! - plain map: `model: {1: 1.78, 2: 2.38, …}`
+//! - flat list: `model: [{1: 1.90}, {2: 2.60}]`
+
+pub mod provenance;
+pub mod registry;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+pub use provenance::Provenance;
+pub use registry::{CurveQuery, CurveSet, Resolved};
+
+use crate::accept::Acceptance;
+use crate::error::{Error, Result};
+use crate::units::{MAX_DRAFT_LEN, check_al};
+use crate::yaml::{self, Node};
+
+/// The thinking mode a curve was measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ThinkingMode {
+    /// Reasoning on (`thinking_on`).
+    #[serde(rename = "thinking_on")]
+    On,
+    /// Reasoning off (`thinking_off`).
+    #[serde(rename = "thinking_off")]
+    Off,
+    /// The file does not say (plain-map and flat-list shapes): the model's default mode.
+    #[serde(rename = "unspecified")]
+    Unspecified,
+}
+
+impl ThinkingMode {
+    /// The key InferenceX writes.
+    pub fn key(self) -> &'static str {
+        match self {
+            ThinkingMode::On => "thinking_on",
+            ThinkingMode::Off => "thinking_off",
+            ThinkingMode::Unspecified => "unspecified",
+        }
+    }
+}
+
+impl fmt::Display for ThinkingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+impl FromStr for ThinkingMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().replace('-', "_").as_str() {
+            "thinking_on" | "on" | "thinking" | "true" | "enabled" => Ok(ThinkingMode::On),
+            "thinking_off" | "off" | "no_thinking" | "false" | "disabled" => Ok(ThinkingMode::Off),
+            "unspecified" | "default" => Ok(ThinkingMode::Unspecified),
+            other => Err(Error::invalid(
+                "mode",
+                format!("unknown thinking mode '{other}'; expected thinking_on, thinking_off or unspecified"),
+            )),
+        }
+    }
+}
+
+/// Which of the three InferenceX layouts a curve was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    /// `model: {thinking_on: {k: AL}, thinking_off: {…}}`.
+    ThinkingMatrix,
+    /// `model: {k: AL}`.
+    PlainMap,
+    /// `model: [{k: AL}, …]`.
+    FlatList,
+}
+
+/// One golden curve: AL(k) for one model and thinking mode.
+///
+/// Values are kept as written; [`check`] reports range and monotonicity problems, and [`Curve::al`]
+/// refuses an out-of-range value at the point of use.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Curve {
+    model: String,
+    mode: ThinkingMode,
+    points: BTreeMap<usize, f64>,
+}
+
+impl Curve {
+    /// Builds a curve from (k, AL) points.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when there are no points, a k is 0 or above [`MAX_DRAFT_LEN`], or an AL is not finite.
+    pub fn new(model: impl Into<String>, mode: ThinkingMode, points: BTreeMap<usize, f64>) -> Result<Self> {
+        let model = model.into();
+        if points.is_empty() {
+            return Err(Error::invalid(format!("{model}.{mode}"), "curve has no points"));
+        }
+        for (&k, &al) in &points {
+            if k == 0 || k > MAX_DRAFT_LEN {
+                return Err(Error::invalid(
+                    format!("{model}.{mode}.{k}"),
+                    format!("draft length must be 1..={MAX_DRAFT_LEN}"),
+                ));
+            }
+            if !al.is_finite() {
+                return Err(Error::invalid(format!("{model}.{mode}.{k}"), "acceptance length is not a finite number"));
+            }
+        }
+        Ok(Curve { model, mode, points })
+    }
+
+    /// The model key.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The thinking mode.
+    pub fn mode(&self) -> ThinkingMode {
+        self.mode
+    }
+
+    /// The (k, AL) points, by increasing k.
+    pub fn points(&self) -> &BTreeMap<usize, f64> {
+        &self.points
+    }
+
+    /// The largest k on the curve.
+    pub fn max_k(&self) -> usize {
+        *self.points.keys().next_back().expect("curves have points")
+    }
+
+    /// The key path of one point, as error messages name it (`minimax-m3.thinking_on.3`).
+    pub fn field(&self, k: usize) -> String {
+        match self.mode {
+            ThinkingMode::Unspecified => format!("{}.{k}", self.model),
+            mode => format!("{}.{mode}.{k}", self.model),
+        }
+    }
+
+    /// The golden AL at draft length `k`.
+    ///
+    /// # Errors
+    /// [`Error::Lookup`] when the curve has no point at `k`; [`Error::Invalid`] when the value is outside [1, k+1].
+    pub fn al(&self, k: usize) -> Result<f64> {
+        let al = *self.points.get(&k).ok_or_else(|| {
+            Error::Lookup(format!(
+                "{} ({}) has no golden value for k = {k}; it has k = {}",
+                self.model,
+                self.mode,
+                self.points.keys().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        check_al(al, k, &self.field(k))?;
+        Ok(al)
+    }
+
+    /// Per-position increments p_i = AL(i) − AL(i−1), AL(0) = 1, for i = 1..=k, as measured (possibly
+    /// violating the chain constraints).
+    ///
+    /// # Errors
+    /// [`Error::Lookup`] when a k in 1..=k is missing.
+    pub fn increments(&self, k: usize) -> Result<Vec<f64>> {
+        let mut previous = 1.0;
+        (1..=k)
+            .map(|i| {
+                let al = *self.points.get(&i).ok_or_else(|| {
+                    Error::Lookup(format!("{} ({}) has no golden value for k = {i}", self.model, self.mode))
+                })?;
+                let p = al - previous;
+                previous = al;
+                Ok(p)
+            })
+            .collect()
+    }
+
+    /// The chain implied directly by the curve's increments up to `k` (model.md §2).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the increments are not a valid chain (a dip or a rise); fit the curve with
+    /// [`crate::accept::fit`] instead.
+    pub fn chain(&self, k: usize) -> Result<Acceptance> {
+        self.al(k)?;
+        let p = self.increments(k)?;
+        Acceptance::from_unconditional(p, &self.field(k)).map_err(|e| {
+            Error::invalid(
+                self.field(k),
+                format!("{e}; the measured increments are not a valid chain, use a fitted chain (--fit concave)"),
+            )
+        })
+    }
+}
+
+/// A parsed golden file: its header's provenance and its curves.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveFile {
+    /// Where it came from: a path, or `<embedded>/name.yaml`.
+    pub origin: String,
+    /// The file name without extension (`minimaxm3_eagle3_gqa`); for InferenceX files, the only thing that
+    /// tells two drafters apart.
+    pub stem: String,
+    /// The layout.
+    pub shape: Shape,
+    /// The header comment, one entry per line, `#` removed.
+    pub header: Vec<String>,
+    /// What the header says.
+    pub provenance: Provenance,
+    /// The curves, one per model key and mode.
+    pub curves: Vec<Curve>,
+}
+
+impl CurveFile {
+    /// Parses a golden file's text; `origin` names it in errors and `stem` is its file name without extension.
+    ///
+    /// # Errors
+    /// [`Error::Parse`] for invalid YAML (with line) or a layout that is none of the three shapes;
+    /// [`Error::Invalid`] for non-numeric values, k = 0 or non-integer k (naming the key).
+    pub fn parse(text: &str, origin: &str, stem: &str) -> Result<Self> {
+        let root = yaml::parse(text, origin)?;
+        let Node::Map(models) = root else {
+            return Err(Error::parse(
+                origin,
+                None,
+                format!("expected a mapping of model keys to curves at the top level, found a {}", root.kind()),
+            ));
+        };
+        if models.is_empty() {
+            return Err(Error::parse(origin, None, "the file holds no curves"));
+        }
+        let mut curves = Vec::new();
+        let mut shapes = Vec::new();
+        for (key, body) in &models {
+            let model =
+                key.as_scalar_text().ok_or_else(|| Error::parse(origin, None, "a model key is not a scalar"))?;
+            let (shape, mut found) = parse_model(&model, body, origin)?;
+            shapes.push(shape);
+            curves.append(&mut found);
+        }
+        let shape = shapes[0];
+        let header: Vec<String> = text
+            .lines()
+            .take_while(|l| l.trim_start().starts_with('#') || l.trim().is_empty())
+            .filter_map(|l| l.trim_start().strip_prefix('#'))
+            .map(|l| l.trim().to_string())
+            .collect();
+        let provenance = Provenance::from_header(&header);
+        Ok(CurveFile { origin: origin.to_string(), stem: stem.to_string(), shape, header, provenance, curves })
+    }
+
+    /// Reads and parses a golden file from disk.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when unreadable, else as [`CurveFile::parse`].
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Self::parse(&text, &path.display().to_string(), &stem)
+    }
+
+    /// The distinct model keys in this file.
+    pub fn models(&self) -> Vec<&str> {
+        let mut models: Vec<&str> = self.curves.iter().map(Curve::model).collect();
+        models.dedup();
+        models
+    }
+}
+
+fn parse_model(model: &str, body: &Node, origin: &str) -> Result<(Shape, Vec<Curve>)> {
+    match body {
+        Node::Map(entries) if entries.iter().any(|(k, _)| is_mode_key(k)) => {
+            let mut curves = Vec::new();
+            for (key, points) in entries {
+                let key_text = key.as_scalar_text().unwrap_or_default();
+                let mode: ThinkingMode = key_text.parse().map_err(|_| {
+                    Error::invalid(
+                        format!("{model}.{key_text}"),
+                        "expected thinking_on or thinking_off beside the other mode keys",
+                    )
+                })?;
+                let field = format!("{model}.{key_text}");
+                let (_, map) = parse_points(points, &field, origin)?;
+                curves.push(Curve::new(model, mode, map)?);
+            }
+            Ok((Shape::ThinkingMatrix, curves))
+        }
+        _ => {
+            let (shape, map) = parse_points(body, model, origin)?;
+            Ok((shape, vec![Curve::new(model, ThinkingMode::Unspecified, map)?]))
+        }
+    }
+}
+
+fn is_mode_key(key: &Node) -> bool {
+    key.as_scalar_text().is_some_and(|k| k.starts_with("thinking"))
+}
+
+/// A `{k: AL}` mapping or a `[{k: AL}, …]` list.
+fn parse_points(node: &Node, field: &str, origin: &str) -> Result<(Shape, BTreeMap<usize, f64>)> {
+    let mut points = BTreeMap::new();
+    let mut add = |k: &Node, v: &Node| -> Result<()> {
+        let k_text = k.as_scalar_text().unwrap_or_else(|| k.kind().to_string());
+        let k_value: usize = k_text.trim().parse().map_err(|_| {
+            Error::invalid(format!("{field}.{k_text}"), "a draft length key must be a positive integer")
+        })?;
+        if k_value == 0 {
+            return Err(Error::invalid(format!("{field}.0"), "draft length k = 0 is not speculative decoding"));
+        }
+        let al = v.as_f64().ok_or_else(|| {
+            Error::invalid(
+                format!("{field}.{k_value}"),
+                format!(
+                    "acceptance length must be a number, found {}",
+                    v.as_scalar_text().unwrap_or_else(|| v.kind().into())
+                ),
+            )
+        })?;
+        if points.insert(k_value, al).is_some() {
+            return Err(Error::invalid(format!("{field}.{k_value}"), "draft length appears twice"));
+        }
+        Ok(())
+    };
+    match node {
+        Node::Map(entries) => {
+            for (k, v) in entries {
+                add(k, v)?;
+            }
+            if points.is_empty() {
+                return Err(Error::invalid(field, "curve has no points"));
+            }
+            Ok((Shape::PlainMap, points))
+        }
+        Node::Seq(items) => {
+            for item in items {
+                match item {
+                    Node::Map(entries) if entries.len() == 1 => add(&entries[0].0, &entries[0].1)?,
+                    other => {
+                        return Err(Error::invalid(
+                            field,
+                            format!("each list item must be a one-entry mapping {{k: AL}}, found a {}", other.kind()),
+                        ));
+                    }
+                }
+            }
+            if points.is_empty() {
+                return Err(Error::invalid(field, "curve has no points"));
+            }
+            Ok((Shape::FlatList, points))
+        }
+        other => Err(Error::parse(
+            origin,
+            None,
+            format!(
+                "{field}: expected a mapping {{k: AL}}, a list [{{k: AL}}] or thinking_on/thinking_off, found a {}",
+                other.kind()
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_all_three_shapes() {
+        let matrix = CurveFile::parse("m:\n  thinking_on:\n    1: 1.8\n    2: 2.4\n", "a", "a").unwrap();
+        assert_eq!(matrix.shape, Shape::ThinkingMatrix);
+        assert_eq!(matrix.curves[0].mode(), ThinkingMode::On);
+        let plain = CurveFile::parse("m:\n  1: 1.8\n  2: 2.4\n", "b", "b").unwrap();
+        assert_eq!(plain.shape, Shape::PlainMap);
+        let list = CurveFile::parse("m:\n  - 1: 1.90\n  - 2: 2.60\n", "c", "c").unwrap();
+        assert_eq!(list.shape, Shape::FlatList);
+        assert_eq!(list.curves[0].al(2).unwrap(), 2.6);
+    }
+
+    #[test]
+    fn malformed_files_name_the_key() {
+        let err = CurveFile::parse("m:\n  0: 1.0\n", "f", "f").unwrap_err().to_string();
+        assert!(err.contains("m.0"), "{err}");
+        let err = CurveFile::parse("m:\n  1: fast\n", "f", "f").unwrap_err().to_string();
+        assert!(err.contains("m.1") && err.contains("fast"), "{err}");
+        let err = CurveFile::parse("- 1\n", "f.yaml", "f").unwrap_err().to_string();
+        assert!(err.starts_with("f.yaml"), "{err}");
+        let err = CurveFile::parse("m:\n  1: 2.5\n", "f", "f").unwrap().curves[0].al(1).unwrap_err().to_string();
+        assert!(err.contains("m.1"), "{err}");
+    }
+}

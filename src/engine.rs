@@ -1,0 +1,81 @@
+//! The four serving engines alsim knows, by the names users type (`vllm`, `sglang`, `trtllm`, `atom`).
+//!
+//! What each engine does with a pin lives with the concept it affects: schedules in
+//! [`crate::accept::schedule`], spellings in [`crate::units`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::units::Spelling;
+
+/// A serving engine that can pin a synthetic acceptance length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// vLLM (`synthetic_acceptance_length` in `--speculative-config`).
+    Vllm,
+    /// SGLang (`SGLANG_SIMULATE_ACC_LEN` and friends).
+    Sglang,
+    /// TensorRT-LLM (`TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`).
+    Trtllm,
+    /// ROCm ATOM (`--spec-decode-acceptance-length`).
+    Atom,
+}
+
+impl Engine {
+    /// Every engine, in a fixed order.
+    pub const ALL: [Engine; 4] = [Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Atom];
+
+    /// The name users type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vllm",
+            Engine::Sglang => "sglang",
+            Engine::Trtllm => "trtllm",
+            Engine::Atom => "atom",
+        }
+    }
+
+    /// The name as the engine's project writes it.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vLLM",
+            Engine::Sglang => "SGLang",
+            Engine::Trtllm => "TensorRT-LLM",
+            Engine::Atom => "ATOM",
+        }
+    }
+
+    /// The spelling of this engine's primary pin knob.
+    pub fn pin_spelling(self) -> Spelling {
+        match self {
+            Engine::Trtllm => Spelling::AcceptedDrafts,
+            _ => Spelling::AcceptanceLength,
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Engine {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+            "vllm" => Ok(Engine::Vllm),
+            "sglang" => Ok(Engine::Sglang),
+            "trtllm" | "trt-llm" | "tensorrt-llm" | "tensorrtllm" | "trt" => Ok(Engine::Trtllm),
+            "atom" => Ok(Engine::Atom),
+            other => Err(Error::invalid(
+                "engine",
+                format!("unknown engine '{other}'; expected one of vllm, sglang, trtllm, atom"),
+            )),
+        }
+    }
+}

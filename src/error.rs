@@ -1,0 +1,62 @@
+//! The crate's error type: every failure names the input (file, line, key or flag) that caused it.
+//!
+//! Library functions return [`Result`]; the binary adds context and maps errors to exit status 2
+//! ("usage or input error"), so every variant here is something the user can fix in what they gave us.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while reading inputs or computing with them.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Input text could not be parsed; `origin` is a file name (or `<embedded:…>`, `<stdin>`).
+    #[error("{origin}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Parse {
+        /// Where the text came from.
+        origin: String,
+        /// 1-based line, when known.
+        line: Option<usize>,
+        /// What is wrong, in the user's terms.
+        message: String,
+    },
+    /// A value is outside its valid range or inconsistent with another value.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The flag, key or field that holds the value (e.g. `--al`, `minimax-m3.thinking_on.3`).
+        field: String,
+        /// Why the value is rejected, with the valid range.
+        message: String,
+    },
+    /// A lookup (model, drafter, mode, k, hardware…) matched nothing, or more than one thing.
+    #[error("{0}")]
+    Lookup(String),
+}
+
+/// Shorthand used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An [`Error::Invalid`] for `field` with `message`.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Invalid { field: field.into(), message: message.into() }
+    }
+
+    /// An [`Error::Parse`] at `origin`, optional `line`.
+    pub fn parse(origin: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Self {
+        Error::Parse { origin: origin.into(), line, message: message.into() }
+    }
+
+    /// An [`Error::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+}
