@@ -149,6 +149,54 @@ impl FromStr for Spelling {
     }
 }
 
+/// One acceptance figure written in every spelling, plus the per-position rates a pin forces.
+#[derive(Debug, Clone, Serialize)]
+pub struct Conversion {
+    /// Draft length.
+    pub k: usize,
+    /// The figure as an acceptance length.
+    pub acceptance_length: f64,
+    /// Every spelling with its value.
+    pub spellings: Vec<SpelledValue>,
+    /// The per-position unconditional rates an engine forces for this pin (vLLM `synthetic_acceptance_rates`,
+    /// ATOM's resolved rates): the minimum-variance chain.
+    pub forced_rates: Vec<f64>,
+}
+
+/// One spelling's value in a [`Conversion`].
+#[derive(Debug, Clone, Serialize)]
+pub struct SpelledValue {
+    /// The spelling.
+    pub spelling: Spelling,
+    /// The value in it.
+    pub value: f64,
+    /// Who writes it so.
+    pub used_by: &'static str,
+}
+
+impl Conversion {
+    /// Writes acceptance length `al` at draft length `k` in every spelling.
+    ///
+    /// # Errors
+    /// As [`check_al`].
+    ///
+    /// ```
+    /// let c = alsim::units::Conversion::new(2.83, 3).unwrap();
+    /// assert_eq!(c.forced_rates.len(), 3);
+    /// assert!((c.spellings[1].value - 1.83).abs() < 1e-12);
+    /// ```
+    pub fn new(al: f64, k: usize) -> Result<Conversion> {
+        let spellings = Spelling::ALL
+            .iter()
+            .map(|&spelling| {
+                Ok(SpelledValue { spelling, value: spelling.from_al(al, k, "value")?, used_by: spelling.used_by() })
+            })
+            .collect::<Result<_>>()?;
+        let forced_rates = crate::accept::min_variance_chain(al, k)?.unconditional().to_vec();
+        Ok(Conversion { k, acceptance_length: al, spellings, forced_rates })
+    }
+}
+
 /// Checks that `k` is a usable draft length.
 ///
 /// # Errors

@@ -2,4 +2,6 @@
 //! commands a user types.
 
 mod accept;
+mod curve;
+mod props;
 mod util;

@@ -11,6 +11,7 @@
 //! ([`schedule`]).
 
 pub mod compare;
+pub mod fit;
 pub mod schedule;
 
 pub use compare::PinAnalysis;

@@ -1,5 +1,6 @@
 //! `alsim accept`: what a pin means.
 
+use alsim::accept::fit::{FitKind, fit};
 use alsim::accept::{Acceptance, PinAnalysis};
 use alsim::report;
 use anyhow::Context;
@@ -18,6 +19,10 @@ pub struct Args {
     /// Pinned acceptance length (default: the golden curve's value at k).
     #[arg(long)]
     al: Option<f64>,
+    /// Use a chain fitted to the whole curve instead of the curve's raw increments (needed where the
+    /// curve dips or rises, and for k beyond the curve).
+    #[arg(long, value_enum)]
+    fit: Option<FitKind>,
     /// Explicit real per-position unconditional rates p_1,…,p_k instead of the curve.
     #[arg(long, conflicts_with = "conditional")]
     rates: Option<NumberList>,
@@ -43,9 +48,15 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             let set = args.curve.curve_set()?;
             let found = set.lookup(&args.curve.query())?;
             let k = args.k.unwrap_or(DEFAULT_K);
-            let chain = found.curve.chain(k).context("deriving per-position acceptance from the golden curve")?;
-            let source = format!("{} {}", found.file.origin, found.curve.field(k));
-            (chain, source, Some(found.curve.al(k)?))
+            let (chain, how) = match args.fit {
+                Some(kind) => (fit(found.curve, kind)?.chain(k)?, format!(", {kind} fit")),
+                None => (
+                    found.curve.chain(k).context("deriving per-position acceptance from the golden curve")?,
+                    String::new(),
+                ),
+            };
+            let source = format!("{} {}{how}", found.file.origin, found.curve.field(k));
+            (chain, source, found.curve.points().get(&k).map(|_| found.curve.al(k)).transpose()?)
         }
     };
     if let Some(k) = args.k.filter(|&k| k != real.k()) {

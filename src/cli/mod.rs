@@ -3,6 +3,8 @@
 
 mod accept;
 mod common;
+mod convert;
+mod curve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,6 +31,11 @@ enum Command {
     /// What a pin means: per-position acceptance from a golden curve, the accepted-draft distribution,
     /// and each engine's synthetic schedule for the same pin.
     Accept(accept::Args),
+    /// Golden curves: list, show, check (exit 1 on problems), fit.
+    #[command(subcommand)]
+    Curve(curve::Args),
+    /// Write one acceptance figure in every engine's spelling (AL, AL−1, (AL−1)/k, AL/(k+1), forced rates).
+    Convert(convert::Args),
 }
 
 /// How a command ended, when it did not fail.
@@ -49,6 +56,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Accept(args) => accept::run(args),
+        Command::Curve(args) => curve::run(args),
+        Command::Convert(args) => convert::run(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,

@@ -11,6 +11,7 @@
 //! - plain map: `model: {1: 1.78, 2: 2.38, …}`
 //! - flat list: `model: [{1: 1.90}, {2: 2.60}]`
 
+pub mod check;
 pub mod provenance;
 pub mod registry;
 
@@ -142,12 +143,17 @@ impl Curve {
         *self.points.keys().next_back().expect("curves have points")
     }
 
+    /// The curve's key path (`minimax-m3.thinking_on`, or `model` alone when the mode is unspecified).
+    pub fn name(&self) -> String {
+        match self.mode {
+            ThinkingMode::Unspecified => self.model.clone(),
+            mode => format!("{}.{mode}", self.model),
+        }
+    }
+
     /// The key path of one point, as error messages name it (`minimax-m3.thinking_on.3`).
     pub fn field(&self, k: usize) -> String {
-        match self.mode {
-            ThinkingMode::Unspecified => format!("{}.{k}", self.model),
-            mode => format!("{}.{mode}.{k}", self.model),
-        }
+        format!("{}.{k}", self.name())
     }
 
     /// The golden AL at draft length `k`.
@@ -269,11 +275,137 @@ impl CurveFile {
         Self::parse(&text, &path.display().to_string(), &stem)
     }
 
+    /// One summary line per model key, for listings.
+    pub fn summaries(&self) -> Vec<CurveSummary> {
+        self.models()
+            .into_iter()
+            .map(|model| {
+                let curves: Vec<&Curve> = self.curves.iter().filter(|c| c.model() == model).collect();
+                let ks = curves.iter().flat_map(|c| c.points().keys().copied());
+                let p = &self.provenance;
+                CurveSummary {
+                    origin: self.origin.clone(),
+                    model: model.to_string(),
+                    drafter: p.drafter.clone(),
+                    method: p.method.clone(),
+                    draft_sampling: p.draft_sampling.clone(),
+                    modes: curves.iter().map(|c| c.mode()).collect(),
+                    k_min: ks.clone().min().unwrap_or(0),
+                    k_max: ks.max().unwrap_or(0),
+                    measured_on: [p.hardware.as_deref(), p.engine.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    dataset: p.settings.get("dataset").cloned(),
+                    source_run: p.source_run.clone(),
+                    shape: self.shape,
+                }
+            })
+            .collect()
+    }
+
     /// The distinct model keys in this file.
     pub fn models(&self) -> Vec<&str> {
         let mut models: Vec<&str> = self.curves.iter().map(Curve::model).collect();
         models.dedup();
         models
+    }
+}
+
+/// One line of `alsim curve list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveSummary {
+    /// The file.
+    pub origin: String,
+    /// The model key.
+    pub model: String,
+    /// The drafter, when recorded.
+    pub drafter: Option<String>,
+    /// The method, when recorded.
+    pub method: Option<String>,
+    /// Draft sampling, when recorded.
+    pub draft_sampling: Option<String>,
+    /// Thinking modes present.
+    pub modes: Vec<ThinkingMode>,
+    /// Smallest k.
+    pub k_min: usize,
+    /// Largest k.
+    pub k_max: usize,
+    /// Hardware and engine of the measurement.
+    pub measured_on: String,
+    /// Dataset.
+    pub dataset: Option<String>,
+    /// The measuring run.
+    pub source_run: Option<String>,
+    /// Layout of the file.
+    pub shape: Shape,
+}
+
+/// One curve shown in full: values, increments and conditional rates as measured, problems and fits.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveView {
+    /// The file.
+    pub origin: String,
+    /// What the header says.
+    pub provenance: Provenance,
+    /// The model key.
+    pub model: String,
+    /// The thinking mode.
+    pub mode: ThinkingMode,
+    /// Per k: AL, the increment p_k = AL(k) − AL(k−1) and the conditional rate p_k/p_{k−1}, as measured.
+    pub points: Vec<CurvePoint>,
+    /// What the check finds in this curve.
+    pub problems: Vec<check::Problem>,
+    /// Every fit, best leave-one-k-out error first.
+    pub fits: Vec<crate::accept::fit::Fit>,
+}
+
+/// One row of [`CurveView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct CurvePoint {
+    /// Draft length.
+    pub k: usize,
+    /// Golden AL(k).
+    pub al: f64,
+    /// AL(k) − AL(k−1), when k−1 is measured (AL(0) = 1).
+    pub increment: Option<f64>,
+    /// increment(k)/increment(k−1), when both exist and the earlier one is positive.
+    pub conditional: Option<f64>,
+}
+
+impl CurveView {
+    /// Everything about `curve` from `file`.
+    pub fn new(file: &CurveFile, curve: &Curve) -> CurveView {
+        let points = curve.points();
+        let increment = |k: usize| -> Option<f64> {
+            let previous = if k == 1 { Some(1.0) } else { points.get(&(k - 1)).copied() };
+            Some(points.get(&k)? - previous?)
+        };
+        let rows = points
+            .iter()
+            .map(|(&k, &al)| {
+                let conditional = match (increment(k), if k > 1 { increment(k - 1) } else { Some(1.0) }) {
+                    (Some(p), Some(before)) if before > 0.0 => Some(p / before),
+                    _ => None,
+                };
+                CurvePoint { k, al, increment: increment(k), conditional }
+            })
+            .collect();
+        let prefix = format!("{}.", curve.name());
+        let problems = check::check_file(file, &check::CheckOptions::default())
+            .into_iter()
+            .filter(|p| p.field.starts_with(&prefix))
+            .collect();
+        CurveView {
+            origin: file.origin.clone(),
+            provenance: file.provenance.clone(),
+            model: curve.model().to_string(),
+            mode: curve.mode(),
+            points: rows,
+            problems,
+            fits: crate::accept::fit::fit_all(curve),
+        }
     }
 }
 

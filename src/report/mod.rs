@@ -5,6 +5,7 @@
 //! output never changes units under the user.
 
 mod accept;
+pub mod curve;
 
 use std::fmt::Write as _;
 

@@ -1,0 +1,136 @@
+//! `alsim curve list|show|check|fit`: the golden curves.
+
+use std::path::PathBuf;
+
+use alsim::accept::fit::FitSummary;
+use alsim::curve::check::{CheckOptions, CheckReport, DEFAULT_RUN_SE, DEFAULT_Z, check_files};
+use alsim::curve::{CurveFile, CurveSet, CurveView};
+use alsim::report::{self, curve::CurveListing};
+use anyhow::Context;
+
+use super::common::{CurveArgs, OutputArgs};
+use super::{Outcome, emit};
+
+/// Subcommands of `alsim curve`.
+#[derive(Debug, clap::Subcommand)]
+pub enum Args {
+    /// List the curves: model key, drafter, method, draft sampling, modes, k range, provenance.
+    List {
+        /// Curve files or directories to list instead of the embedded curves.
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Show one curve: values, implied increments and conditional rates, problems, and every fit.
+    Show {
+        #[command(flatten)]
+        curve: CurveArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Validate curve files (InferenceX golden_al_distribution/*.yaml read unchanged); exit 1 on errors.
+    Check {
+        /// Curve files or directories (default: the embedded curves).
+        paths: Vec<PathBuf>,
+        /// Standard error of one golden run's AL, against which dips and rises are judged.
+        #[arg(long, default_value_t = DEFAULT_RUN_SE)]
+        run_se: f64,
+        /// Standard errors beyond which a dip or rise is an error rather than a warning.
+        #[arg(long, default_value_t = DEFAULT_Z)]
+        z: f64,
+        /// Fail on warnings too.
+        #[arg(long)]
+        strict: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Fit every curve every way and report residuals and leave-one-k-out errors.
+    Fit {
+        /// Curve files or directories (default: the embedded curves).
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    match args {
+        Args::List { paths, output } => {
+            let files = load(&paths)?;
+            let listing = CurveListing { curves: files.iter().flat_map(CurveFile::summaries).collect() };
+            emit(&report::render(&listing, output.format))?;
+        }
+        Args::Show { curve, output } => {
+            let set = curve.curve_set()?;
+            let found = set.lookup(&curve.query())?;
+            emit(&report::render(&CurveView::new(found.file, found.curve), output.format))?;
+        }
+        Args::Check { paths, run_se, z, strict, output } => {
+            if !(run_se > 0.0 && run_se.is_finite() && z > 0.0 && z.is_finite()) {
+                anyhow::bail!("--run-se and --z must be positive numbers");
+            }
+            let (files, mut problems) = read_each(&paths)?;
+            let count = files.len() + problems.len();
+            problems.extend(check_files(&files, &CheckOptions { run_se, z }));
+            let report = CheckReport::new(count, problems);
+            emit(&report::render(&report, output.format))?;
+            return Ok(if report.errors > 0 || (strict && report.warnings > 0) {
+                Outcome::Problem
+            } else {
+                Outcome::Pass
+            });
+        }
+        Args::Fit { paths, output } => {
+            let files = load(&paths)?;
+            emit(&report::render(&FitSummary::new(&files), output.format))?;
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// The files named (directories expanded), or the embedded set; the first unreadable file is an error.
+fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<CurveFile>> {
+    let (files, problems) = read_each(paths)?;
+    if let Some(problem) = problems.first() {
+        anyhow::bail!("{}", problem.message);
+    }
+    Ok(files)
+}
+
+/// Reads each file, keeping unreadable ones as problems so a check reports them all.
+fn read_each(paths: &[PathBuf]) -> anyhow::Result<(Vec<CurveFile>, Vec<alsim::curve::check::Problem>)> {
+    if paths.is_empty() {
+        return Ok((CurveSet::embedded().files().to_vec(), Vec::new()));
+    }
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for path in expand(paths)? {
+        match CurveFile::read(&path) {
+            Ok(file) => files.push(file),
+            Err(err) => problems.push(CheckReport::unreadable(&path.display().to_string(), err.to_string())),
+        }
+    }
+    Ok((files, problems))
+}
+
+fn expand(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+        if meta.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("{}", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                .collect();
+            inside.sort();
+            if inside.is_empty() {
+                anyhow::bail!("{}: no .yaml or .yml files in this directory", path.display());
+            }
+            out.extend(inside);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}

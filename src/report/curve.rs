@@ -1,0 +1,152 @@
+//! Tables for golden curves (`alsim curve …`) and unit conversions (`alsim convert`).
+
+use serde::Serialize;
+
+use super::{Report, Table, fixed};
+use crate::accept::fit::FitSummary;
+use crate::curve::check::{CheckReport, Severity};
+use crate::curve::{CurveSummary, CurveView};
+use crate::units::Conversion;
+
+fn opt(value: &Option<String>) -> String {
+    value.clone().unwrap_or_else(|| "not recorded".into())
+}
+
+fn opt_fixed(value: Option<f64>, digits: usize) -> String {
+    value.map(|v| fixed(v, digits)).unwrap_or_else(|| "-".into())
+}
+
+/// The embedded (or given) curves, one row per file and model key.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveListing {
+    /// The rows.
+    pub curves: Vec<CurveSummary>,
+}
+
+impl Report for CurveListing {
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            "Golden curves",
+            &["model key", "drafter", "method", "draft sampling", "modes", "k", "measured on", "file", "source run"],
+        );
+        for c in &self.curves {
+            t.row(vec![
+                c.model.clone(),
+                opt(&c.drafter),
+                opt(&c.method),
+                opt(&c.draft_sampling),
+                c.modes.iter().map(|m| m.key()).collect::<Vec<_>>().join(", "),
+                format!("{}..{}", c.k_min, c.k_max),
+                c.measured_on.clone(),
+                c.origin.clone(),
+                opt(&c.source_run),
+            ]);
+        }
+        vec![t]
+    }
+}
+
+impl Report for CurveView {
+    fn tables(&self) -> Vec<Table> {
+        let p = &self.provenance;
+        let mut facts = Table::new(format!("{} ({}) from {}", self.model, self.mode, self.origin), &["fact", "value"]);
+        for (name, value) in [
+            ("drafter", p.drafter.clone()),
+            ("method", p.method.clone()),
+            ("draft sampling", p.draft_sampling.clone()),
+            ("hardware", p.hardware.clone()),
+            ("engine", p.engine.clone()),
+            ("source run", p.source_run.clone()),
+            ("settings", Some(p.settings.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "))),
+            ("mode request", p.mode_settings.get(self.mode.key()).cloned()),
+        ] {
+            facts.row(vec![name.into(), opt(&value)]);
+        }
+        let mut points =
+            Table::new("Golden AL and the chain it implies", &["k", "AL", "increment p_k", "conditional c_k"]);
+        for r in &self.points {
+            points.row(vec![r.k.to_string(), fixed(r.al, 2), opt_fixed(r.increment, 3), opt_fixed(r.conditional, 3)]);
+        }
+        let mut fits = Table::new(
+            "Fits (best leave-one-k-out first); fitted AL(k)",
+            &["fit", "RMS residual", "leave-one-k-out RMS", "fitted AL(1..)"],
+        );
+        for f in &self.fits {
+            fits.row(vec![
+                f.kind.name().into(),
+                fixed(f.rmse, 4),
+                opt_fixed(f.loo_rmse, 4),
+                f.residuals.iter().map(|r| fixed(r.fitted, 2)).collect::<Vec<_>>().join(", "),
+            ]);
+        }
+        vec![facts, points, fits]
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.problems.iter().map(|p| format!("{:?}: {}: {}", p.severity, p.field, p.message).to_lowercase()).collect()
+    }
+}
+
+impl Report for CheckReport {
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            format!(
+                "Curve check: {} file(s), {} error(s), {} warning(s)",
+                self.files_checked, self.errors, self.warnings
+            ),
+            &["severity", "problem", "file", "key", "message"],
+        );
+        for p in &self.problems {
+            t.row(vec![
+                match p.severity {
+                    Severity::Error => "error".into(),
+                    Severity::Warning => "warning".into(),
+                },
+                serde_json::to_value(p.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                p.origin.clone(),
+                p.field.clone(),
+                p.message.clone(),
+            ]);
+        }
+        vec![t]
+    }
+}
+
+impl Report for FitSummary {
+    fn tables(&self) -> Vec<Table> {
+        let mut t =
+            Table::new("Fit errors per curve", &["curve", "file", "fit", "RMS residual", "leave-one-k-out RMS"]);
+        for r in &self.rows {
+            t.row(vec![
+                r.curve.clone(),
+                r.origin.clone(),
+                r.kind.name().into(),
+                fixed(r.rmse, 4),
+                opt_fixed(r.loo_rmse, 4),
+            ]);
+        }
+        let mut pooled = Table::new("Leave-one-k-out RMS error pooled over all curves", &["fit", "pooled RMS"]);
+        for (kind, rms) in self.pooled_loo() {
+            pooled.row(vec![kind.name().into(), fixed(rms, 4)]);
+        }
+        vec![t, pooled]
+    }
+}
+
+impl Report for Conversion {
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            format!("AL {} at k = {} in every spelling", fixed(self.acceptance_length, 4), self.k),
+            &["spelling", "value", "used by"],
+        );
+        for s in &self.spellings {
+            t.row(vec![s.spelling.name().into(), fixed(s.value, 4), s.used_by.into()]);
+        }
+        t.row(vec![
+            "forced per-position rates".into(),
+            self.forced_rates.iter().map(|r| fixed(*r, 4)).collect::<Vec<_>>().join(", "),
+            "vLLM synthetic_acceptance_rates, ATOM resolved rates (minimum-variance schedule)".into(),
+        ]);
+        vec![t]
+    }
+}
