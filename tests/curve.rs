@@ -55,6 +55,7 @@ fn malformed_curve_files_are_problems_naming_file_and_key() {
         ("not_a_number.yaml", "example-model.2"),
         ("k_zero.yaml", "example-model.0"),
         ("bad_yaml.yaml", "bad_yaml.yaml:"),
+        ("wrong_shape.yaml", "expected a mapping of model keys"),
     ] {
         let path = format!("tests/fixtures/curves/{file}");
         let (code, stdout, stderr) = run(&["curve", "check", &path]);

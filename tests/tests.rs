@@ -3,5 +3,6 @@
 
 mod accept;
 mod curve;
+mod no_panic;
 mod props;
 mod util;

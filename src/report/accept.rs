@@ -36,11 +36,21 @@ impl Report for PinAnalysis {
 
         let mut gap = Table::new(
             "Real versus synthetic (same pin, other shape)",
-            &["acceptance", "engines", "mean AL", "Var(a)", "P(a=0)", "TV distance", "draw shared by batch"],
+            &[
+                "acceptance",
+                "engines",
+                "per-position p",
+                "mean AL",
+                "Var(a)",
+                "P(a=0)",
+                "TV distance",
+                "draw shared by batch",
+            ],
         );
         gap.row(vec![
-            "real (curve)".into(),
+            "real".into(),
             "-".into(),
+            format!("[{}]", fixed_list(&real.unconditional, 2)),
             fixed(real.acceptance_length, 3),
             fixed(real.variance, 3),
             fixed(real.distribution.p_zero(), 3),
@@ -51,6 +61,7 @@ impl Report for PinAnalysis {
             gap.row(vec![
                 s.schedule.kind.label().into(),
                 s.engines.iter().map(|e| e.display_name()).collect::<Vec<_>>().join(", "),
+                format!("[{}]", fixed_list(s.schedule.distribution.acceptance().unconditional(), 2)),
                 fixed(s.mean_al, 3),
                 fixed(s.variance, 3),
                 fixed(s.p_zero, 3),
@@ -64,10 +75,17 @@ impl Report for PinAnalysis {
     fn notes(&self) -> Vec<String> {
         let mut notes: Vec<String> =
             self.schedules.iter().map(|s| format!("{}: {}", s.schedule.kind.label(), s.schedule.note)).collect();
-        if let Some(min) = self.schedules.iter().find_map(|s| s.variance_ratio) {
+        if let Some(pinned) = self.schedule(crate::accept::schedule::ScheduleKind::MinVariance) {
+            let spread = match pinned.variance_ratio {
+                Some(ratio) => {
+                    format!("real acceptance spreads tokens per step {ratio:.1}× more than the minimum-variance pin")
+                }
+                None => "the minimum-variance pin emits the same number of tokens every step".to_string(),
+            };
             notes.push(format!(
-                "real acceptance spreads tokens per step {min:.1}× more than the minimum-variance pin (variance ratio); real P(a=0) = {} of steps reject the first draft",
-                fixed_list(&[self.real.distribution.p_zero()], 3)
+                "{spread}; the first draft is rejected in {} of real steps and {} of pinned steps",
+                fixed(self.real.distribution.p_zero(), 3),
+                fixed(pinned.p_zero, 3)
             ));
         }
         notes
