@@ -5,4 +5,5 @@ mod accept;
 mod curve;
 mod no_panic;
 mod props;
+mod transcripts;
 mod util;
