@@ -44,6 +44,7 @@ pub mod curve;
 pub mod engine;
 pub mod error;
 pub mod report;
+pub mod sim;
 pub mod stats;
 pub mod units;
 pub mod yaml;

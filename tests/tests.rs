@@ -2,4 +2,5 @@
 //! commands a user types.
 
 mod accept;
+mod sim;
 mod util;

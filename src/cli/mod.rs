@@ -3,6 +3,7 @@
 
 mod accept;
 mod common;
+mod simulate;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,6 +30,10 @@ enum Command {
     /// What a pin means: per-position acceptance from a golden curve, the accepted-draft distribution,
     /// and each engine's synthetic schedule for the same pin.
     Accept(accept::Args),
+    /// Monte Carlo of requests: per-step and per-request statistics (steps, AL, TPOT, tokens/s with
+    /// percentile intervals) under real acceptance versus each engine's pinned schedule, heterogeneous
+    /// requests, SGLang's batch-shared draws, and the exact steps-to-N distribution.
+    Simulate(simulate::Args),
 }
 
 /// How a command ended, when it did not fail.
@@ -49,6 +54,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Accept(args) => accept::run(args),
+        Command::Simulate(args) => simulate::run(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,

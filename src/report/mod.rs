@@ -5,6 +5,9 @@
 //! output never changes units under the user.
 
 mod accept;
+mod sim;
+
+pub use sim::plot_tpot;
 
 use std::fmt::Write as _;
 
