@@ -6,7 +6,9 @@
 //! the mass crossing N at step s + 1 being P(S_N = s + 1). Started at s = 0 this costs O(N²/AL) work, so:
 //! 1. the recursion starts at s₀ ≈ N/AL − 10 standard deviations, where P(S_N ≤ s₀) is negligible, from the
 //!    law of T_{s₀} computed in one shot as the inverse DFT of the characteristic function raised to the
-//!    power s₀, on a circle of M ≥ 32 standard deviations so that wrap-around mass is below 10⁻²⁰;
+//!    power s₀, on a circle of M ≥ 36 standard deviations so that wrap-around mass is negligible, keeping
+//!    12 standard deviations left of the mean and treating values within 8× the largest negative output
+//!    (pure round-off) of zero as the transform's noise;
 //! 2. entries of f below 10⁻²² on the left edge are dropped as the mass moves right, and the recursion stops
 //!    once the unfinished mass is below 10⁻¹⁴.
 //!
@@ -26,8 +28,8 @@ const START_SIGMAS: f64 = 10.0;
 const STOP_MASS: f64 = 1e-14;
 /// Left-edge probabilities below this are dropped from the window.
 const DROP_BELOW: f64 = 1e-22;
-/// Round-off level of the transform's output: values below it are treated as zero.
-const FFT_NOISE: f64 = 1e-15;
+/// Standard deviations kept left of the mean when the one-shot law of T_{s₀} is laid into the window.
+const WINDOW_SIGMAS: f64 = 12.0;
 /// Below this many steps the recursion simply starts at s = 0.
 const DIRECT_START: f64 = 64.0;
 
@@ -179,16 +181,20 @@ fn initial_window(q: &[f64], s0: usize, n: usize, sigmas: f64) -> (usize, usize,
     let sd_a = (s0 as f64 * var_a).sqrt();
     let size = ((2.0 * (sigmas + 8.0) * sd_a) as usize + 4 * (k + 1) + 64).next_power_of_two();
     let law = power_law_mod(q, s0, size);
-    // The window of A = T − s0 is centred on its mean; residues map back into it.
-    let low_a = ((s0 as f64 * mean_a).round() as i64 - (size / 2) as i64).max(0) as usize;
+    // The window of A = T − s0 starts WINDOW_SIGMAS below its mean (true mass further left is < 10⁻³⁰);
+    // residues map back into it. Starting any lower would let round-off specks of the transform far
+    // to the left ride along as a second, phantom distribution that the recursion would have to carry.
+    let low_a = ((s0 as f64 * mean_a - WINDOW_SIGMAS * sd_a).floor() as i64 - 4 * (k as i64 + 1)).max(0) as usize;
     let base = s0 + low_a;
+    // Negative outputs are pure round-off, so the most negative one measures the transform's noise floor;
+    // values within a few times that of zero are not probability.
+    let noise = 8.0 * law.iter().fold(0.0f64, |lowest, &p| lowest.min(p)).abs();
     let mut outside = 0.0;
     let mut f = vec![0.0; n.saturating_sub(base)];
     for offset in 0..size {
         let a = low_a + offset;
-        // Below FFT_NOISE a value is round-off of the transform, not probability.
         let p = law[a % size];
-        let p = if p < FFT_NOISE { 0.0 } else { p };
+        let p = if p <= noise { 0.0 } else { p };
         let t = s0 + a;
         if t < n {
             f[t - base] = p;

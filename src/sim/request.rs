@@ -245,7 +245,7 @@ impl RequestModel {
 
     /// Simulates one request from its own stream, adding each step's accepted count to `counts[a]`.
     /// Draw order: output length, then (if heterogeneous) the request's scale and phases, then one `u32`
-    /// per step — so every source given the same stream sees the same output lengths.
+    /// per step (two per `u64` drawn) — so every source given the same stream sees the same output lengths.
     pub fn simulate(&self, rng: &mut ChaCha8Rng, counts: &mut [u64; COUNT_SLOTS]) -> RequestOutcome {
         let need = self.lengths.sample(rng);
         let (steps, emitted) = match &self.law {
@@ -280,7 +280,8 @@ impl RequestModel {
 }
 
 /// Runs steps until `need` tokens are out (or, when `BOUNDED`, `max_steps` steps have run); returns
-/// (steps, tokens). The hot loop of the whole simulator: one `u32`, one table lookup, one count per step.
+/// (steps, tokens). The hot loop of the whole simulator: each `u64` drawn feeds two steps (low word, then
+/// high word; a half left over when the request ends is discarded), one table lookup and one count per step.
 #[inline(always)]
 fn run_steps<const BOUNDED: bool>(
     sampler: &StepSampler,
@@ -290,11 +291,18 @@ fn run_steps<const BOUNDED: bool>(
     counts: &mut [u64; COUNT_SLOTS],
 ) -> (u32, u32) {
     let (mut steps, mut emitted) = (0u32, 0u32);
-    while emitted < need && (!BOUNDED || steps < max_steps) {
-        let a = sampler.accepted_from(rng.next_u32());
+    let mut step = |u: u32, steps: &mut u32, emitted: &mut u32| {
+        let a = sampler.accepted_from(u);
         counts[a] += 1;
-        emitted += a as u32 + 1;
-        steps += 1;
+        *emitted += a as u32 + 1;
+        *steps += 1;
+        *emitted < need && (!BOUNDED || *steps < max_steps)
+    };
+    while emitted < need && (!BOUNDED || steps < max_steps) {
+        let pair = rng.next_u64();
+        if step(pair as u32, &mut steps, &mut emitted) {
+            step((pair >> 32) as u32, &mut steps, &mut emitted);
+        }
     }
     (steps, emitted)
 }

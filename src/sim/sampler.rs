@@ -106,7 +106,9 @@ impl StepSampler {
         let fraction = product & 0xffff_ffff;
         // column < self.columns ≤ SLOTS by construction of the product, so the bounds check never fires.
         let entry = self.table[column];
-        if fraction < entry.keep { column } else { entry.alias as usize }
+        // Branch-free select: the coin is a fair-ish 50/50 for many columns, so a branch would mispredict.
+        let take_alias = 0usize.wrapping_sub((fraction >= entry.keep) as usize);
+        column ^ ((column ^ entry.alias as usize) & take_alias)
     }
 
     /// Draws one step's accepted count from `rng` (one `u32`).
