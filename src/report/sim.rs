@@ -5,6 +5,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::{Report, Table, fixed};
+use crate::accept::schedule::ScheduleKind;
 use crate::error::{Error, Result};
 use crate::sim::{Metric, SimReport, SourceResult};
 use crate::stats::Estimate;
@@ -186,6 +187,16 @@ impl Report for SimReport {
             notes.push(
                 "shared draws make every request of a batch move in lock-step: the design effect is how many times \
                  more variable a batch's mean is than B independent requests"
+                    .into(),
+            );
+        }
+        let match_expected = crate::sim::SourceKind::Pinned { schedule: ScheduleKind::SglangMatchExpected };
+        if self.batch.iter().any(|b| b.source == match_expected)
+            && !self.sources.iter().any(|s| s.source == match_expected)
+        {
+            notes.push(
+                "SGLang match-expected draws per request exactly like the minimum-variance schedule, so it appears \
+                 only in the batch table, where its shared draw differs"
                     .into(),
             );
         }

@@ -98,6 +98,8 @@ pub struct ExactCheck {
 pub struct BatchRow {
     /// Row label.
     pub label: String,
+    /// Where its acceptance comes from.
+    pub source: SourceKind,
     /// Batch statistics.
     pub summary: BatchSummary,
 }
@@ -263,7 +265,8 @@ impl Study {
                 };
                 let summary = simulate_batches(&StepSampler::new(&law), draws, self.lengths, config, self.level)?;
                 progress(self.run.requests);
-                batch.push(BatchRow { label, summary });
+                let source = schedule.map_or(SourceKind::Real, |schedule| SourceKind::Pinned { schedule });
+                batch.push(BatchRow { label, source, summary });
             }
         }
         let mut exact = Vec::new();
