@@ -47,7 +47,7 @@ pub struct StepsDistribution {
 }
 
 impl StepsDistribution {
-    /// E[S_N].
+    /// E(S_N).
     pub fn mean(&self) -> f64 {
         self.iter().map(|(s, q)| s as f64 * q).sum::<f64>() / self.total()
     }
@@ -95,7 +95,7 @@ impl StepsDistribution {
 /// use alsim::accept::Distribution;
 /// let d = Distribution::new(vec![0.22, 0.18, 0.15, 0.45], "seed")?;
 /// let exact = alsim::sim::steps_to_emit(&d, 100_000)?;
-/// // Renewal theory: E[S_N] ≈ N/AL, Var(S_N) ≈ N·Var(X)/AL³.
+/// // Renewal theory: E(S_N) ≈ N/AL, Var(S_N) ≈ N·Var(X)/AL³.
 /// assert!((exact.mean() - 100_000.0 / 2.83).abs() < 1.0);
 /// assert!((exact.variance() / (100_000.0 * 1.4811 / 2.83f64.powi(3)) - 1.0).abs() < 0.01);
 /// # Ok::<(), alsim::Error>(())

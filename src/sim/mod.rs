@@ -16,7 +16,7 @@
 //!
 //! Definitions (model.md §4): tokens per step X = a + 1; S_N = min{s : X_1 + … + X_s ≥ N}; per-request AL =
 //! tokens produced / S_N; TPOT = step time · S_N / N; per-user speed = N / (step time · S_N). Renewal theory
-//! gives E[S_N] ≈ N/AL and Var(S_N) ≈ N·Var(X)/AL³, which the exact mode computes without approximation.
+//! gives E(S_N) ≈ N/AL and Var(S_N) ≈ N·Var(X)/AL³, which the exact mode computes without approximation.
 
 pub mod batch;
 pub mod exact;
@@ -79,7 +79,7 @@ pub struct ExactCheck {
     pub label: String,
     /// Output tokens N.
     pub output_tokens: u32,
-    /// Exact E[S_N].
+    /// Exact E(S_N).
     pub exact_mean: f64,
     /// Exact SD(S_N).
     pub exact_sd: f64,

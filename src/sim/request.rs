@@ -363,7 +363,7 @@ const QUADRATURE_NODES: usize = 2_000;
 ///
 /// A request with scale z runs ≈ N / ĀL(z) steps for N tokens, where ĀL(z) is its AL averaged over its
 /// two phases (each holds half the steps in the long run); total tokens over total steps is then the
-/// harmonic mean 1 / E_z[1 / ĀL(z)] (renewal reward theorem; exact as N → ∞, off by O(1/N) otherwise —
+/// harmonic mean 1 / E_z(1 / ĀL(z)) (renewal reward theorem; exact as N → ∞, off by O(1/N) otherwise —
 /// the report shows the simulated value). E_z is computed by equal-probability quadrature over the normal
 /// and the shift found by bisection, since the harmonic mean increases with the shift.
 ///
