@@ -36,6 +36,7 @@
 //!
 //! Modules follow the data's path: [`curve`] → [`accept`] → the report ([`report`]); [`units`] converts
 //! between the engines' spellings of one figure; [`stats`] holds the estimate shape every module uses.
+//! [`sim`] runs requests through those laws: seeded Monte Carlo and the exact steps-to-N distribution.
 
 #![warn(missing_docs)]
 
@@ -44,6 +45,7 @@ pub mod curve;
 pub mod engine;
 pub mod error;
 pub mod report;
+pub mod sim;
 pub mod stats;
 pub mod units;
 pub mod yaml;

@@ -6,4 +6,5 @@ mod curve;
 mod no_panic;
 mod props;
 mod transcripts;
+mod sim;
 mod util;

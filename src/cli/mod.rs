@@ -5,6 +5,7 @@ mod accept;
 mod common;
 mod convert;
 mod curve;
+mod simulate;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -36,6 +37,10 @@ enum Command {
     Curve(curve::Args),
     /// Write one acceptance figure in every engine's spelling (AL, AL−1, (AL−1)/k, AL/(k+1), forced rates).
     Convert(convert::Args),
+    /// Monte Carlo of requests: per-step and per-request statistics (steps, AL, TPOT, tokens/s with
+    /// percentile intervals) under real acceptance versus each engine's pinned schedule, heterogeneous
+    /// requests, SGLang's batch-shared draws, and the exact steps-to-N distribution.
+    Simulate(simulate::Args),
 }
 
 /// How a command ended, when it did not fail.
@@ -58,6 +63,7 @@ pub fn main() -> ExitCode {
         Command::Accept(args) => accept::run(args),
         Command::Curve(args) => curve::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Simulate(args) => simulate::run(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,

@@ -6,6 +6,9 @@
 
 mod accept;
 pub mod curve;
+mod sim;
+
+pub use sim::plot_tpot;
 
 use std::fmt::Write as _;
 
