@@ -3,6 +3,7 @@
 
 mod accept;
 mod common;
+mod eval;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,6 +30,9 @@ enum Command {
     /// What a pin means: per-position acceptance from a golden curve, the accepted-draft distribution,
     /// and each engine's synthetic schedule for the same pin.
     Accept(accept::Args),
+    /// Is a pinned AL consistent with real-verification evidence (metrics scrapes, debug JSON, server
+    /// logs, AIPerf exports)? Verdict, intervals, throughput error, per-position departures.
+    Eval(eval::Args),
 }
 
 /// How a command ended, when it did not fail.
@@ -49,6 +53,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Accept(args) => accept::run(args),
+        Command::Eval(args) => eval::run(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,
