@@ -2,4 +2,5 @@
 //! commands a user types.
 
 mod accept;
+mod evidence;
 mod util;
