@@ -183,7 +183,7 @@ pub fn read_aiperf(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
             .ok_or_else(|| at_path(origin, &format!("metrics.{name}.series"), "missing or not a list"))?;
         for (i, s) in series.iter().enumerate() {
             let path = format!("metrics.{name}.series[{i}]");
-            let labels = match s.get("labels") {
+            let mut labels: Vec<(String, String)> = match s.get("labels") {
                 Some(Value::Object(map)) => map
                     .iter()
                     .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
@@ -198,7 +198,7 @@ pub fn read_aiperf(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
                 .find_map(|k| stats.get(*k).map(|v| (*k, v)))
                 .ok_or_else(|| at_path(origin, &format!("{path}.stats"), format!("has none of {}", keys.join(", "))))?;
             let value = count(Some(value), origin, &format!("{path}.stats.{key}"))?;
-            if !snapshot.add(family, labels, value, options.split.as_deref(), None)? {
+            if !snapshot.add(family, &mut labels, value, options.split.as_deref(), None)? {
                 return Err(at_path(origin, &path, "repeats a series already given"));
             }
         }

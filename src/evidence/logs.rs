@@ -16,6 +16,8 @@
 
 use std::io::BufRead;
 
+use memchr::memmem;
+
 use super::{Evidence, InputFormat, Location, ReadOptions, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -38,66 +40,58 @@ struct Record {
 /// # Errors
 /// [`Error::Parse`] naming `origin` and the line for a recognised line that cannot be read, lines of two
 /// engines in one file, or a file without any acceptance line.
-pub fn read(mut reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Evidence> {
-    let mut buf = Vec::with_capacity(512);
-    let mut line_no = 0usize;
+pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Evidence> {
     let mut records: Vec<Record> = Vec::new();
     let mut skipped_ranks = 0usize;
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf).map_err(|e| Error::io(origin, e))? == 0 {
-            break;
-        }
-        line_no += 1;
-        let text = String::from_utf8_lossy(&buf);
+    // SIMD substring search: most log lines match nothing, and this keeps them at memory speed.
+    let (vllm_marker, sglang_marker, atom_marker) =
+        (memmem::Finder::new(VLLM), memmem::Finder::new(SGLANG), memmem::Finder::new(ATOM));
+    let lines = super::for_each_line(reader, origin, |line_no, bytes, _| {
         let here = |message: String| Error::parse(origin, Some(line_no), message);
-        let record = if let Some(at) = text.find(VLLM) {
-            vllm(&text[at + VLLM.len()..], options.k).map_err(here)?
-        } else if let Some(at) = text.find(SGLANG).filter(|_| text.contains("Decode batch")) {
-            if other_rank(&text[..at]) {
+        let record = if let Some(at) = vllm_marker.find(bytes) {
+            vllm(&String::from_utf8_lossy(&bytes[at + VLLM.len()..]), options.k).map_err(here)?
+        } else if let Some(at) = sglang_marker.find(bytes) {
+            let text = String::from_utf8_lossy(bytes);
+            if !text.contains("Decode batch") {
+                return Ok(());
+            }
+            if other_rank(&String::from_utf8_lossy(&bytes[..at])) {
                 skipped_ranks += 1;
-                continue;
+                return Ok(());
             }
             sglang(&text, options).map_err(here)?
-        } else if let Some(at) = text.find(ATOM) {
-            atom(&text[at + ATOM.len()..]).map_err(here)?
+        } else if let Some(at) = atom_marker.find(bytes) {
+            atom(&String::from_utf8_lossy(&bytes[at + ATOM.len()..])).map_err(here)?
         } else {
-            continue;
+            return Ok(());
         };
         let (engine, window, k, cumulative) = record;
         if let Some(first) = records.first() {
             if first.engine != engine {
-                return Err(Error::parse(
-                    origin,
-                    Some(line_no),
-                    format!(
-                        "an acceptance line of {} in a {} log (first {} line: {}): give each server's log as its own file",
-                        engine.display_name(),
-                        first.engine.display_name(),
-                        first.engine.display_name(),
-                        first.line
-                    ),
-                ));
+                return Err(here(format!(
+                    "an acceptance line of {} in a {} log (first {} line: {}): give each server's log as its own file",
+                    engine.display_name(),
+                    first.engine.display_name(),
+                    first.engine.display_name(),
+                    first.line
+                )));
             }
-            if let (Some(a), Some(b)) = (first.k.or(records.iter().find_map(|r| r.k)), k)
+            if let (Some(a), Some(b)) = (records.iter().find_map(|r| r.k), k)
                 && a != b
             {
-                return Err(Error::parse(
-                    origin,
-                    Some(line_no),
-                    format!("this line has k = {b}, earlier lines k = {a}"),
-                ));
+                return Err(here(format!("this line has k = {b}, earlier lines k = {a}")));
             }
         }
         window.check(k.or(options.k), origin, Some(line_no))?;
         records.push(Record { line: line_no, engine, window, k, cumulative });
-    }
+        Ok(())
+    })?;
     let Some(first) = records.first() else {
         return Err(Error::parse(
             origin,
             None,
             format!(
-                "no acceptance lines found in {line_no} lines: expected vLLM '{VLLM}', SGLang 'Decode batch … {SGLANG}' or ATOM '{ATOM} …]' lines"
+                "no acceptance lines found in {lines} lines: expected vLLM '{VLLM}', SGLang 'Decode batch … {SGLANG}' or ATOM '{ATOM} …]' lines"
             ),
         ));
     };

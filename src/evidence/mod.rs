@@ -378,9 +378,77 @@ pub fn read(mut reader: impl BufRead, origin: &str, options: &ReadOptions) -> Re
     }
 }
 
+/// Calls `each(line_number, line, complete)` for every line of `reader`, without the line end (`\n` or
+/// `\r\n`); `complete` is false only for a last line without a newline (a truncation hint). Lines are
+/// handed out of the reader's buffer where they fit in it, so streaming costs one scan for newlines.
+///
+/// # Errors
+/// [`Error::Io`] on a read failure, or the first error `each` returns.
+pub(crate) fn for_each_line(
+    mut reader: impl BufRead,
+    origin: &str,
+    mut each: impl FnMut(usize, &[u8], bool) -> Result<()>,
+) -> Result<usize> {
+    let mut line_no = 0usize;
+    let mut carry: Vec<u8> = Vec::new();
+    let trim = |line: &[u8]| -> usize {
+        let mut end = line.len();
+        while end > 0 && line[end - 1] == b'\r' {
+            end -= 1;
+        }
+        end
+    };
+    loop {
+        let buf = reader.fill_buf().map_err(|e| Error::io(origin, e))?;
+        if buf.is_empty() {
+            break;
+        }
+        let mut start = 0;
+        while let Some(offset) = memchr::memchr(b'\n', &buf[start..]) {
+            let end = start + offset;
+            line_no += 1;
+            if carry.is_empty() {
+                let line = &buf[start..end];
+                each(line_no, &line[..trim(line)], true)?;
+            } else {
+                carry.extend_from_slice(&buf[start..end]);
+                let n = trim(&carry);
+                each(line_no, &carry[..n], true)?;
+                carry.clear();
+            }
+            start = end + 1;
+        }
+        carry.extend_from_slice(&buf[start..]);
+        let used = buf.len();
+        reader.consume(used);
+    }
+    if !carry.is_empty() {
+        line_no += 1;
+        let n = trim(&carry);
+        each(line_no, &carry[..n], false)?;
+    }
+    Ok(line_no)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_across_buffer_boundaries() {
+        let text = b"a\r\nbb\n\nccc";
+        let reader = std::io::BufReader::with_capacity(2, &text[..]);
+        let mut seen = Vec::new();
+        let n = for_each_line(reader, "t", |i, line, complete| {
+            seen.push((i, String::from_utf8(line.to_vec()).unwrap(), complete));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 4);
+        assert_eq!(seen[0], (1, "a".to_string(), true));
+        assert_eq!(seen[2], (3, String::new(), true));
+        assert_eq!(seen[3], (4, "ccc".to_string(), false));
+    }
 
     #[test]
     fn distribution_window_matches_the_atom_example() {

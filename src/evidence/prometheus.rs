@@ -23,6 +23,7 @@
 //! truncation).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::hash::{Hash, Hasher};
 use std::io::BufRead;
 
 use super::{Evidence, InputFormat, Location, ReadOptions, Window};
@@ -146,7 +147,8 @@ struct Sample {
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     series: BTreeMap<SeriesKey, Sample>,
-    seen: HashSet<(Family, Vec<(String, String)>)>,
+    /// (family, hash of the sorted label set) of every series seen: a repeat starts the next scrape.
+    seen: HashSet<(Family, u64)>,
     /// The file the snapshot came from.
     origin: String,
 }
@@ -165,7 +167,7 @@ impl Snapshot {
     pub fn add(
         &mut self,
         family: Family,
-        mut labels: Vec<(String, String)>,
+        labels: &mut [(String, String)],
         value: f64,
         split: Option<&str>,
         line: Option<usize>,
@@ -205,7 +207,9 @@ impl Snapshot {
         };
         let split_value =
             split.map(|s| labels.iter().find(|(n, _)| n == s).map_or_else(String::new, |(_, v)| v.clone()));
-        if !self.seen.insert((family, labels)) {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        labels.hash(&mut hasher);
+        if !self.seen.insert((family, hasher.finish())) {
             return Ok(false);
         }
         let entry = self.series.entry((family, index, split_value)).or_insert(Sample { value: 0.0, line });
@@ -225,25 +229,15 @@ impl Snapshot {
 /// [`Error::Io`] on a read failure; [`Error::Parse`] naming `origin` and the line for a malformed or
 /// truncated sample of a family alsim reads, a malformed metric name anywhere, non-finite or negative
 /// values, or no family alsim reads at all.
-pub fn parse(mut reader: impl BufRead, origin: &str, split: Option<&str>) -> Result<Vec<Snapshot>> {
+pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>) -> Result<Vec<Snapshot>> {
     let mut snapshots = Vec::new();
     let mut current = Snapshot::new(origin);
-    let mut buf = Vec::with_capacity(256);
-    let mut line_no = 0usize;
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| Error::io(origin, e))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        let complete = buf.last() == Some(&b'\n');
-        let line = trim_end(&buf);
+    let lines = super::for_each_line(reader, origin, |line_no, line, complete| {
         let here = |message: String| Error::parse(origin, Some(line_no), message);
         let start = line.iter().position(|b| *b != b' ' && *b != b'\t').unwrap_or(line.len());
         let line = &line[start..];
         if line.is_empty() || line[0] == b'#' {
-            continue;
+            return Ok(());
         }
         let name_len = line.iter().position(|b| !is_name_byte(*b)).unwrap_or(line.len());
         if name_len == 0 || line[0].is_ascii_digit() {
@@ -256,42 +250,33 @@ pub fn parse(mut reader: impl BufRead, origin: &str, split: Option<&str>) -> Res
         let name = std::str::from_utf8(&line[..name_len]).unwrap_or_default();
         let family = family_of(name);
         if family.is_none() && complete {
-            match line.get(name_len) {
-                Some(b'{' | b' ' | b'\t') => continue,
-                _ => return Err(here(format!("metric '{name}' has no value (truncated or malformed line)"))),
-            }
+            return match line.get(name_len) {
+                Some(b'{' | b' ' | b'\t') => Ok(()),
+                _ => Err(here(format!("metric '{name}' has no value (truncated or malformed line)"))),
+            };
         }
-        let sample = parse_sample(&line[name_len..]).map_err(|m| here(format!("{name}: {m}")))?;
-        let Some(family) = family else { continue };
-        let (labels, value) = sample;
-        if !current.add(family, labels.clone(), value, split, Some(line_no))? {
-            let finished = std::mem::replace(&mut current, Snapshot::new(origin));
-            snapshots.push(finished);
-            current.add(family, labels, value, split, Some(line_no))?;
+        let (mut labels, value) = parse_sample(&line[name_len..]).map_err(|m| here(format!("{name}: {m}")))?;
+        let Some(family) = family else { return Ok(()) };
+        if !current.add(family, &mut labels, value, split, Some(line_no))? {
+            snapshots.push(std::mem::replace(&mut current, Snapshot::new(origin)));
+            current.add(family, &mut labels, value, split, Some(line_no))?;
         }
-    }
+        Ok(())
+    })?;
     if !current.is_empty() {
         snapshots.push(current);
     }
     if snapshots.is_empty() {
         return Err(Error::parse(
             origin,
-            (line_no > 0).then_some(line_no),
+            (lines > 0).then_some(lines),
             format!(
-                "no speculative-decoding metrics found ({line_no} lines read); expected one of: {}",
+                "no speculative-decoding metrics found ({lines} lines read); expected one of: {}",
                 FAMILIES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
             ),
         ));
     }
     Ok(snapshots)
-}
-
-fn trim_end(buf: &[u8]) -> &[u8] {
-    let mut end = buf.len();
-    while end > 0 && matches!(buf[end - 1], b'\n' | b'\r') {
-        end -= 1;
-    }
-    &buf[..end]
 }
 
 fn is_name_byte(b: u8) -> bool {
