@@ -175,7 +175,10 @@ fn malformed_inputs_name_file_and_line_and_exit_2() {
         ("bad/garbage.prom", "bad/garbage.prom:2:"),
         ("bad/nan.prom", "bad/nan.prom:22: vllm:spec_decode_num_accepted_tokens has value NaN"),
         ("bad/negative.prom", "bad/negative.prom:2: vllm:spec_decode_num_drafts is negative"),
-        ("bad/missing_family.prom", "vllm:spec_decode_num_accepted_tokens (or"),
+        (
+            "bad/missing_family.prom",
+            "bad/missing_family.prom:12: vLLM metrics found but vllm:spec_decode_num_accepted_tokens (or",
+        ),
         ("bad/mixed_engines.prom", "metrics of two engines in one file"),
         ("bad/mixed_engines.log", "bad/mixed_engines.log:2:"),
         ("bad/k4.prom", "bad/k4.prom:33: the evidence is for k = 4"),

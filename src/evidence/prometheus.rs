@@ -530,10 +530,10 @@ fn engine_k(engine: Engine, m: &Reduced, origin: &str) -> Result<KAndLine> {
     })
 }
 
-fn missing(origin: &str, engine: Engine, family: Family, extra: &str) -> Error {
+fn missing(origin: &str, line: Option<usize>, engine: Engine, family: Family, extra: &str) -> Error {
     Error::parse(
         origin,
-        None,
+        line,
         format!(
             "{} metrics found but {} (or {}_total) is missing{extra}",
             engine.display_name(),
@@ -546,7 +546,10 @@ fn missing(origin: &str, engine: Engine, family: Family, extra: &str) -> Error {
 /// The counts of one snapshot or delta.
 fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: &ReadOptions) -> Result<Window> {
     let get = |family: Family| m.get(&(family, None)).copied();
-    let need = |family: Family, extra: &str| get(family).ok_or_else(|| missing(origin, engine, family, extra));
+    // The line of the engine's first sample, so the message points at the metrics that are incomplete.
+    let first_line = m.values().filter_map(|s| s.line).min();
+    let need =
+        |family: Family, extra: &str| get(family).ok_or_else(|| missing(origin, first_line, engine, family, extra));
     let indexed = |family: Family| -> Vec<(usize, Sample)> {
         m.iter().filter(|((f, _), _)| *f == family).filter_map(|((_, i), s)| i.map(|i| (i, *s))).collect()
     };
@@ -686,6 +689,20 @@ mod tests {
         .unwrap();
         assert_eq!(e[0].total.steps, 10000.0);
         assert_eq!(e[0].total.accepted, 18300.0);
+    }
+
+    #[test]
+    fn old_sglang_gauges_alone_say_where_to_look() {
+        let err = read("# TYPE sglang:spec_accept_length gauge\nsglang:spec_accept_length{tp_rank=\"0\"} 2.84\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("t.prom:2:") && err.contains("spec_verify_calls") && err.contains("Decode batch"),
+            "{err}"
+        );
+        let no_k =
+            read("trtllm_spec_decode_num_draft_tokens_total 300\ntrtllm_spec_decode_num_accepted_tokens_total 183\n");
+        assert!(no_k.unwrap_err().to_string().contains("give --k"));
     }
 
     #[test]
