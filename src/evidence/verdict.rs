@@ -320,10 +320,8 @@ fn judge(
         let gap = (e.point_estimate - pin.al).abs();
         let margin = (pin.tolerance - gap).abs();
         let per_step = e.standard_error * est.steps.sqrt();
-        (margin > 1e-9 && per_step > 0.0).then(|| {
-            let z = z_two_sided(pin.confidence).unwrap_or(1.96);
-            ((z * per_step / margin).powi(2) - est.steps).max(0.0).ceil()
-        })
+        let z = z_two_sided(pin.confidence)?;
+        (margin > 1e-9 && per_step > 0.0).then(|| ((z * per_step / margin).powi(2) - est.steps).max(0.0).ceil())
     } else {
         None
     };
