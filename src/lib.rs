@@ -44,6 +44,7 @@ pub mod accept;
 pub mod curve;
 pub mod engine;
 pub mod error;
+pub mod evidence;
 pub mod report;
 pub mod sim;
 pub mod stats;

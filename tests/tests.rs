@@ -7,4 +7,5 @@ mod no_panic;
 mod props;
 mod transcripts;
 mod sim;
+mod evidence;
 mod util;

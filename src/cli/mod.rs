@@ -6,6 +6,7 @@ mod common;
 mod convert;
 mod curve;
 mod simulate;
+mod eval;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -41,6 +42,9 @@ enum Command {
     /// percentile intervals) under real acceptance versus each engine's pinned schedule, heterogeneous
     /// requests, SGLang's batch-shared draws, and the exact steps-to-N distribution.
     Simulate(simulate::Args),
+    /// Is a pinned AL consistent with real-verification evidence (metrics scrapes, debug JSON, server
+    /// logs, AIPerf exports)? Verdict, intervals, throughput error, per-position departures.
+    Eval(eval::Args),
 }
 
 /// How a command ended, when it did not fail.
@@ -64,6 +68,7 @@ pub fn main() -> ExitCode {
         Command::Curve(args) => curve::run(args),
         Command::Convert(args) => convert::run(args),
         Command::Simulate(args) => simulate::run(args),
+        Command::Eval(args) => eval::run(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,

@@ -9,6 +9,9 @@ pub mod curve;
 mod sim;
 
 pub use sim::plot_tpot;
+mod evidence;
+
+pub use evidence::github_annotations;
 
 use std::fmt::Write as _;
 

@@ -1,0 +1,278 @@
+//! The acceptance-length estimator of model.md §5.
+//!
+//! With D verification steps, A accepted drafts and P_i accepted at position i: ÂL = 1 + A/D and
+//! p̂_i = P_i/D. Two standard errors:
+//! - **independent**: σ_a/√D, with σ_a² the sample variance of accepted drafts per step: exact from a
+//!   per-count distribution (ATOM), from §2's moments E[a²] = Σ(2i−1)p̂_i when per-position counts exist
+//!   (vLLM), and otherwise the Bhatia–Davis bound m(k − m) for a ∈ [0, k] with mean m (the largest variance
+//!   any law on [0, k] with that mean can have, so the interval is conservative rather than invented);
+//! - **design effect**: steps of one request (and SGLang's shared batch draw) are correlated, so the
+//!   independent SE is too small. Batch means over a time series (log intervals, scrape deltas, iterations)
+//!   or over several runs give the ratio estimator's SE, √(n/(n−1)·Σ(A_j − r·D_j)²)/ΣD (the standard
+//!   batch-means/linearisation variance of a ratio), with a Student-t interval on n − 1 degrees of
+//!   freedom because n is often small. The design effect is the squared ratio of the two SEs.
+//!
+//! Batch means are honest when each batch is long compared with the correlation's reach (a request's
+//! lifetime, a phase): the coverage test in `tests/evidence.rs` checks ≈95% coverage with autocorrelated
+//! acceptance where the independent interval falls far short.
+
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::{Location, Window};
+use crate::error::{Error, Result};
+use crate::stats::{ConfidenceInterval, Estimate};
+
+/// Where σ_a² (the per-step variance of accepted drafts) came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VarianceSource {
+    /// The per-count distribution of accepted drafts (exact).
+    Distribution,
+    /// Per-position counts through E[a²] = Σ(2i−1)p_i (exact for a chain).
+    Positions,
+    /// Only the mean is known: the largest possible variance m(k − m).
+    UpperBound,
+}
+
+impl VarianceSource {
+    /// A short description for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            VarianceSource::Distribution => "per-count distribution",
+            VarianceSource::Positions => "per-position counts",
+            VarianceSource::UpperBound => "upper bound m(k−m)",
+        }
+    }
+}
+
+/// One position's acceptance rate.
+#[derive(Debug, Clone, Serialize)]
+pub struct PositionEstimate {
+    /// Draft position i (1-based).
+    pub position: usize,
+    /// p̂_i = P_i/D with its binomial (independent) SE.
+    pub unconditional: Estimate,
+    /// The same rate with a batch-means SE, when the time series has per-position counts.
+    pub design: Option<Estimate>,
+    /// ĉ_i = p̂_i/p̂_{i−1} (0 once p̂_{i−1} = 0).
+    pub conditional: f64,
+}
+
+impl PositionEstimate {
+    /// The wider of the two intervals (the one conclusions rest on).
+    pub fn decisive(&self) -> &Estimate {
+        wider(&self.unconditional, self.design.as_ref())
+    }
+}
+
+/// AL with both standard errors, and the per-position rates.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlEstimate {
+    /// Verification steps D.
+    pub steps: f64,
+    /// Accepted drafts A.
+    pub accepted: f64,
+    /// Draft length k.
+    pub k: usize,
+    /// σ_a², the per-step variance of accepted drafts.
+    pub step_variance: f64,
+    /// Where σ_a² came from.
+    pub variance_source: VarianceSource,
+    /// ÂL with the independent SE σ_a/√D.
+    pub independent: Estimate,
+    /// ÂL with the batch-means SE (Student-t interval), when there are at least two batches.
+    pub design: Option<Estimate>,
+    /// (design SE / independent SE)².
+    pub design_effect: Option<f64>,
+    /// Number of batches behind the design-effect SE.
+    pub batches: usize,
+    /// What the batches are (log intervals, scrape deltas, runs…).
+    pub batch_source: String,
+    /// p̂_1..p̂_k, when the evidence counts positions.
+    pub positions: Vec<PositionEstimate>,
+}
+
+impl AlEstimate {
+    /// The interval conclusions rest on: the wider of the independent and the design-effect one. Steps are
+    /// never negatively correlated in serving, so a design effect below 1 is noise in the batch means, and
+    /// taking the wider interval keeps the verdict conservative.
+    pub fn decisive(&self) -> &Estimate {
+        wider(&self.independent, self.design.as_ref())
+    }
+
+    /// Which standard error [`AlEstimate::decisive`] picked.
+    pub fn decisive_basis(&self) -> &'static str {
+        if std::ptr::eq(self.decisive(), &self.independent) { "independent" } else { "design-effect" }
+    }
+}
+
+fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Estimate {
+    let width = |e: &Estimate| e.confidence_interval.upper_bound - e.confidence_interval.lower_bound;
+    match design {
+        Some(d) if width(d) > width(independent) => d,
+        _ => independent,
+    }
+}
+
+/// Estimates AL from a run's total counts and its time series of `batches` (which should sum to `total`).
+///
+/// # Errors
+/// [`Error::Parse`] at `location` when there are no steps; [`Error::Invalid`] for a bad `level` or k.
+///
+/// ```
+/// use alsim::evidence::{estimate, Location, Window};
+/// let total = Window::from_distribution(vec![0.0, 1700.0, 8300.0, 0.0]);
+/// let at = Location { origin: "mtp_stats.json".into(), line: None };
+/// let e = estimate(&total, &[], 3, 0.95, "", &at)?;
+/// assert!((e.independent.point_estimate - 2.83).abs() < 1e-12);
+/// assert!((e.step_variance - 0.1411).abs() < 1e-12);
+/// # Ok::<(), alsim::Error>(())
+/// ```
+pub fn estimate(
+    total: &Window,
+    batches: &[Window],
+    k: usize,
+    level: f64,
+    batch_source: &str,
+    location: &Location,
+) -> Result<AlEstimate> {
+    crate::units::check_draft_len(k, "k")?;
+    if total.steps.is_nan() || total.steps <= 0.0 {
+        return Err(Error::parse(
+            &location.origin,
+            location.line,
+            "no verification steps counted (D = 0): the run drafted nothing, so it says nothing about acceptance",
+        ));
+    }
+    let d = total.steps;
+    let mean = total.accepted / d;
+    let (step_variance, variance_source) = if let Some(counts) = &total.distribution {
+        (
+            counts.iter().enumerate().map(|(a, n)| n * (a as f64 - mean).powi(2)).sum::<f64>() / d,
+            VarianceSource::Distribution,
+        )
+    } else if let Some(positions) = &total.positions {
+        let second: f64 = positions.iter().enumerate().map(|(i, p)| (2 * i + 1) as f64 * p / d).sum();
+        ((second - mean * mean).max(0.0), VarianceSource::Positions)
+    } else {
+        ((mean * (k as f64 - mean)).max(0.0), VarianceSource::UpperBound)
+    };
+    let independent = Estimate::normal(1.0 + mean, (step_variance / d).sqrt(), level)?;
+    let numerators: Vec<f64> = batches.iter().map(|w| w.accepted).collect();
+    let denominators: Vec<f64> = batches.iter().map(|w| w.steps).collect();
+    let design = ratio_batch_means(&numerators, &denominators, level)?.map(|e| shift(e, 1.0));
+    let design_effect = design
+        .as_ref()
+        .filter(|_| independent.standard_error > 0.0)
+        .map(|e| (e.standard_error / independent.standard_error).powi(2));
+
+    let mut positions = Vec::new();
+    if let Some(counts) = &total.positions {
+        let mut previous = 1.0;
+        for (i, &count) in counts.iter().enumerate() {
+            let p = count / d;
+            let unconditional = Estimate::normal(p, (p * (1.0 - p)).max(0.0).sqrt() / d.sqrt(), level)?;
+            let per_batch: Option<Vec<f64>> =
+                batches.iter().map(|w| w.positions.as_ref().and_then(|ps| ps.get(i).copied())).collect();
+            let design = match per_batch {
+                Some(nums) => ratio_batch_means(&nums, &denominators, level)?,
+                None => None,
+            };
+            let conditional = if previous > 0.0 { (p / previous).min(1.0) } else { 0.0 };
+            previous = p;
+            positions.push(PositionEstimate { position: i + 1, unconditional, design, conditional });
+        }
+    }
+    Ok(AlEstimate {
+        steps: d,
+        accepted: total.accepted,
+        k,
+        step_variance,
+        variance_source,
+        independent,
+        design,
+        design_effect,
+        batches: batches.len(),
+        batch_source: batch_source.to_string(),
+        positions,
+    })
+}
+
+fn shift(mut e: Estimate, by: f64) -> Estimate {
+    e.point_estimate += by;
+    e.confidence_interval.lower_bound += by;
+    e.confidence_interval.upper_bound += by;
+    e
+}
+
+/// The batch-means estimate of r = Σnum/Σden with a Student-t interval on n − 1 degrees of freedom;
+/// `None` with fewer than two batches carrying any denominator.
+///
+/// # Errors
+/// [`Error::Invalid`] when `level` is not in (0, 1).
+pub fn ratio_batch_means(num: &[f64], den: &[f64], level: f64) -> Result<Option<Estimate>> {
+    if !(level > 0.0 && level < 1.0) {
+        return Err(Error::invalid("confidence level", format!("{level} must be strictly between 0 and 1")));
+    }
+    let pairs: Vec<(f64, f64)> = num.iter().zip(den).filter(|(_, d)| **d > 0.0).map(|(a, b)| (*a, *b)).collect();
+    let n = pairs.len();
+    if n < 2 {
+        return Ok(None);
+    }
+    let total_den: f64 = pairs.iter().map(|p| p.1).sum();
+    let r = pairs.iter().map(|p| p.0).sum::<f64>() / total_den;
+    let ss: f64 = pairs.iter().map(|(a, d)| (a - r * d).powi(2)).sum();
+    let nf = n as f64;
+    let se = (nf / (nf - 1.0) * ss).sqrt() / total_den;
+    let t = StudentsT::new(0.0, 1.0, nf - 1.0)
+        .map_err(|e| Error::invalid("batches", e.to_string()))?
+        .inverse_cdf(0.5 + level / 2.0);
+    Ok(Some(Estimate {
+        point_estimate: r,
+        standard_error: se,
+        confidence_interval: ConfidenceInterval {
+            lower_bound: r - t * se,
+            upper_bound: r + t * se,
+            confidence_level: level,
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at() -> Location {
+        Location { origin: "x".into(), line: None }
+    }
+
+    #[test]
+    fn chain_moments_match_the_distribution() {
+        // Curve chain p = 0.78, 0.60, 0.45 → P(a = 0..3) = 0.22, 0.18, 0.15, 0.45, Var(a) ≈ 1.48 (model.md §2).
+        let by_counts =
+            estimate(&Window::from_distribution(vec![2200.0, 1800.0, 1500.0, 4500.0]), &[], 3, 0.95, "", &at())
+                .unwrap();
+        let mut w = Window::new(10000.0, 18300.0);
+        w.positions = Some(vec![7800.0, 6000.0, 4500.0]);
+        let by_positions = estimate(&w, &[], 3, 0.95, "", &at()).unwrap();
+        assert!((by_counts.step_variance - by_positions.step_variance).abs() < 1e-9);
+        assert!((by_counts.step_variance - 1.4811).abs() < 1e-3);
+        assert_eq!(by_positions.positions[1].conditional, 0.6 / 0.78);
+        let bound = estimate(&Window::new(10000.0, 18300.0), &[], 3, 0.95, "", &at()).unwrap();
+        assert!(bound.step_variance >= by_counts.step_variance);
+        assert!(estimate(&Window::new(0.0, 0.0), &[], 3, 0.95, "", &at()).is_err());
+    }
+
+    #[test]
+    fn batch_means_of_equal_batches_have_zero_spread() {
+        let e = ratio_batch_means(&[10.0, 20.0], &[5.0, 10.0], 0.95).unwrap().unwrap();
+        assert_eq!(e.point_estimate, 2.0);
+        assert_eq!(e.standard_error, 0.0);
+        assert!(ratio_batch_means(&[1.0], &[1.0], 0.95).unwrap().is_none());
+        let e = ratio_batch_means(&[10.0, 30.0], &[10.0, 10.0], 0.95).unwrap().unwrap();
+        // n/(n−1)·Σe² = 2·(100 + 100) = 400 → SE = 20/20 = 1; t(1) = 12.706.
+        assert!((e.standard_error - 1.0).abs() < 1e-12);
+        assert!((e.confidence_interval.upper_bound - 2.0 - 12.706).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,298 @@
+//! Server logs: each periodic acceptance line is one window of the time series (engines.md §1.4, §2.4,
+//! §4.2).
+//!
+//! - vLLM `SpecDecoding metrics: Mean acceptance length: X, …, Accepted: N tokens, Drafted: M tokens,
+//!   Per-position acceptance rate: r1, …, rk, …`: k = number of rates, D = M/k, A = N, P_i = r_i·D (rates
+//!   carry 3 decimals). The printed mean is checked against 1 + N/D, which catches a wrong k.
+//! - SGLang `Decode batch, #running-req: R, …, accept len: X, …`: the line gives the interval's AL but no
+//!   step count, so D = (decode log interval, default 40) × R, A = (X − 1)·D. Lines from TP ranks other
+//!   than 0 repeat rank 0's numbers and are skipped. SGLang logs do not state k.
+//! - ATOM `[MTP Stats Interval] …, Accepted/Total Draft tokens: a/t, …, Accepted tokens distribution:
+//!   {0: 'x%', …}` (and the cumulative `[MTP Stats         ]` line): k = the largest count, D = t/k, A = a,
+//!   the distribution gives P_i. Interval lines are used when present, else deltas of cumulative lines.
+//!
+//! Other lines are ignored, so logs may hold anything else; a recognised line that cannot be read is an
+//! error naming its line.
+
+use std::io::BufRead;
+
+use memchr::memmem;
+
+use super::{Evidence, InputFormat, Location, ReadOptions, Window};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+
+const VLLM: &str = "SpecDecoding metrics:";
+const SGLANG: &str = "accept len:";
+const ATOM: &str = "[MTP Stats";
+
+/// One recognised line.
+struct Record {
+    line: usize,
+    engine: Engine,
+    window: Window,
+    k: Option<usize>,
+    cumulative: bool,
+}
+
+/// Reads a server log into evidence.
+///
+/// # Errors
+/// [`Error::Parse`] naming `origin` and the line for a recognised line that cannot be read, lines of two
+/// engines in one file, or a file without any acceptance line.
+pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Evidence> {
+    let mut records: Vec<Record> = Vec::new();
+    let mut skipped_ranks = 0usize;
+    // SIMD substring search: most log lines match nothing, and this keeps them at memory speed.
+    let (vllm_marker, sglang_marker, atom_marker) =
+        (memmem::Finder::new(VLLM), memmem::Finder::new(SGLANG), memmem::Finder::new(ATOM));
+    let lines = super::for_each_line(reader, origin, |line_no, bytes, _| {
+        let here = |message: String| Error::parse(origin, Some(line_no), message);
+        let record = if let Some(at) = vllm_marker.find(bytes) {
+            vllm(&String::from_utf8_lossy(&bytes[at + VLLM.len()..]), options.k).map_err(here)?
+        } else if let Some(at) = sglang_marker.find(bytes) {
+            let text = String::from_utf8_lossy(bytes);
+            if !text.contains("Decode batch") {
+                return Ok(());
+            }
+            if other_rank(&String::from_utf8_lossy(&bytes[..at])) {
+                skipped_ranks += 1;
+                return Ok(());
+            }
+            sglang(&text, options).map_err(here)?
+        } else if let Some(at) = atom_marker.find(bytes) {
+            atom(&String::from_utf8_lossy(&bytes[at + ATOM.len()..])).map_err(here)?
+        } else {
+            return Ok(());
+        };
+        let (engine, window, k, cumulative) = record;
+        if let Some(first) = records.first() {
+            if first.engine != engine {
+                return Err(here(format!(
+                    "an acceptance line of {} in a {} log (first {} line: {}): give each server's log as its own file",
+                    engine.display_name(),
+                    first.engine.display_name(),
+                    first.engine.display_name(),
+                    first.line
+                )));
+            }
+            if let (Some(a), Some(b)) = (records.iter().find_map(|r| r.k), k)
+                && a != b
+            {
+                return Err(here(format!("this line has k = {b}, earlier lines k = {a}")));
+            }
+        }
+        window.check(k.or(options.k), origin, Some(line_no))?;
+        records.push(Record { line: line_no, engine, window, k, cumulative });
+        Ok(())
+    })?;
+    let Some(first) = records.first() else {
+        return Err(Error::parse(
+            origin,
+            None,
+            format!(
+                "no acceptance lines found in {lines} lines: expected vLLM '{VLLM}', SGLang 'Decode batch … {SGLANG}' or ATOM '{ATOM} …]' lines"
+            ),
+        ));
+    };
+    let engine = first.engine;
+    let location = Location { origin: origin.to_string(), line: Some(first.line) };
+    let k = records.iter().find_map(|r| r.k.map(|k| (k, Location { origin: origin.to_string(), line: Some(r.line) })));
+    let mut notes = Vec::new();
+    if skipped_ranks > 0 {
+        notes.push(format!("{skipped_ranks} lines from TP ranks other than 0 skipped (they repeat rank 0's numbers)"));
+    }
+    if engine == Engine::Sglang {
+        notes.push(format!(
+            "SGLang lines give no step count: each line weighs decode log interval ({}) × #running-req steps",
+            options.decode_log_interval
+        ));
+    }
+    let has_interval = records.iter().any(|r| !r.cumulative);
+    let batches: Vec<Window> = if has_interval {
+        records.iter().filter(|r| !r.cumulative).map(|r| r.window.clone()).collect()
+    } else {
+        let mut out = Vec::new();
+        let mut previous: Option<&Record> = None;
+        for r in &records {
+            let delta = match previous {
+                Some(p) if r.window.steps < p.window.steps || r.window.accepted < p.window.accepted => {
+                    notes.push(format!(
+                        "line {}: cumulative MTP stats went down: the server restarted; counting from zero after it",
+                        r.line
+                    ));
+                    r.window.clone()
+                }
+                Some(p) => subtract(&r.window, &p.window),
+                None => r.window.clone(),
+            };
+            out.push(delta);
+            previous = Some(r);
+        }
+        out
+    };
+    let total = batches.iter().skip(1).fold(batches[0].clone(), |acc, w| acc.add(w));
+    let batches = batches.into_iter().filter(|w| w.steps > 0.0).collect();
+    Ok(Evidence { location, engine, format: InputFormat::Log, k, total, batches, notes })
+}
+
+fn subtract(a: &Window, b: &Window) -> Window {
+    let minus = |x: &Option<Vec<f64>>, y: &Option<Vec<f64>>| match (x, y) {
+        (Some(x), Some(y)) if x.len() == y.len() => Some(x.iter().zip(y).map(|(p, q)| (p - q).max(0.0)).collect()),
+        _ => None,
+    };
+    Window {
+        steps: a.steps - b.steps,
+        accepted: a.accepted - b.accepted,
+        positions: minus(&a.positions, &b.positions),
+        distribution: minus(&a.distribution, &b.distribution),
+    }
+}
+
+type Parsed = (Engine, Window, Option<usize>, bool);
+
+/// The number that follows `label` (up to a separator).
+fn number_after(text: &str, label: &str) -> std::result::Result<f64, String> {
+    let at =
+        text.find(label).ok_or_else(|| format!("'{}' is missing (truncated line?)", label.trim_end_matches(':')))?;
+    let rest = text[at + label.len()..].trim_start();
+    let token: &str = rest.split([',', ' ', '%', '/', '}', ')', '\n', '\r']).next().unwrap_or("");
+    number(token, label)
+}
+
+fn number(token: &str, what: &str) -> std::result::Result<f64, String> {
+    let value: f64 =
+        token.trim().parse().map_err(|_| format!("'{}' after '{}' is not a number", token.trim(), what.trim()))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!("'{}' is {value}: it must be a finite, non-negative number", what.trim()));
+    }
+    Ok(value)
+}
+
+fn vllm(text: &str, k_hint: Option<usize>) -> std::result::Result<Parsed, String> {
+    let mean = number_after(text, "Mean acceptance length:")?;
+    let accepted = number_after(text, "Accepted:")?;
+    let drafted = number_after(text, "Drafted:")?;
+    let mut rates = Vec::new();
+    if let Some(at) = text.find("Per-position acceptance rate:") {
+        for part in text[at + "Per-position acceptance rate:".len()..].split(',') {
+            match part.trim().parse::<f64>() {
+                Ok(r) if r.is_finite() && (0.0..=1.0).contains(&r) => rates.push(r),
+                Ok(r) => return Err(format!("per-position acceptance rate {r} is not a probability")),
+                Err(_) => break,
+            }
+        }
+    }
+    let k = if rates.is_empty() {
+        k_hint.ok_or("the line has no per-position rates, so k is unknown: give --k")?
+    } else {
+        rates.len()
+    };
+    let steps = drafted / k as f64;
+    let mut window = Window::new(steps, accepted);
+    if !rates.is_empty() {
+        window.positions = Some(rates.iter().map(|r| r * steps).collect());
+    }
+    if steps > 0.0 && (1.0 + accepted / steps - mean).abs() > 0.011 {
+        return Err(format!(
+            "mean acceptance length {mean} disagrees with Accepted/Drafted at k = {k} ({:.3}): the drafts are not k tokens each, or k is wrong",
+            1.0 + accepted / steps
+        ));
+    }
+    Ok((Engine::Vllm, window, (!rates.is_empty()).then_some(k), false))
+}
+
+/// Whether a SGLang line prefix `[time DPx TPy EPz]` names a TP rank other than 0.
+fn other_rank(prefix: &str) -> bool {
+    prefix.split([' ', '[', ']']).any(|word| {
+        word.strip_prefix("TP").is_some_and(|n| {
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.trim_start_matches('0').is_empty()
+        })
+    })
+}
+
+fn sglang(text: &str, options: &ReadOptions) -> std::result::Result<Parsed, String> {
+    let running = number_after(text, "#running-req:")?;
+    let al = number_after(text, SGLANG)?;
+    if al < 1.0 || options.k.is_some_and(|k| al > k as f64 + 1.0 + 0.005) {
+        return Err(format!("accept len {al} is outside [1, k+1]"));
+    }
+    let steps = options.decode_log_interval * running;
+    Ok((Engine::Sglang, Window::new(steps, (al - 1.0) * steps), None, false))
+}
+
+fn atom(text: &str) -> std::result::Result<Parsed, String> {
+    let close = text.find(']').ok_or("'[MTP Stats' without a closing ']' (truncated line?)")?;
+    let tag = text[..close].trim();
+    let cumulative = match tag {
+        "Interval" => false,
+        "" => true,
+        other => return Err(format!("unknown MTP stats kind '{other}'")),
+    };
+    let body = &text[close..];
+    let label = "Accepted/Total Draft tokens:";
+    let at = body.find(label).ok_or("'Accepted/Total Draft tokens' is missing (truncated line?)")?;
+    let pair = body[at + label.len()..].trim_start();
+    let pair = pair.split([',', ' ']).next().unwrap_or("");
+    let (a, t) = pair.split_once('/').ok_or_else(|| format!("'{pair}' is not accepted/total"))?;
+    let (accepted, drafted) = (number(a, "accepted draft tokens")?, number(t, "total draft tokens")?);
+    let label = "Accepted tokens distribution:";
+    let at = body.find(label).ok_or("'Accepted tokens distribution' is missing (truncated line?)")?;
+    let dist = body[at + label.len()..].trim_start();
+    let inner = dist
+        .strip_prefix('{')
+        .and_then(|d| d.split_once('}'))
+        .map(|(d, _)| d)
+        .ok_or("distribution is not a closed {…} (truncated line?)")?;
+    let mut percents = Vec::new();
+    for (expect, entry) in inner.split(',').enumerate() {
+        let (key, value) =
+            entry.split_once(':').ok_or_else(|| format!("distribution entry '{}' is not key: value", entry.trim()))?;
+        if key.trim().parse::<usize>().ok() != Some(expect) {
+            return Err(format!("distribution key '{}' where {expect} was expected", key.trim()));
+        }
+        let value = value.trim().trim_matches(['\'', '"']).trim_end_matches('%');
+        percents.push(number(value, "distribution percentage")?);
+    }
+    let k = percents.len().saturating_sub(1);
+    if k == 0 {
+        return Err("distribution has no draft positions".into());
+    }
+    let steps = drafted / k as f64;
+    let counts: Vec<f64> = percents.iter().map(|p| p / 100.0 * steps).collect();
+    let mut window = Window::from_distribution(counts);
+    window.steps = steps;
+    window.accepted = accepted;
+    Ok((Engine::Atom, window, Some(k), cumulative))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_str(text: &str) -> Result<Evidence> {
+        read(text.as_bytes(), "t.log", &ReadOptions::default())
+    }
+
+    #[test]
+    fn the_three_engines() {
+        let v = read_str("INFO SpecDecoding metrics: Mean acceptance length: 2.61, Accepted throughput: 10.2 tokens/s, Drafted throughput: 19.0 tokens/s, Accepted: 1610 tokens, Drafted: 3000 tokens, Per-position acceptance rate: 0.906, 0.497, 0.203, Avg Draft acceptance rate: 53.5%\n").unwrap();
+        assert_eq!(v.total.steps, 1000.0);
+        assert_eq!(v.k.as_ref().unwrap().0, 3);
+        let a = read_str("[MTP Stats Interval] Average toks/fwd: 2.83, Accepted/Total Draft tokens: 1830/3000, Acceptance rate: 61.00%, Accepted tokens distribution: {0: '0.00%', 1: '17.00%', 2: '83.00%', 3: '0.00%'}\n").unwrap();
+        assert_eq!(a.total.positions, Some(vec![1000.0, 830.0, 0.0]));
+        let s = read_str("[2026 DP0 TP0 EP0] Decode batch, #running-req: 64, #token: 1, token usage: 0.41, accept len: 2.83, accept rate: 0.61, cuda graph: True\n[2026 DP0 TP1 EP0] Decode batch, #running-req: 64, accept len: 2.83\n").unwrap();
+        assert_eq!(s.total.steps, 2560.0);
+        assert!(s.notes[0].contains("1 lines from TP ranks"));
+    }
+
+    #[test]
+    fn bad_lines_name_their_line() {
+        let err = read_str("hello\nSpecDecoding metrics: Mean acceptance length: 2.61, Accepted: 16")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("t.log:2:") && err.contains("Drafted"), "{err}");
+        let err = read_str("nothing here\n").unwrap_err().to_string();
+        assert!(err.contains("no acceptance lines"), "{err}");
+    }
+}

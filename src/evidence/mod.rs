@@ -1,0 +1,471 @@
+//! Evidence from real-verification runs: reading what eval-only runs left behind (metrics scrapes, debug
+//! JSON, server logs, AIPerf exports) and judging a pinned acceptance length against it (model.md §5).
+//!
+//! This module owns
+//! - format detection and the streaming readers ([`prometheus`], [`logs`], [`json`]), which all reduce an
+//!   input to [`Evidence`]: verification steps D (drafts), accepted drafts A, per-position counts P_i or the
+//!   per-count distribution where the engine gives them, and a time series of [`Window`]s for batch means.
+//!   Metric names, labels and log formats follow `engines.md` (vLLM `SpecDecodingProm`, SGLang
+//!   `scheduler_metrics_mixin`, TensorRT-LLM `MetricsCollector` and iteration stats, ATOM `SpecStats`);
+//! - the estimator ([`estimate`]): ÂL = 1 + A/D, p̂_i = P_i/D, the independent standard error σ_a/√D
+//!   (σ_a² from §2's moments E[a²] = Σ(2i−1)p_i, or from ATOM's per-count distribution) and a
+//!   design-effect standard error from batch means of the time series or from several runs;
+//! - the verdict ([`verdict`]) with the criterion.rs `compare_to_threshold` shape: consistent only when
+//!   the whole interval lies within the tolerance band around the pin, pin too high / too low only when
+//!   it lies entirely outside, inconclusive otherwise with the further verification steps needed; the
+//!   implied throughput error (first order: throughput at a fixed step time scales with AL); where the
+//!   real chain departs from the golden curve's chain; and the heterogeneity check that must pass before
+//!   several files are pooled.
+//!
+//! Every reader rejects what it cannot read with an [`Error::Parse`] naming the file and line (JSON:
+//! the element path), never a panic and never a silently wrong count: NaN/Inf, negative counters, missing
+//! families, several engines in one file, and inconsistent counters are errors; counter resets between
+//! snapshots are handled like Prometheus `increase()` and reported.
+
+pub mod estimate;
+pub mod json;
+pub mod logs;
+pub mod prometheus;
+pub mod verdict;
+
+use std::fmt;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+pub use estimate::{AlEstimate, PositionEstimate, estimate};
+pub use verdict::{EvalReport, FileResult, Heterogeneity, Pin, Verdict, evaluate};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::units::check_draft_len;
+
+/// SGLang's default `--decode-log-interval`: each "Decode batch" log line covers this many decode steps.
+pub const SGLANG_DECODE_LOG_INTERVAL: f64 = 40.0;
+
+/// The kinds of evidence file alsim reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputFormat {
+    /// Prometheus text exposition (`/metrics`, `/prometheus/metrics`), one or several concatenated scrapes.
+    Prometheus,
+    /// ATOM `GET /debug/mtp_stats` JSON.
+    AtomJson,
+    /// TensorRT-LLM `GET /metrics` iteration-stats JSON (a list of elements with `specDecodingStats`).
+    TrtllmJson,
+    /// AIPerf `server_metrics_export.json` (InferenceX AgentX results).
+    AiperfJson,
+    /// Server logs: vLLM "SpecDecoding metrics", SGLang "Decode batch", ATOM "[MTP Stats …]" lines.
+    Log,
+}
+
+impl InputFormat {
+    /// Every format, in a fixed order.
+    pub const ALL: [InputFormat; 5] = [
+        InputFormat::Prometheus,
+        InputFormat::AtomJson,
+        InputFormat::TrtllmJson,
+        InputFormat::AiperfJson,
+        InputFormat::Log,
+    ];
+
+    /// The name used by `--format-in`.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::Prometheus => "prometheus",
+            InputFormat::AtomJson => "atom-json",
+            InputFormat::TrtllmJson => "trtllm-json",
+            InputFormat::AiperfJson => "aiperf-json",
+            InputFormat::Log => "log",
+        }
+    }
+
+    /// Guesses the format from the first bytes of a file: JSON by its first character and keys,
+    /// Prometheus by `# HELP`/`# TYPE` or a sample line of a known family, logs otherwise.
+    ///
+    /// ```
+    /// use alsim::evidence::InputFormat;
+    /// assert_eq!(InputFormat::detect(b"# TYPE atom:mtp_draft_tokens_total counter\n"), InputFormat::Prometheus);
+    /// assert_eq!(InputFormat::detect(b"{\"enabled\": true, \"distribution\": {}}"), InputFormat::AtomJson);
+    /// ```
+    pub fn detect(head: &[u8]) -> InputFormat {
+        let text = String::from_utf8_lossy(head);
+        let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+        // A log line may start with '[' (timestamps, `[MTP Stats …]`): JSON only when what follows the
+        // bracket is JSON too.
+        let after = trimmed.get(1..).unwrap_or("").trim_start();
+        let json = (trimmed.starts_with('{') && (after.starts_with('"') || after.starts_with('}')))
+            || (trimmed.starts_with('[')
+                && (after.starts_with('{') || after.starts_with('[') || after.starts_with(']')));
+        if json {
+            return if text.contains("specDecodingStats") || trimmed.starts_with('[') {
+                InputFormat::TrtllmJson
+            } else if text.contains("\"metrics\"") && !text.contains("\"distribution\"") {
+                InputFormat::AiperfJson
+            } else {
+                InputFormat::AtomJson
+            };
+        }
+        let looks_prometheus = trimmed.lines().take(64).any(|line| {
+            line.starts_with("# HELP ")
+                || line.starts_with("# TYPE ")
+                || prometheus::family_of(line.split(['{', ' ']).next().unwrap_or("")).is_some()
+        });
+        if looks_prometheus { InputFormat::Prometheus } else { InputFormat::Log }
+    }
+}
+
+impl fmt::Display for InputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for InputFormat {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let wanted = s.to_ascii_lowercase().replace('_', "-");
+        InputFormat::ALL
+            .into_iter()
+            .find(|f| f.name() == wanted || f.name().trim_end_matches("-json") == wanted)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "--format-in",
+                    format!(
+                        "unknown evidence format '{s}'; expected one of {}",
+                        InputFormat::ALL.map(|f| f.name()).join(", ")
+                    ),
+                )
+            })
+    }
+}
+
+/// Counts over one window of a run (a log interval, the gap between two scrapes, one iteration, or the
+/// whole run).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Window {
+    /// Verification steps D (request-steps that carried drafts; vLLM "drafts", ATOM decode steps).
+    pub steps: f64,
+    /// Accepted draft tokens A, excluding the target's own token (so AL = 1 + A/D).
+    pub accepted: f64,
+    /// Accepted drafts at positions 1..k (P_i; estimates p_i = P_i/D), where the engine counts them.
+    pub positions: Option<Vec<f64>>,
+    /// Steps that accepted exactly a = 0..k drafts (ATOM), where the engine counts them.
+    pub distribution: Option<Vec<f64>>,
+}
+
+impl Window {
+    /// A window with only step and acceptance counts.
+    pub fn new(steps: f64, accepted: f64) -> Window {
+        Window { steps, accepted, positions: None, distribution: None }
+    }
+
+    /// A window from per-count step totals n_a (a = 0..k): D = Σ n_a, A = Σ a·n_a, P_i = Σ_{a≥i} n_a.
+    pub fn from_distribution(counts: Vec<f64>) -> Window {
+        let steps = counts.iter().sum();
+        let accepted = counts.iter().enumerate().map(|(a, n)| a as f64 * n).sum();
+        let mut tail = 0.0;
+        let mut positions = vec![0.0; counts.len().saturating_sub(1)];
+        for i in (1..counts.len()).rev() {
+            tail += counts[i];
+            positions[i - 1] = tail;
+        }
+        Window { steps, accepted, positions: Some(positions), distribution: Some(counts) }
+    }
+
+    /// The element-wise sum of two windows; per-position and distribution counts survive only when
+    /// both windows have them with the same k.
+    pub fn add(&self, other: &Window) -> Window {
+        let join = |a: &Option<Vec<f64>>, b: &Option<Vec<f64>>| match (a, b) {
+            (Some(a), Some(b)) if a.len() == b.len() => Some(a.iter().zip(b).map(|(x, y)| x + y).collect()),
+            _ => None,
+        };
+        Window {
+            steps: self.steps + other.steps,
+            accepted: self.accepted + other.accepted,
+            positions: join(&self.positions, &other.positions),
+            distribution: join(&self.distribution, &other.distribution),
+        }
+    }
+
+    /// Checks the counts for one engine window: finite, non-negative, A ≤ k·D, P_1 ≤ D, positions
+    /// non-increasing and summing to A.
+    ///
+    /// # Errors
+    /// [`Error::Parse`] at `origin`/`line` naming the inconsistent counts.
+    pub fn check(&self, k: Option<usize>, origin: &str, line: Option<usize>) -> Result<()> {
+        let bad = |message: String| Err(Error::parse(origin, line, message));
+        let all = [self.steps, self.accepted]
+            .into_iter()
+            .chain(self.positions.iter().flatten().copied())
+            .chain(self.distribution.iter().flatten().copied());
+        for v in all {
+            if !v.is_finite() || v < 0.0 {
+                return bad(format!("count {v} is not a finite, non-negative number"));
+            }
+        }
+        // Rounded log figures (rates with 3 decimals, percentages with 2) leave a little slack.
+        let slack = 0.5 + 2e-3 * self.steps;
+        if let Some(k) = k
+            && self.accepted > k as f64 * self.steps + slack
+        {
+            return bad(format!(
+                "{} accepted drafts in {} steps is more than k = {k} per step",
+                self.accepted, self.steps
+            ));
+        }
+        if let Some(positions) = &self.positions {
+            let mut previous = self.steps;
+            for (i, &p) in positions.iter().enumerate() {
+                if p > previous + slack {
+                    return bad(format!(
+                        "position {} accepted {p} drafts, more than {} at the position before (or steps): a chain never accepts a later draft more often",
+                        i + 1,
+                        previous
+                    ));
+                }
+                previous = p;
+            }
+            let sum: f64 = positions.iter().sum();
+            if (sum - self.accepted).abs() > slack * positions.len().max(1) as f64 {
+                return bad(format!(
+                    "per-position accepted counts sum to {sum} but the accepted-token count is {}",
+                    self.accepted
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A file position, for messages and annotations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Location {
+    /// File name as given (with `[label=value]` when split).
+    pub origin: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}", self.origin),
+            None => f.write_str(&self.origin),
+        }
+    }
+}
+
+/// Everything one evidence source says about acceptance.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    /// Where it came from (the line of its step counter or first record).
+    pub location: Location,
+    /// The engine whose metrics these are.
+    pub engine: Engine,
+    /// The input format.
+    pub format: InputFormat,
+    /// Draft length k the evidence shows, and where it was learned (`None`: the evidence does not say).
+    pub k: Option<(usize, Location)>,
+    /// The whole run (or the delta between the first and last snapshot).
+    pub total: Window,
+    /// Time series for batch means: log intervals, deltas between consecutive snapshots, iterations.
+    pub batches: Vec<Window>,
+    /// Assumptions made and irregularities met (resets, rounding, skipped ranks).
+    pub notes: Vec<String>,
+}
+
+/// How to read evidence files.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Force a format instead of detecting it.
+    pub format: Option<InputFormat>,
+    /// Draft length for sources that do not state it (TensorRT-LLM Prometheus counts draft tokens, not drafts).
+    pub k: Option<usize>,
+    /// Split Prometheus/AIPerf series by this label (e.g. `engine`, `tp_rank`) instead of summing them.
+    pub split: Option<String>,
+    /// Decode steps per SGLang "Decode batch" log line (SGLang `--decode-log-interval`).
+    pub decode_log_interval: f64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { format: None, k: None, split: None, decode_log_interval: SGLANG_DECODE_LOG_INTERVAL }
+    }
+}
+
+/// Reads one evidence file (and, for Prometheus text, an optional earlier snapshot of the same server).
+/// Several evidence items come back when `options.split` names a label.
+///
+/// # Errors
+/// [`Error::Io`] when a file cannot be read; [`Error::Parse`] naming file and line for anything
+/// malformed (see the module docs).
+pub fn read_path(path: &Path, before: Option<&Path>, options: &ReadOptions) -> Result<Vec<Evidence>> {
+    let open = |p: &Path| std::fs::File::open(p).map(BufReader::new).map_err(|e| Error::io(p, e));
+    let origin = path.display().to_string();
+    match before {
+        None => read(open(path)?, &origin, options),
+        Some(before_path) => {
+            let mut first = open(before_path)?;
+            let mut second = open(path)?;
+            for (reader, p) in [(&mut first, before_path), (&mut second, path)] {
+                let format = options.format.unwrap_or_else(|| InputFormat::detect(peek(reader, p).unwrap_or(&[])));
+                if format != InputFormat::Prometheus {
+                    return Err(Error::parse(
+                        p.display().to_string(),
+                        None,
+                        format!("--before needs Prometheus text snapshots, but this file reads as {format}"),
+                    ));
+                }
+            }
+            let before_origin = before_path.display().to_string();
+            let mut snapshots = prometheus::parse(first, &before_origin, options.split.as_deref())?;
+            if snapshots.len() != 1 {
+                return Err(Error::parse(
+                    &before_origin,
+                    None,
+                    format!("--before must be one snapshot, but it holds {} concatenated scrapes", snapshots.len()),
+                ));
+            }
+            snapshots.extend(prometheus::parse(second, &origin, options.split.as_deref())?);
+            prometheus::evidence(snapshots, &origin, options)
+        }
+    }
+}
+
+fn peek<'a>(reader: &'a mut BufReader<std::fs::File>, path: &Path) -> Result<&'a [u8]> {
+    reader.fill_buf().map_err(|e| Error::io(path, e))
+}
+
+/// Reads evidence from `reader`, detecting the format from its first bytes unless `options.format` says.
+///
+/// # Errors
+/// As [`read_path`].
+///
+/// ```
+/// use alsim::evidence::{read, ReadOptions};
+/// let text = "\
+/// # TYPE atom:mtp_decode_steps_total counter
+/// atom:mtp_decode_steps_total{accepted_tokens=\"0\"} 0.0
+/// atom:mtp_decode_steps_total{accepted_tokens=\"1\"} 1700.0
+/// atom:mtp_decode_steps_total{accepted_tokens=\"2\"} 8300.0
+/// atom:mtp_decode_steps_total{accepted_tokens=\"3\"} 0.0
+/// ";
+/// let evidence = read(text.as_bytes(), "metrics.prom", &ReadOptions::default())?;
+/// assert_eq!(evidence[0].total.steps, 10000.0);
+/// assert!((1.0 + evidence[0].total.accepted / evidence[0].total.steps - 2.83).abs() < 1e-12);
+/// # Ok::<(), alsim::Error>(())
+/// ```
+pub fn read(mut reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Vec<Evidence>> {
+    if let Some(k) = options.k {
+        check_draft_len(k, "--k")?;
+    }
+    let format = match options.format {
+        Some(format) => format,
+        None => InputFormat::detect(reader.fill_buf().map_err(|e| Error::io(origin, e))?),
+    };
+    match format {
+        InputFormat::Prometheus => {
+            let snapshots = prometheus::parse(reader, origin, options.split.as_deref())?;
+            prometheus::evidence(snapshots, origin, options)
+        }
+        InputFormat::Log => logs::read(reader, origin, options).map(|e| vec![e]),
+        InputFormat::AtomJson => json::read_atom(reader, origin).map(|e| vec![e]),
+        InputFormat::TrtllmJson => json::read_trtllm(reader, origin).map(|e| vec![e]),
+        InputFormat::AiperfJson => json::read_aiperf(reader, origin, options),
+    }
+}
+
+/// Calls `each(line_number, line, complete)` for every line of `reader`, without the line end (`\n` or
+/// `\r\n`); `complete` is false only for a last line without a newline (a truncation hint). Lines are
+/// handed out of the reader's buffer where they fit in it, so streaming costs one scan for newlines.
+///
+/// # Errors
+/// [`Error::Io`] on a read failure, or the first error `each` returns.
+pub(crate) fn for_each_line(
+    mut reader: impl BufRead,
+    origin: &str,
+    mut each: impl FnMut(usize, &[u8], bool) -> Result<()>,
+) -> Result<usize> {
+    let mut line_no = 0usize;
+    let mut carry: Vec<u8> = Vec::new();
+    let trim = |line: &[u8]| -> usize {
+        let mut end = line.len();
+        while end > 0 && line[end - 1] == b'\r' {
+            end -= 1;
+        }
+        end
+    };
+    loop {
+        let buf = reader.fill_buf().map_err(|e| Error::io(origin, e))?;
+        if buf.is_empty() {
+            break;
+        }
+        let mut start = 0;
+        while let Some(offset) = memchr::memchr(b'\n', &buf[start..]) {
+            let end = start + offset;
+            line_no += 1;
+            if carry.is_empty() {
+                let line = &buf[start..end];
+                each(line_no, &line[..trim(line)], true)?;
+            } else {
+                carry.extend_from_slice(&buf[start..end]);
+                let n = trim(&carry);
+                each(line_no, &carry[..n], true)?;
+                carry.clear();
+            }
+            start = end + 1;
+        }
+        carry.extend_from_slice(&buf[start..]);
+        let used = buf.len();
+        reader.consume(used);
+    }
+    if !carry.is_empty() {
+        line_no += 1;
+        let n = trim(&carry);
+        each(line_no, &carry[..n], false)?;
+    }
+    Ok(line_no)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_across_buffer_boundaries() {
+        let text = b"a\r\nbb\n\nccc";
+        let reader = std::io::BufReader::with_capacity(2, &text[..]);
+        let mut seen = Vec::new();
+        let n = for_each_line(reader, "t", |i, line, complete| {
+            seen.push((i, String::from_utf8(line.to_vec()).unwrap(), complete));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 4);
+        assert_eq!(seen[0], (1, "a".to_string(), true));
+        assert_eq!(seen[2], (3, String::new(), true));
+        assert_eq!(seen[3], (4, "ccc".to_string(), false));
+    }
+
+    #[test]
+    fn distribution_window_matches_the_atom_example() {
+        let w = Window::from_distribution(vec![0.0, 1700.0, 8300.0, 0.0]);
+        assert_eq!(w.steps, 10000.0);
+        assert_eq!(w.accepted, 18300.0);
+        assert_eq!(w.positions, Some(vec![10000.0, 8300.0, 0.0]));
+        assert!(w.check(Some(3), "x", None).is_ok());
+        assert!(Window::new(10.0, 31.0).check(Some(3), "x", Some(4)).unwrap_err().to_string().contains("x:4"));
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in InputFormat::ALL {
+            assert_eq!(f.name().parse::<InputFormat>().unwrap(), f);
+        }
+        assert_eq!("atom".parse::<InputFormat>().unwrap(), InputFormat::AtomJson);
+        assert!("csv".parse::<InputFormat>().is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! Tables for [`EvalReport`] (`alsim eval`), and GitHub Actions annotations for CI.
+
+use std::fmt::Write as _;
+
+use super::{Report, Table, fixed};
+use crate::evidence::{EvalReport, FileResult, Verdict};
+use crate::stats::Estimate;
+
+fn interval(e: &Estimate, digits: usize) -> String {
+    format!(
+        "{} [{}, {}]",
+        fixed(e.point_estimate, digits),
+        fixed(e.confidence_interval.lower_bound, digits),
+        fixed(e.confidence_interval.upper_bound, digits)
+    )
+}
+
+fn percent(x: f64) -> String {
+    format!("{:+.1}%", 100.0 * x)
+}
+
+fn verdict_cell(r: &FileResult) -> String {
+    match (r.verdict, r.further_steps) {
+        (Verdict::Inconclusive, Some(n)) => format!("inconclusive: ≈{n:.0} more steps"),
+        (Verdict::Inconclusive, None) => "inconclusive: on the band edge".into(),
+        (v, _) => v.label().into(),
+    }
+}
+
+fn result_row(r: &FileResult) -> Vec<String> {
+    let e = &r.estimate;
+    vec![
+        r.location.to_string(),
+        format!("{}{}", r.engine.display_name(), r.format.map(|f| format!(" {f}")).unwrap_or_default()),
+        format!("{:.0}", e.steps),
+        format!("{:.0}", e.accepted),
+        interval(&e.independent, 3),
+        match (&e.design, e.design_effect) {
+            (Some(d), Some(deff)) => format!("{} deff {deff:.2} ({} {})", interval(d, 3), e.batches, e.batch_source),
+            (Some(d), None) => format!("{} ({} {})", interval(d, 3), e.batches, e.batch_source),
+            _ => "-".into(),
+        },
+        verdict_cell(r),
+        format!(
+            "{} [{}, {}]",
+            percent(r.throughput_error.point_estimate),
+            percent(r.throughput_error.lower_bound),
+            percent(r.throughput_error.upper_bound)
+        ),
+    ]
+}
+
+impl Report for EvalReport {
+    fn tables(&self) -> Vec<Table> {
+        let pin = &self.pin;
+        let mut results = Table::new(
+            format!(
+                "Pin AL {:.3} at k = {} ({}): consistent band [{:.3}, {:.3}], {:.0}% intervals — overall: {}",
+                pin.al,
+                pin.k,
+                pin.source,
+                pin.al - pin.tolerance,
+                pin.al + pin.tolerance,
+                100.0 * pin.confidence,
+                self.overall.label()
+            ),
+            &[
+                "evidence",
+                "engine",
+                "steps D",
+                "accepted A",
+                "AL (independent SE)",
+                "AL (design-effect SE)",
+                "verdict",
+                "pin's throughput error",
+            ],
+        );
+        for r in self.files.iter().chain(&self.pooled) {
+            results.row(result_row(r));
+        }
+        let mut tables = vec![results];
+
+        for r in self.files.iter().chain(&self.pooled).filter(|r| !r.estimate.positions.is_empty()) {
+            let golden = pin.golden.as_ref().map(|g| g.unconditional());
+            let mut positions = Table::new(
+                format!("Per-position acceptance, {}", r.location.origin),
+                &["position i", "p_i (interval)", "c_i", "golden p_i", "difference", "departs from golden"],
+            );
+            for p in &r.estimate.positions {
+                let departure = r.departures.iter().find(|d| d.position == p.position);
+                positions.row(vec![
+                    p.position.to_string(),
+                    interval(p.decisive(), 3),
+                    fixed(p.conditional, 3),
+                    golden.and_then(|g| g.get(p.position - 1)).map_or("-".into(), |g| fixed(*g, 3)),
+                    departure.map_or("-".into(), |d| format!("{:+.3}", d.difference)),
+                    departure.map_or("-".into(), |d| {
+                        if !d.departs {
+                            "no".into()
+                        } else if d.difference < 0.0 {
+                            "yes, below".into()
+                        } else {
+                            "yes, above".into()
+                        }
+                    }),
+                ]);
+            }
+            tables.push(positions);
+        }
+
+        if let Some(h) = &self.heterogeneity {
+            let mut table = Table::new(
+                "Heterogeneity across evidence files (Cochran's Q)",
+                &["Q", "df", "p-value", "I²", "pooled"],
+            );
+            table.row(vec![
+                fixed(h.q, 2),
+                h.degrees_of_freedom.to_string(),
+                format!("{:.3e}", h.p_value),
+                format!("{:.0}%", 100.0 * h.i_squared),
+                if h.pooled { "yes".into() } else { "no: the files measure different acceptance".into() },
+            ]);
+            tables.push(table);
+        }
+        tables
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for r in self.files.iter().chain(&self.pooled) {
+            notes.push(format!("{}: {}", r.location.origin, explain(self, r)));
+            for n in &r.notes {
+                notes.push(format!("{}: {n}", r.location.origin));
+            }
+        }
+        if self.heterogeneity.as_ref().is_some_and(|h| !h.pooled) {
+            notes.push(
+                "not pooled: the files differ by more than sampling noise — a real difference between workloads is a finding, not noise to average away"
+                    .into(),
+            );
+        }
+        notes
+    }
+}
+
+/// One sentence saying what a result means.
+fn explain(report: &EvalReport, r: &FileResult) -> String {
+    let pin = &report.pin;
+    let e = r.estimate.decisive();
+    let ci = format!(
+        "AL {:.3} [{:.3}, {:.3}] ({} SE, variance from {})",
+        e.point_estimate,
+        e.confidence_interval.lower_bound,
+        e.confidence_interval.upper_bound,
+        r.basis,
+        r.estimate.variance_source.label()
+    );
+    let mut text = match r.verdict {
+        Verdict::Consistent => format!("{ci} lies within {:.3} ± {:.3}: the pin is consistent", pin.al, pin.tolerance),
+        Verdict::PinTooHigh | Verdict::PinTooLow | Verdict::Mixed => format!(
+            "{ci}: {} — it {} decode throughput by about {:.1}% at a fixed step time",
+            r.verdict.label(),
+            if r.throughput_error.point_estimate > 0.0 { "overstates" } else { "understates" },
+            100.0 * r.throughput_error.point_estimate.abs()
+        ),
+        Verdict::Inconclusive => match r.further_steps {
+            Some(n) => {
+                format!("{ci} straddles a band edge: about {n:.0} more verification steps decide at this estimate")
+            }
+            None => format!("{ci} sits on a band edge: no number of steps decides at this estimate"),
+        },
+    };
+    if r.basis == "independent" && r.estimate.design.is_none() {
+        text.push_str(
+            "; no time series, so the interval assumes independent steps and is too narrow where steps of a request are correlated",
+        );
+    }
+    if let Some(i) = r.first_departure {
+        let _ = write!(text, "; the real chain departs from the golden chain first at position {i}");
+    }
+    text
+}
+
+/// GitHub Actions workflow commands: `::error` where the pin differs, `::warning` where undecided,
+/// `::notice` where consistent, each at the evidence file and line.
+pub fn github_annotations(report: &EvalReport) -> String {
+    let mut out = String::new();
+    let files = report.files.iter().map(|r| (r, false));
+    for (r, pooled) in files.chain(report.pooled.iter().map(|r| (r, true))) {
+        let level = match r.verdict {
+            v if v.differs() => "error",
+            Verdict::Inconclusive => "warning",
+            _ => "notice",
+        };
+        let mut properties = Vec::new();
+        if pooled {
+            properties.push(format!("title={}", escape_property("alsim eval (pooled)")));
+        } else {
+            properties.push(format!("file={}", escape_property(&r.location.origin)));
+            if let Some(line) = r.location.line {
+                properties.push(format!("line={line}"));
+            }
+            properties.push(format!("title={}", escape_property("alsim eval")));
+        }
+        let message = format!("pin {:.3} (k = {}): {}", report.pin.al, report.pin.k, explain(report, r));
+        let _ = writeln!(out, "::{level} {}::{}", properties.join(","), escape_data(&message));
+    }
+    out
+}
+
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Engine;
+    use crate::evidence::{Evidence, InputFormat, Location, Pin, Window, evaluate};
+
+    #[test]
+    fn annotations_escape_and_pick_levels() {
+        let pin = Pin::new(2.83, 3, 0.05, 0.95, "--pin").unwrap();
+        let ev = Evidence {
+            location: Location { origin: "runs/a,b:c.prom".into(), line: Some(7) },
+            engine: Engine::Vllm,
+            format: InputFormat::Prometheus,
+            k: None,
+            total: Window::new(1e6, 1.7e6),
+            batches: Vec::new(),
+            notes: Vec::new(),
+        };
+        let text = github_annotations(&evaluate(&pin, &[ev]).unwrap());
+        assert!(text.starts_with("::error file=runs/a%2Cb%3Ac.prom,line=7,title=alsim eval::pin 2.830"), "{text}");
+        assert!(text.contains("pin too high"), "{text}");
+    }
+}
