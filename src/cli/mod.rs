@@ -3,6 +3,7 @@
 
 mod accept;
 mod common;
+mod pins;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,6 +30,10 @@ enum Command {
     /// What a pin means: per-position acceptance from a golden curve, the accepted-draft distribution,
     /// and each engine's synthetic schedule for the same pin.
     Accept(accept::Args),
+    /// Check or list pinned synthetic acceptance values across a benchmark repository.
+    Pins(pins::PinsArgs),
+    /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env).
+    Pin(pins::PinArgs),
 }
 
 /// How a command ended, when it did not fail.
@@ -49,6 +54,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Accept(args) => accept::run(args),
+        Command::Pins(args) => pins::run(args),
+        Command::Pin(args) => pins::run_pin(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,

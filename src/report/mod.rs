@@ -5,6 +5,9 @@
 //! output never changes units under the user.
 
 mod accept;
+mod pins;
+
+pub use pins::github_annotations;
 
 use std::fmt::Write as _;
 
