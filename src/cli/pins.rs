@@ -14,8 +14,7 @@ use super::{Outcome, emit};
 const CHECK_HELP: &str = "\
 Exit status:
   0  every pin matches its golden value and nothing else was found
-  1  an error (wrong k, drafter, thinking mode or model; spelling; out of range; never passed; eval leak;
-     missing pin; drift; curve problem; unexplained mismatch), or with --strict any warning
+  1  an error (classes 1-11 of pins.md, or a value no curve explains); with --strict, any warning
   2  usage or input error (unreadable repository, golden directory or allow-list)
   3  no error, but some pins could not be resolved (see the 'unresolved' findings)";
 

@@ -238,7 +238,7 @@ impl EvalGuard {
         match self {
             EvalGuard::Guarded => "guarded",
             EvalGuard::Leaks => "leaks",
-            EvalGuard::NotApplicable => "n/a (eval twin)",
+            EvalGuard::NotApplicable => "n/a (recipe)",
         }
     }
 }
