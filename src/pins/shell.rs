@@ -1786,6 +1786,29 @@ mod tests {
         assert!(classes.contains(&Class::EvalLeak), "{findings:?}");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever `alsim pin` generates, the check reads back as the same acceptance length.
+        #[test]
+        fn generated_settings_read_back(k in 1usize..=8, hundredths in 0u32..=800, engine in 0usize..5) {
+            let al = 1.0 + f64::from(hundredths.min(100 * k as u32)) / 100.0;
+            let (engine, rate) = [(Engine::Atom, false), (Engine::Atom, true), (Engine::Vllm, false), (Engine::Sglang, false), (Engine::Trtllm, false)][engine];
+            let setting = crate::pins::native_setting(engine, al, k, rate, "test").unwrap();
+            let body = match engine {
+                Engine::Vllm => format!("CFG='{{\"method\": \"eagle3\", {}}}'", setting.lines[0]),
+                Engine::Atom => format!("ARGS=\"{}\"", setting.lines[0]),
+                _ => setting.lines.iter().map(|l| format!("export {l}")).collect::<Vec<_>>().join("\n"),
+            };
+            let (pins, _) = pins_of(&format!("if [ \"$EVAL_ONLY\" != true ]; then\n{body}\nfi\nrun --num-speculative-tokens {k} $ARGS $CFG\n"));
+            proptest::prop_assert_eq!(pins.len(), 1);
+            let pin = &pins[0];
+            proptest::prop_assert_eq!(pin.k.value, Some(k));
+            let implied = pin.knob.implied_al(pin.written.value.unwrap(), pin.k.value).unwrap();
+            proptest::prop_assert!((implied - al).abs() < 1e-3 * k as f64, "{} vs {}", implied, al);
+            proptest::prop_assert_eq!(pin.eval_guard, EvalGuard::Guarded);
+        }
+    }
+
     #[test]
     fn helpers() {
         assert!(glob("MiniMax-M3*", "MiniMax-M3-MXFP4"));
