@@ -45,6 +45,7 @@ pub mod curve;
 pub mod engine;
 pub mod error;
 pub mod evidence;
+pub mod pins;
 pub mod report;
 pub mod sim;
 pub mod stats;

@@ -8,4 +8,5 @@ mod props;
 mod transcripts;
 mod sim;
 mod evidence;
+mod pins;
 mod util;

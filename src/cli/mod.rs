@@ -7,6 +7,7 @@ mod convert;
 mod curve;
 mod simulate;
 mod eval;
+mod pins;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -45,6 +46,10 @@ enum Command {
     /// Is a pinned AL consistent with real-verification evidence (metrics scrapes, debug JSON, server
     /// logs, AIPerf exports)? Verdict, intervals, throughput error, per-position departures.
     Eval(eval::Args),
+    /// Check or list pinned synthetic acceptance values across a benchmark repository.
+    Pins(pins::PinsArgs),
+    /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env).
+    Pin(pins::PinArgs),
 }
 
 /// How a command ended, when it did not fail.
@@ -69,6 +74,8 @@ pub fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Pins(args) => pins::run(args),
+        Command::Pin(args) => pins::run_pin(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,

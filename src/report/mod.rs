@@ -12,6 +12,9 @@ pub use sim::plot_tpot;
 mod evidence;
 
 pub use evidence::github_annotations;
+mod pins;
+
+pub use pins::github_annotations;
 
 use std::fmt::Write as _;
 

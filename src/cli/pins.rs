@@ -1,0 +1,165 @@
+//! `alsim pins check|list [REPO]` and `alsim pin`: the CI check of pinned acceptance lengths, the pin
+//! inventory, and the engine-native setting for a golden value.
+
+use std::path::PathBuf;
+
+use alsim::engine::Engine;
+use alsim::pins::{self, AllowList, CheckOptions, Status};
+use alsim::report::{self, Format};
+use anyhow::Context;
+
+use super::common::{CurveArgs, OutputArgs};
+use super::{Outcome, emit};
+
+const CHECK_HELP: &str = "\
+Exit status:
+  0  every pin matches its golden value and nothing else was found
+  1  an error (classes 1-11 of pins.md, or a value no curve explains); with --strict, any warning
+  2  usage or input error (unreadable repository, golden directory or allow-list)
+  3  no error, but some pins could not be resolved (see the 'unresolved' findings)";
+
+/// Flags of `alsim pins`.
+#[derive(Debug, clap::Args)]
+pub struct PinsArgs {
+    #[command(subcommand)]
+    action: PinsAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum PinsAction {
+    /// Check every pinned synthetic acceptance value in a benchmark repository against the golden curves.
+    #[command(after_help = CHECK_HELP)]
+    Check(CheckArgs),
+    /// List every pin site and branch with the facts resolved for it.
+    List(ListArgs),
+}
+
+/// Output of `alsim pins check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CheckFormat {
+    /// Aligned tables.
+    Table,
+    /// JSON, one document.
+    Json,
+    /// Comma-separated values.
+    Csv,
+    /// GitHub-flavoured Markdown.
+    Md,
+    /// GitHub Actions annotations (`::error file=…,line=…::…`).
+    Github,
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Repository root (default: the current directory).
+    #[arg(default_value = ".")]
+    repo: PathBuf,
+    /// Golden directory to use instead of the repository's golden_al_distribution/.
+    #[arg(long, value_name = "DIR")]
+    golden: Option<PathBuf>,
+    /// Allow-list of sanctioned exceptions: a YAML list of {file, line?, class, reason}.
+    #[arg(long, value_name = "FILE")]
+    allow: Option<PathBuf>,
+    /// Fail on warnings too (e.g. a thinking mode only inferred from the model's default).
+    #[arg(long)]
+    strict: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
+    format: CheckFormat,
+}
+
+#[derive(Debug, clap::Args)]
+struct ListArgs {
+    /// Repository root (default: the current directory).
+    #[arg(default_value = ".")]
+    repo: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
+    match args.action {
+        PinsAction::Check(args) => check(args),
+        PinsAction::List(args) => {
+            let inventory =
+                pins::scan(&args.repo).with_context(|| format!("scanning repository {}", args.repo.display()))?;
+            emit(&report::render(&inventory, args.output.format))?;
+            Ok(Outcome::Pass)
+        }
+    }
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
+    let allow = match &args.allow {
+        Some(path) => Some(AllowList::read(path).context("reading the allow-list")?),
+        None => None,
+    };
+    let options = CheckOptions { golden: args.golden.clone(), allow, strict: args.strict };
+    let checked = pins::check(&args.repo, &options)
+        .with_context(|| format!("checking pins in repository {}", args.repo.display()))?;
+    let text = match args.format {
+        CheckFormat::Github => report::github_annotations(&checked),
+        CheckFormat::Table => report::render(&checked, Format::Table),
+        CheckFormat::Json => report::render(&checked, Format::Json),
+        CheckFormat::Csv => report::render(&checked, Format::Csv),
+        CheckFormat::Md => report::render(&checked, Format::Md),
+    };
+    emit(&text)?;
+    Ok(match checked.status {
+        Status::Pass => Outcome::Pass,
+        Status::Fail => Outcome::Problem,
+        Status::Undecided => Outcome::Undecided,
+    })
+}
+
+/// Output of `alsim pin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PinFormat {
+    /// The bare setting, one flag or variable per line, for `$(alsim pin …)`.
+    Text,
+    /// A table with the golden source.
+    Table,
+    /// JSON.
+    Json,
+}
+
+/// Flags of `alsim pin`.
+#[derive(Debug, clap::Args)]
+pub struct PinArgs {
+    #[command(flatten)]
+    curve: CurveArgs,
+    /// Draft length k.
+    #[arg(long)]
+    k: usize,
+    /// Engine: vllm, sglang, trtllm or atom.
+    #[arg(long, value_parser = parse_engine)]
+    engine: Engine,
+    /// ATOM only: write --spec-decode-acceptance-rate (AL−1)/k instead of the length.
+    #[arg(long)]
+    rate: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PinFormat::Text)]
+    format: PinFormat,
+}
+
+fn parse_engine(text: &str) -> Result<Engine, String> {
+    text.parse().map_err(|e: alsim::Error| e.to_string())
+}
+
+pub fn run_pin(args: PinArgs) -> anyhow::Result<Outcome> {
+    if args.rate && args.engine != Engine::Atom {
+        anyhow::bail!("--rate: only ATOM has a rate knob (--spec-decode-acceptance-rate)");
+    }
+    let set = args.curve.curve_set()?;
+    let found = set.lookup(&args.curve.query())?;
+    let al = found.curve.al(args.k)?;
+    let source = format!("{} {}", found.file.origin, found.curve.field(args.k));
+    let setting = pins::native_setting(args.engine, al, args.k, args.rate, source)?;
+    let text = match args.format {
+        PinFormat::Text => setting.lines.iter().map(|l| format!("{l}\n")).collect(),
+        PinFormat::Table => report::render(&setting, Format::Table),
+        PinFormat::Json => report::render(&setting, Format::Json),
+    };
+    emit(&text)?;
+    Ok(Outcome::Pass)
+}
