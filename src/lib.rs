@@ -43,6 +43,7 @@ pub mod accept;
 pub mod curve;
 pub mod engine;
 pub mod error;
+pub mod perf;
 pub mod report;
 pub mod stats;
 pub mod units;

@@ -2,4 +2,5 @@
 //! commands a user types.
 
 mod accept;
+mod perf;
 mod util;

@@ -2,7 +2,9 @@
 //! handing the result to `alsim::report`.
 
 mod accept;
+mod calibrate;
 mod common;
+mod predict;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,6 +31,11 @@ enum Command {
     /// What a pin means: per-position acceptance from a golden curve, the accepted-draft distribution,
     /// and each engine's synthetic schedule for the same pin.
     Accept(accept::Args),
+    /// Predicted step time, throughput per GPU, per-user speed and speedup for every concurrency and draft
+    /// length k = 0..8, and the best k per concurrency (roofline cost model, model.md §6).
+    Predict(predict::Args),
+    /// Fit the cost model's efficiencies to measured runs (CSV) and optionally save a hardware profile.
+    Calibrate(calibrate::Args),
 }
 
 /// How a command ended, when it did not fail.
@@ -49,6 +56,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Accept(args) => accept::run(args),
+        Command::Predict(args) => predict::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,

@@ -5,6 +5,9 @@
 //! output never changes units under the user.
 
 mod accept;
+mod perf;
+
+pub use perf::plot_svg;
 
 use std::fmt::Write as _;
 
