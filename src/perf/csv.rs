@@ -82,16 +82,6 @@ impl CsvTable {
     pub fn rows(&self) -> impl Iterator<Item = CsvRow<'_>> {
         self.rows.iter().map(move |(line, cells)| CsvRow { table: self, line: *line, cells })
     }
-
-    /// Number of data rows.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    /// Whether there are no data rows.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
 }
 
 impl<'a> CsvRow<'a> {
@@ -202,7 +192,7 @@ mod tests {
     #[test]
     fn quotes_comments_and_typed_cells() {
         let t = CsvTable::parse("# c\na,b,c\n1,\"x, \"\"y\"\"\",\n# mid\n2.5,z,3\n", "f.csv").unwrap();
-        assert_eq!(t.len(), 2);
+        assert_eq!(t.rows().count(), 2);
         let rows: Vec<_> = t.rows().collect();
         assert_eq!(rows[0].str("b").unwrap(), "x, \"y\"");
         assert_eq!(rows[0].opt_f64("c").unwrap(), None);
