@@ -154,6 +154,11 @@ fn parse_precision(text: &str) -> Result<Precision, String> {
     text.parse().map_err(|e: alsim::Error| e.to_string())
 }
 
+/// Largest concurrency accepted (far beyond any GPU's batch; keeps typos like 1-1000000 from exhausting memory).
+const MAX_CONCURRENCY: usize = 65_536;
+/// Most concurrencies in one sweep.
+const MAX_POINTS: usize = 4096;
+
 /// `--concurrency`: comma-separated counts and inclusive ranges (`1,4,8` or `1-64`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concurrency(pub Vec<usize>);
@@ -164,8 +169,8 @@ impl std::str::FromStr for Concurrency {
         let count = |s: &str| -> Result<usize, String> {
             match s.trim().parse::<usize>() {
                 Ok(0) => Err("concurrency must be at least 1".into()),
-                Ok(n) if n <= 1_000_000 => Ok(n),
-                _ => Err(format!("'{}' is not a concurrency (a whole number from 1 to 1000000)", s.trim())),
+                Ok(n) if n <= MAX_CONCURRENCY => Ok(n),
+                _ => Err(format!("'{}' is not a concurrency (a whole number from 1 to {MAX_CONCURRENCY})", s.trim())),
             }
         };
         let mut out = Vec::new();
@@ -184,6 +189,9 @@ impl std::str::FromStr for Concurrency {
                 None => out.push(count(part)?),
             }
         }
+        if out.len() > MAX_POINTS {
+            return Err(format!("{} concurrencies is more than the {MAX_POINTS} a sweep takes", out.len()));
+        }
         Ok(Concurrency(out))
     }
 }
@@ -199,5 +207,7 @@ mod tests {
         assert!("0".parse::<Concurrency>().is_err());
         assert!("8-4".parse::<Concurrency>().is_err());
         assert!("x".parse::<Concurrency>().is_err());
+        assert!("1-65536".parse::<Concurrency>().is_err());
+        assert!("70000".parse::<Concurrency>().is_err());
     }
 }
