@@ -46,6 +46,7 @@ pub mod engine;
 pub mod error;
 pub mod evidence;
 pub mod pins;
+pub mod perf;
 pub mod report;
 pub mod sim;
 pub mod stats;

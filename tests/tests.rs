@@ -9,4 +9,5 @@ mod transcripts;
 mod sim;
 mod evidence;
 mod pins;
+mod perf;
 mod util;

@@ -2,12 +2,14 @@
 //! handing the result to `alsim::report`.
 
 mod accept;
+mod calibrate;
 mod common;
 mod convert;
 mod curve;
 mod simulate;
 mod eval;
 mod pins;
+mod predict;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -50,6 +52,11 @@ enum Command {
     Pins(pins::PinsArgs),
     /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env).
     Pin(pins::PinArgs),
+    /// Predicted step time, throughput per GPU, per-user speed and speedup for every concurrency and draft
+    /// length k = 0..8, and the best k per concurrency (roofline cost model, model.md §6).
+    Predict(predict::Args),
+    /// Fit the cost model's efficiencies to measured runs (CSV) and optionally save a hardware profile.
+    Calibrate(calibrate::Args),
 }
 
 /// How a command ended, when it did not fail.
@@ -76,6 +83,8 @@ pub fn main() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Pins(args) => pins::run(args),
         Command::Pin(args) => pins::run_pin(args),
+        Command::Predict(args) => predict::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,

@@ -15,6 +15,9 @@ pub use evidence::github_annotations;
 mod pins;
 
 pub use pins::github_annotations;
+mod perf;
+
+pub use perf::plot_svg;
 
 use std::fmt::Write as _;
 

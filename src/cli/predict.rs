@@ -1,0 +1,213 @@
+//! `alsim predict`: throughput per concurrency for every draft length, and the best k.
+
+use std::path::PathBuf;
+
+use alsim::perf::cost::{CostModel, Workload};
+use alsim::perf::profile::{Precision, Profiles};
+use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, PredictReport, Sweep};
+use alsim::report;
+use anyhow::Context;
+
+use super::common::{CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, NumberList, OutputArgs};
+use super::{Outcome, emit};
+
+/// Flags of `alsim predict`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    curve: CurveArgs,
+    /// Hardware profile(s), comma separated, or `all`: mi355x, mi325x, mi300x, b300, b200, h200, h100
+    /// [default: mi355x, or the GPU of --profile].
+    #[arg(long)]
+    hardware: Option<String>,
+    /// A calibrated hardware profile written by `alsim calibrate` (replaces the embedded row of its GPU; used
+    /// as --hardware when that flag is not given).
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Tensor parallelism (GPUs per replica).
+    #[arg(long, default_value_t = 4)]
+    tp: usize,
+    /// Weight precision: bf16, fp8, fp4 (default: the model profile's checkpoint precision).
+    #[arg(long, value_parser = parse_precision)]
+    precision: Option<Precision>,
+    /// KV-cache precision: bf16 or fp8.
+    #[arg(long, default_value = "bf16", value_parser = parse_precision)]
+    kv_dtype: Precision,
+    /// Fixed decode context in tokens (no prefill); instead of --isl/--osl.
+    #[arg(long, conflicts_with_all = ["isl", "osl", "prefix_hit"])]
+    context: Option<f64>,
+    /// Input tokens per turn (prefill of the uncached part is charged to each request).
+    #[arg(long, default_value_t = 1024.0)]
+    isl: f64,
+    /// Output tokens per turn.
+    #[arg(long, default_value_t = 1024.0)]
+    osl: f64,
+    /// Fraction of each turn's input served from the prefix cache, in [0, 1].
+    #[arg(long, default_value_t = 0.0)]
+    prefix_hit: f64,
+    /// Concurrencies: a list and/or ranges, e.g. 1,4,8,12,16 or 1-64.
+    #[arg(long, default_value = "1,4,8,12,16")]
+    concurrency: Concurrency,
+    /// Largest draft length to sweep (from the golden curve).
+    #[arg(long, default_value_t = DEFAULT_MAX_K)]
+    max_k: usize,
+    /// Explicit acceptance lengths AL(1),AL(2),… instead of the golden curve.
+    #[arg(long)]
+    al: Option<NumberList>,
+    /// Pick the best k among those with at least this many tokens/s per request.
+    #[arg(long)]
+    min_user_tps: Option<f64>,
+    /// Also draw throughput per GPU against per-user speed to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Overwrite an existing --plot file.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// The seed's GPU.
+const DEFAULT_HARDWARE: &str = "mi355x";
+
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let mut profiles = Profiles::embedded();
+    let mut hardware_names = vec![DEFAULT_HARDWARE.to_string()];
+    if let Some(path) = &args.profile {
+        hardware_names =
+            profiles.load_hardware_file(path).with_context(|| format!("reading --profile {}", path.display()))?;
+    }
+    if let Some(list) = &args.hardware {
+        hardware_names = list.split(',').map(|s| s.trim().to_string()).collect();
+    }
+    if hardware_names.iter().any(|h| h.eq_ignore_ascii_case("all")) {
+        hardware_names = profiles.hardware.iter().map(|h| h.key.clone()).collect();
+    }
+    let model_name = args.curve.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string());
+    let model = profiles.model(&model_name)?;
+
+    let (acceptance, curve_drafter) = match &args.al {
+        Some(values) => (AcceptanceSource::explicit(&values.0)?, None),
+        None => {
+            let set = args.curve.curve_set()?;
+            let found = set.lookup(&args.curve.query())?;
+            let source = AcceptanceSource::from_curve(found.curve, &found.file.origin, args.max_k)
+                .context("reading AL(k) from the golden curve (lower --max-k or give --al)")?;
+            (source, found.file.provenance.drafter.clone())
+        }
+    };
+    let seed_drafter = args.curve.model.is_none().then(|| DEFAULT_DRAFTER.to_string());
+    let drafter_name = args.curve.drafter.clone().or(curve_drafter).or(seed_drafter);
+    let drafter = profiles.drafter(model, drafter_name.as_deref(), args.curve.method.as_deref())?;
+    let workload = match args.context {
+        Some(context) => Workload::Decode { context },
+        None => Workload::Turns { isl: args.isl, osl: args.osl, prefix_hit: args.prefix_hit },
+    };
+    let precision = args.precision.unwrap_or(model.default_precision);
+
+    let mut sweeps = Vec::new();
+    let mut notes = Vec::new();
+    for name in &hardware_names {
+        let hw = profiles.hardware(name)?;
+        let cost = CostModel::new(hw, model, Some(drafter), args.tp, precision, args.kv_dtype)
+            .with_context(|| format!("{} on {}", model.key, hw.key))?;
+        let sweep = Sweep::run(&cost, &acceptance, &args.concurrency.0, &workload, args.min_user_tps)?;
+        if let Some(p) = sweep.predictions.iter().find(|p| !p.fits_memory) {
+            notes.push(format!(
+                "{}: weights plus the KV cache of {} requests at the peak context exceed 90% of HBM; rows from concurrency {} on are optimistic",
+                hw.key, p.concurrency, p.concurrency
+            ));
+        }
+        if hw.confidence.contains("UNCONFIRMED") {
+            notes.push(format!("hardware {}: {}", hw.key, hw.confidence));
+        }
+        sweeps.push(sweep);
+    }
+    for (what, confidence) in [("model", &model.confidence), ("drafter", &drafter.confidence)] {
+        if confidence.contains("UNCONFIRMED") {
+            notes.push(format!("{what} profile: {confidence}"));
+        }
+    }
+    notes.push(
+        "acceptance sources: golden curve or --al; a fitted chain (accept::fit) and real-verification evidence are not wired in yet"
+            .into(),
+    );
+    let report = PredictReport {
+        model: format!("{} ({})", model.key, model.name),
+        acceptance,
+        workload,
+        min_user_tps: args.min_user_tps,
+        sweeps,
+        notes,
+    };
+    if let Some(path) = &args.plot {
+        if path.exists() && !args.force {
+            anyhow::bail!("--plot: {} already exists; pass --force to overwrite it", path.display());
+        }
+        report::plot_svg(&report, path)?;
+    }
+    emit(&report::render(&report, args.output.format))?;
+    Ok(Outcome::Pass)
+}
+
+fn parse_precision(text: &str) -> Result<Precision, String> {
+    text.parse().map_err(|e: alsim::Error| e.to_string())
+}
+
+/// Largest concurrency accepted (far beyond any GPU's batch; keeps typos like 1-1000000 from exhausting memory).
+const MAX_CONCURRENCY: usize = 65_536;
+/// Most concurrencies in one sweep.
+const MAX_POINTS: usize = 4096;
+
+/// `--concurrency`: comma-separated counts and inclusive ranges (`1,4,8` or `1-64`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Concurrency(pub Vec<usize>);
+
+impl std::str::FromStr for Concurrency {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let count = |s: &str| -> Result<usize, String> {
+            match s.trim().parse::<usize>() {
+                Ok(0) => Err("concurrency must be at least 1".into()),
+                Ok(n) if n <= MAX_CONCURRENCY => Ok(n),
+                _ => Err(format!("'{}' is not a concurrency (a whole number from 1 to {MAX_CONCURRENCY})", s.trim())),
+            }
+        };
+        let mut out = Vec::new();
+        for part in text.split(',') {
+            if part.trim().starts_with('-') {
+                return Err(format!("'{}' is negative; concurrency must be at least 1", part.trim()));
+            }
+            match part.split_once('-') {
+                Some((lo, hi)) => {
+                    let (lo, hi) = (count(lo)?, count(hi)?);
+                    if lo > hi {
+                        return Err(format!("range '{}' runs backwards", part.trim()));
+                    }
+                    out.extend(lo..=hi);
+                }
+                None => out.push(count(part)?),
+            }
+        }
+        if out.len() > MAX_POINTS {
+            return Err(format!("{} concurrencies is more than the {MAX_POINTS} a sweep takes", out.len()));
+        }
+        Ok(Concurrency(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Concurrency;
+
+    #[test]
+    fn concurrency_lists_and_ranges() {
+        assert_eq!("1,4-6".parse::<Concurrency>().unwrap().0, vec![1, 4, 5, 6]);
+        assert_eq!("1-64".parse::<Concurrency>().unwrap().0.len(), 64);
+        assert!("0".parse::<Concurrency>().is_err());
+        assert!("8-4".parse::<Concurrency>().is_err());
+        assert!("x".parse::<Concurrency>().is_err());
+        assert!("1-65536".parse::<Concurrency>().is_err());
+        assert!("70000".parse::<Concurrency>().is_err());
+    }
+}
