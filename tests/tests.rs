@@ -3,11 +3,11 @@
 
 mod accept;
 mod curve;
-mod no_panic;
-mod props;
-mod transcripts;
-mod sim;
 mod evidence;
-mod pins;
+mod no_panic;
 mod perf;
+mod pins;
+mod props;
+mod sim;
+mod transcripts;
 mod util;

@@ -123,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     let result: EvalReport = evidence::evaluate(&pin, &all)?;
     let text = match args.format {
-        EvalFormat::Github => report::github_annotations(&result),
+        EvalFormat::Github => report::evidence::github_annotations(&result),
         EvalFormat::Table => report::render(&result, Format::Table),
         EvalFormat::Json => report::render(&result, Format::Json),
         EvalFormat::Csv => report::render(&result, Format::Csv),

@@ -6,10 +6,10 @@ mod calibrate;
 mod common;
 mod convert;
 mod curve;
-mod simulate;
 mod eval;
 mod pins;
 mod predict;
+mod simulate;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -60,8 +60,6 @@ enum Command {
 }
 
 /// How a command ended, when it did not fail.
-// Problem and Undecided are produced by the checking subcommands as they land.
-#[allow(dead_code)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// Nothing wrong found (exit 0).

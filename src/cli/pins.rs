@@ -98,7 +98,7 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let checked = pins::check(&args.repo, &options)
         .with_context(|| format!("checking pins in repository {}", args.repo.display()))?;
     let text = match args.format {
-        CheckFormat::Github => report::github_annotations(&checked),
+        CheckFormat::Github => report::pins::github_annotations(&checked),
         CheckFormat::Table => report::render(&checked, Format::Table),
         CheckFormat::Json => report::render(&checked, Format::Json),
         CheckFormat::Csv => report::render(&checked, Format::Csv),

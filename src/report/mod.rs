@@ -6,18 +6,13 @@
 
 mod accept;
 pub mod curve;
+pub mod evidence;
+mod perf;
+pub mod pins;
 mod sim;
 
-pub use sim::plot_tpot;
-mod evidence;
-
-pub use evidence::github_annotations;
-mod pins;
-
-pub use pins::github_annotations;
-mod perf;
-
 pub use perf::plot_svg;
+pub use sim::plot_tpot;
 
 use std::fmt::Write as _;
 
