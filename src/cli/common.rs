@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use alsim::accept::Acceptance;
+use alsim::accept::fit::{FitKind, fit};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use alsim::report::Format;
 use anyhow::Context;
@@ -92,5 +94,77 @@ impl std::str::FromStr for NumberList {
             .map(|part| part.trim().parse::<f64>().map_err(|_| format!("'{}' is not a number", part.trim())))
             .collect::<Result<_, _>>()
             .map(NumberList)
+    }
+}
+
+/// The seed's draft length.
+pub const DEFAULT_K: usize = 3;
+
+/// Where real acceptance comes from: the golden curve (raw or fitted) or explicit rates.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RealAcceptanceArgs {
+    #[command(flatten)]
+    pub curve: CurveArgs,
+    /// Draft length k (default 3, or the number of rates given).
+    #[arg(long)]
+    pub k: Option<usize>,
+    /// Use a chain fitted to the whole curve instead of the curve's raw increments (needed where the
+    /// curve dips or rises, and for k beyond the curve).
+    #[arg(long, value_enum)]
+    pub fit: Option<FitKind>,
+    /// Explicit real per-position unconditional rates p_1,…,p_k instead of the curve.
+    #[arg(long, conflicts_with = "conditional")]
+    pub rates: Option<NumberList>,
+    /// Explicit real conditional rates c_1,…,c_k instead of the curve.
+    #[arg(long)]
+    pub conditional: Option<NumberList>,
+}
+
+/// Real acceptance resolved from [`RealAcceptanceArgs`].
+pub struct RealAcceptance {
+    /// The chain.
+    pub chain: Acceptance,
+    /// Where it came from, for reports.
+    pub source: String,
+    /// The golden AL at k, when the chain came from a curve that has that k.
+    pub curve_al: Option<f64>,
+}
+
+impl RealAcceptanceArgs {
+    /// Resolves the flags to a chain.
+    pub fn resolve(&self) -> anyhow::Result<RealAcceptance> {
+        let real = match (&self.rates, &self.conditional) {
+            (Some(rates), _) => RealAcceptance {
+                chain: Acceptance::from_unconditional(rates.0.clone(), "--rates")?,
+                source: "explicit --rates".into(),
+                curve_al: None,
+            },
+            (_, Some(rates)) => RealAcceptance {
+                chain: Acceptance::from_conditional(&rates.0, "--conditional")?,
+                source: "explicit --conditional".into(),
+                curve_al: None,
+            },
+            _ => {
+                let set = self.curve.curve_set()?;
+                let found = set.lookup(&self.curve.query())?;
+                let k = self.k.unwrap_or(DEFAULT_K);
+                let (chain, how) = match self.fit {
+                    Some(kind) => (fit(found.curve, kind)?.chain(k)?, format!(", {kind} fit")),
+                    None => (
+                        found.curve.chain(k).context("deriving per-position acceptance from the golden curve")?,
+                        String::new(),
+                    ),
+                };
+                RealAcceptance {
+                    chain,
+                    source: format!("{} {}{how}", found.file.origin, found.curve.field(k)),
+                    curve_al: found.curve.points().get(&k).map(|_| found.curve.al(k)).transpose()?,
+                }
+            }
+        };
+        if let Some(k) = self.k.filter(|&k| k != real.chain.k()) {
+            anyhow::bail!("--k {k} disagrees with the {} rates given", real.chain.k());
+        }
+        Ok(real)
     }
 }

@@ -5,14 +5,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use alsim::accept::Acceptance;
 use alsim::accept::schedule::ScheduleKind;
 use alsim::report;
 use alsim::sim::{DEFAULT_SEED, Heterogeneity, OutputLengths, Phases, RunConfig, Study};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::common::{CurveArgs, NumberList, OutputArgs};
+use super::common::{OutputArgs, RealAcceptanceArgs};
 use super::{Outcome, emit};
 
 /// Which acceptance to simulate.
@@ -35,19 +34,10 @@ enum SourceArg {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    curve: CurveArgs,
-    /// Draft length k (default 3, or the number of rates given).
-    #[arg(long)]
-    k: Option<usize>,
+    real: RealAcceptanceArgs,
     /// Pinned acceptance length for the synthetic schedules (default: the real chain's AL).
     #[arg(long, allow_negative_numbers = true)]
     al: Option<f64>,
-    /// Explicit real per-position unconditional rates p_1,…,p_k instead of the curve.
-    #[arg(long, conflicts_with = "conditional")]
-    rates: Option<NumberList>,
-    /// Explicit real conditional rates c_1,…,c_k instead of the curve.
-    #[arg(long)]
-    conditional: Option<NumberList>,
     /// Acceptance sources to simulate, comma separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "curve,schedules")]
     source: Vec<SourceArg>,
@@ -100,31 +90,12 @@ pub struct Args {
     output: OutputArgs,
 }
 
-/// The seed's draft length.
-const DEFAULT_K: usize = 3;
-
 /// The most threads `--threads` accepts.
 const MAX_THREADS: usize = 1024;
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let (real, real_origin) = match (&args.rates, &args.conditional) {
-        (Some(rates), _) => {
-            (Acceptance::from_unconditional(rates.0.clone(), "--rates")?, "explicit --rates".to_string())
-        }
-        (_, Some(rates)) => {
-            (Acceptance::from_conditional(&rates.0, "--conditional")?, "explicit --conditional".to_string())
-        }
-        _ => {
-            let set = args.curve.curve_set()?;
-            let found = set.lookup(&args.curve.query())?;
-            let k = args.k.unwrap_or(DEFAULT_K);
-            let chain = found.curve.chain(k).context("deriving per-position acceptance from the golden curve")?;
-            (chain, format!("{} {}", found.file.origin, found.curve.field(k)))
-        }
-    };
-    if let Some(k) = args.k.filter(|&k| k != real.k()) {
-        anyhow::bail!("--k {k} disagrees with the {} rates given", real.k());
-    }
+    let resolved = args.real.resolve()?;
+    let (real, real_origin) = (resolved.chain, resolved.source);
     let mut schedules = Vec::new();
     for source in &args.source {
         let add: &[ScheduleKind] = match source {
