@@ -27,7 +27,7 @@ pub mod summary;
 
 pub use batch::{BatchConfig, BatchSummary, Draws, simulate_batches};
 pub use exact::{StepsDistribution, steps_to_emit};
-pub use request::{Heterogeneity, OutputLengths, Phases, RequestModel, RequestOutcome};
+pub use request::{Heterogeneity, OutputLengths, Phases, RequestModel, RequestOutcome, StepCounts};
 pub use run::{RequestSample, RunConfig, StepTotals, simulate_requests, simulate_totals};
 pub use sampler::{StepSampler, request_rng};
 pub use summary::{Metric, Percentile, SourceSummary};

@@ -7,13 +7,46 @@ use rand_distr::{Distribution as _, StandardNormal};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::sampler::StepSampler;
+use super::sampler::{StepSampler, TABLE_SLOTS};
 use crate::accept::Acceptance;
 use crate::error::{Error, Result};
 use crate::units::MAX_DRAFT_LEN;
 
 /// Entries in a per-step count table: accepted drafts 0..=k for k up to [`MAX_DRAFT_LEN`].
 pub const COUNT_SLOTS: usize = MAX_DRAFT_LEN + 1;
+
+/// Steps counted by accepted drafts a = 0..=k, in [`StepCounts::LANES`] lanes.
+///
+/// Why lanes: the step loop increments a count per step, and two increments of the same count in a row
+/// wait on each other through memory (store-to-load forwarding, ~5 cycles) — with P(a = k) near ½ that
+/// chain, not the arithmetic, would bound the loop. Steps that run side by side go to different lanes, so
+/// their increments are independent; the lanes are summed when read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCounts {
+    // Sized like the sampler's table, whose masked outcomes index it without bounds checks.
+    lanes: [[u64; TABLE_SLOTS]; StepCounts::LANES],
+}
+
+impl Default for StepCounts {
+    fn default() -> Self {
+        StepCounts { lanes: [[0; TABLE_SLOTS]; StepCounts::LANES] }
+    }
+}
+
+impl StepCounts {
+    /// Independent count lanes: one per step of the loop's four-step stride.
+    pub const LANES: usize = 4;
+
+    /// Steps that accepted `a` drafts (0 for `a` beyond the table).
+    pub fn get(&self, a: usize) -> u64 {
+        self.lanes.iter().map(|lane| lane.get(a).copied().unwrap_or(0)).sum()
+    }
+
+    /// All steps counted.
+    pub fn total(&self) -> u64 {
+        self.lanes.iter().flatten().sum()
+    }
+}
 
 /// The longest output a request may ask for (keeps step counts within `u32` and runs bounded).
 pub const MAX_OUTPUT_TOKENS: u32 = 10_000_000;
@@ -243,10 +276,10 @@ impl RequestModel {
         }
     }
 
-    /// Simulates one request from its own stream, adding each step's accepted count to `counts[a]`.
+    /// Simulates one request from its own stream, adding each step's accepted count a to `counts`.
     /// Draw order: output length, then (if heterogeneous) the request's scale and phases, then one `u32`
     /// per step (two per `u64` drawn) — so every source given the same stream sees the same output lengths.
-    pub fn simulate(&self, rng: &mut ChaCha8Rng, counts: &mut [u64; COUNT_SLOTS]) -> RequestOutcome {
+    pub fn simulate(&self, rng: &mut ChaCha8Rng, counts: &mut StepCounts) -> RequestOutcome {
         let need = self.lengths.sample(rng);
         let (steps, emitted) = match &self.law {
             Law::Iid(sampler) => run_steps::<false>(sampler, rng, need, u32::MAX, counts),
@@ -282,18 +315,40 @@ impl RequestModel {
 /// Runs steps until `need` tokens are out (or, when `BOUNDED`, `max_steps` steps have run); returns
 /// (steps, tokens). The hot loop of the whole simulator: each `u64` drawn feeds two steps (low word, then
 /// high word; a half left over when the request ends is discarded), one table lookup and one count per step.
+///
+/// While even three maximal steps cannot finish the request, steps go four at a time with no exit test in
+/// between, each into its own count lane; the tail then runs step by step. Both paths consume the words in
+/// the same order and stop at the same step, so the stride changes speed, never results.
 #[inline(always)]
 fn run_steps<const BOUNDED: bool>(
     sampler: &StepSampler,
     rng: &mut ChaCha8Rng,
     need: u32,
     max_steps: u32,
-    counts: &mut [u64; COUNT_SLOTS],
+    counts: &mut StepCounts,
 ) -> (u32, u32) {
     let (mut steps, mut emitted) = (0u32, 0u32);
+    let max_tokens = sampler.k() as u32 + 1;
+    let mut four_steps = |first: u64, second: u64, steps: &mut u32, emitted: &mut u32| {
+        let a = [
+            sampler.accepted_from(first as u32),
+            sampler.accepted_from((first >> 32) as u32),
+            sampler.accepted_from(second as u32),
+            sampler.accepted_from((second >> 32) as u32),
+        ];
+        for (lane, &a) in counts.lanes.iter_mut().zip(&a) {
+            lane[a] += 1;
+        }
+        *emitted += (a[0] + a[1] + a[2] + a[3]) as u32 + 4;
+        *steps += 4;
+    };
+    while emitted + 3 * max_tokens < need && (!BOUNDED || steps + 4 <= max_steps) {
+        four_steps(rng.next_u64(), rng.next_u64(), &mut steps, &mut emitted);
+    }
+    let lane = &mut counts.lanes[0];
     let mut step = |u: u32, steps: &mut u32, emitted: &mut u32| {
         let a = sampler.accepted_from(u);
-        counts[a] += 1;
+        lane[a] += 1;
         *emitted += a as u32 + 1;
         *steps += 1;
         *emitted < need && (!BOUNDED || *steps < max_steps)
@@ -453,11 +508,11 @@ mod tests {
     fn requests_conserve_tokens() {
         let het = Heterogeneity { spread: 0.5, phases: Some(Phases { mean_steps: 3.0, spread: 1.0 }) };
         let model = RequestModel::heterogeneous(&seed_chain(), het, OutputLengths::BENCHMARK_DEFAULT).unwrap();
-        let mut counts = [0u64; COUNT_SLOTS];
+        let mut counts = StepCounts::default();
         let mut rng = request_rng(1, 2);
         let out = model.simulate(&mut rng, &mut counts);
-        assert_eq!(counts.iter().sum::<u64>(), out.steps as u64);
-        let tokens: u64 = counts.iter().enumerate().map(|(a, n)| (a as u64 + 1) * n).sum();
+        assert_eq!(counts.total(), out.steps as u64);
+        let tokens: u64 = (0..COUNT_SLOTS).map(|a| (a as u64 + 1) * counts.get(a)).sum();
         assert_eq!(tokens, out.emitted as u64);
         assert!(out.emitted >= out.output_tokens && out.emitted < out.output_tokens + 4);
     }

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::request::{COUNT_SLOTS, RequestModel, RequestOutcome};
+use super::request::{RequestModel, RequestOutcome, StepCounts};
 use super::sampler::request_rng;
 use crate::error::{Error, Result};
 
@@ -59,9 +59,9 @@ impl StepTotals {
         StepTotals { requests: 0, steps: 0, emitted: 0, output_tokens: 0, counts: vec![0; k + 1] }
     }
 
-    fn add_counts(&mut self, counts: &[u64; COUNT_SLOTS]) {
-        for (total, n) in self.counts.iter_mut().zip(counts) {
-            *total += n;
+    fn add_counts(&mut self, counts: &StepCounts) {
+        for (a, total) in self.counts.iter_mut().enumerate() {
+            *total += counts.get(a);
         }
     }
 
@@ -137,7 +137,7 @@ pub fn simulate_requests(
     progress: &(dyn Fn(u64) + Sync),
 ) -> RequestSample {
     let parts = over_chunks(config, progress, |start, end| {
-        let mut counts = [0u64; COUNT_SLOTS];
+        let mut counts = StepCounts::default();
         let mut totals = StepTotals::empty(k);
         let outcomes: Vec<RequestOutcome> = (start..end)
             .map(|i| {
@@ -171,7 +171,7 @@ pub fn simulate_totals(
         .into_par_iter()
         .map(|c| {
             let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(config.requests));
-            let mut counts = [0u64; COUNT_SLOTS];
+            let mut counts = StepCounts::default();
             let mut totals = StepTotals::empty(k);
             for i in start..end {
                 let outcome = model.simulate(&mut request_rng(config.seed, i), &mut counts);

@@ -13,15 +13,20 @@ use rand_chacha::ChaCha8Rng;
 use crate::accept::Distribution;
 use crate::units::MAX_DRAFT_LEN;
 
-/// Entries in a sampler's table: one per possible accepted count 0..=k.
+/// Possible accepted counts 0..=k.
 const SLOTS: usize = MAX_DRAFT_LEN + 1;
 
-/// One alias-table column: keep the column's own outcome when the fraction is below `keep`
-/// (out of 2³²), else take `alias`.
+/// Entries in a sampler's table: the power of two above [`SLOTS`], so that masking an index with
+/// `TABLE_SLOTS - 1` proves it in bounds and the step loop carries no bounds checks.
+pub(crate) const TABLE_SLOTS: usize = SLOTS.next_power_of_two();
+
+/// One alias-table column: the outcome `kept` when the fraction is at most `below` (out of 2³² − 1), else
+/// `alias`. A column that never keeps its own outcome has `kept == alias`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Column {
-    keep: u64,
-    alias: u32,
+    below: u32,
+    kept: u8,
+    alias: u8,
 }
 
 /// Samples the number of accepted drafts a ∈ {0..k} of one step from a [`Distribution`] in O(1) with one
@@ -43,7 +48,7 @@ struct Column {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepSampler {
     columns: u64,
-    table: [Column; SLOTS],
+    table: [Column; TABLE_SLOTS],
 }
 
 impl StepSampler {
@@ -72,13 +77,18 @@ impl StepSampler {
                 n_large += 1;
             }
         }
-        let mut table = [Column::default(); SLOTS];
+        let mut table = [Column::default(); TABLE_SLOTS];
         const FULL: f64 = 4_294_967_296.0; // 2^32
         while n_small > 0 && n_large > 0 {
             n_small -= 1;
             let s = small[n_small];
             let l = large[n_large - 1];
-            table[s] = Column { keep: (scaled[s] * FULL).round() as u64, alias: l as u32 };
+            // The own outcome holds `kept_draws` of the column's 2³² fractions (at most 2³² as scaled < 1).
+            let kept_draws = (scaled[s] * FULL).round() as u64;
+            table[s] = match kept_draws.checked_sub(1) {
+                None => Column { below: u32::MAX, kept: l as u8, alias: l as u8 },
+                Some(below) => Column { below: below as u32, kept: s as u8, alias: l as u8 },
+            };
             scaled[l] -= 1.0 - scaled[s];
             if scaled[l] < 1.0 {
                 n_large -= 1;
@@ -88,7 +98,7 @@ impl StepSampler {
         }
         // Whatever is left holds (up to round-off) exactly one column's worth: always keep it.
         for &j in large[..n_large].iter().chain(&small[..n_small]) {
-            table[j] = Column { keep: 1 << 32, alias: j as u32 };
+            table[j] = Column { below: u32::MAX, kept: j as u8, alias: j as u8 };
         }
         StepSampler { columns: n as u64, table }
     }
@@ -102,13 +112,11 @@ impl StepSampler {
     #[inline(always)]
     pub fn accepted_from(&self, u: u32) -> usize {
         let product = u as u64 * self.columns;
-        let column = (product >> 32) as usize;
-        let fraction = product & 0xffff_ffff;
-        // column < self.columns ≤ SLOTS by construction of the product, so the bounds check never fires.
-        let entry = self.table[column];
-        // Branch-free select: the coin is a fair-ish 50/50 for many columns, so a branch would mispredict.
-        let take_alias = 0usize.wrapping_sub((fraction >= entry.keep) as usize);
-        column ^ ((column ^ entry.alias as usize) & take_alias)
+        // The column is below `columns` ≤ TABLE_SLOTS by construction; the mask lets the compiler see it.
+        let entry = self.table[(product >> 32) as usize & (TABLE_SLOTS - 1)];
+        // Branch-free select: the coin is near 50/50 for many columns, so a branch would mispredict.
+        let take_alias = 0u8.wrapping_sub((product as u32 > entry.below) as u8);
+        (entry.kept ^ ((entry.kept ^ entry.alias) & take_alias)) as usize & (TABLE_SLOTS - 1)
     }
 
     /// Draws one step's accepted count from `rng` (one `u32`).
@@ -122,10 +130,10 @@ impl StepSampler {
     pub fn realised_probabilities(&self) -> Vec<f64> {
         let n = self.columns as usize;
         let mut out = vec![0.0; n];
-        for (j, column) in self.table[..n].iter().enumerate() {
-            let keep = column.keep as f64 / 4_294_967_296.0;
-            out[j] += keep / n as f64;
-            out[column.alias as usize] += (1.0 - keep) / n as f64;
+        for column in &self.table[..n] {
+            let kept = (column.below as f64 + 1.0) / 4_294_967_296.0;
+            out[column.kept as usize] += kept / n as f64;
+            out[column.alias as usize] += (1.0 - kept) / n as f64;
         }
         out
     }
