@@ -136,13 +136,32 @@ fn batch_shared_draws_and_explicit_rates() {
 }
 
 #[test]
-fn plot_writes_svg_and_refuses_a_missing_folder() {
+fn fitted_chain_is_pinned_at_the_golden_point_like_accept() {
+    let v = json(&["simulate", "--fit", "geometric-decay", "--requests", "500", "--no-batch"]);
+    assert_eq!(number(&v["pinned_al"]), 2.83);
+    let real_al = number(&v["real_al"]);
+    assert!(real_al != 2.83 && (real_al - 2.83).abs() < 0.1, "fitted AL {real_al}");
+    assert!(v["real_origin"].as_str().unwrap().contains("geometric-decay fit"), "{}", v["real_origin"]);
+    let accept = json(&["accept", "--fit", "geometric-decay"]);
+    assert_eq!(number(&accept["pinned_al"]), 2.83, "{accept}");
+}
+
+#[test]
+fn plot_draws_tpot_or_speed_and_never_overwrites_without_force() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tpot.svg");
     let (code, _, stderr) = run(&["simulate", "--requests", "500", "--no-batch", "--plot", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     let svg = std::fs::read_to_string(&path).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("TPOT"), "{}", &svg[..200.min(svg.len())]);
+    let (code, _, stderr) = run(&["simulate", "--requests", "500", "--no-batch", "--plot", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("already exists") && stderr.contains("--force"), "{stderr}");
+    let args = ["simulate", "--requests", "500", "--no-batch", "--plot", path.to_str().unwrap()];
+    let (code, _, stderr) = run(&[&args[..], &["--plot-metric", "speed", "--force"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.contains("tokens/s") && !svg.contains("TPOT (ms)"), "the speed chart was not drawn");
     let missing = dir.path().join("nope/tpot.svg");
     let (code, _, stderr) = run(&["simulate", "--requests", "500", "--plot", missing.to_str().unwrap()]);
     assert_eq!(code, 2);

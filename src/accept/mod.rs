@@ -193,12 +193,12 @@ impl Distribution {
         &self.probabilities
     }
 
-    /// E[a], the mean accepted drafts per step.
+    /// E\[a\], the mean accepted drafts per step.
     pub fn mean_accepted(&self) -> f64 {
         self.probabilities.iter().enumerate().map(|(j, q)| j as f64 * q).sum()
     }
 
-    /// Mean tokens per step, AL = E[a] + 1.
+    /// Mean tokens per step, AL = E\[a\] + 1.
     pub fn acceptance_length(&self) -> f64 {
         1.0 + self.mean_accepted()
     }

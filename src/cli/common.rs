@@ -78,6 +78,29 @@ pub struct OutputArgs {
     pub format: Format,
 }
 
+/// `--plot FILE.svg` and `--force`: where to draw, refusing to replace a file the user already has.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlotArgs {
+    /// Also draw the report's chart to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Overwrite an existing --plot file.
+    #[arg(long, requires = "plot")]
+    pub force: bool,
+}
+
+impl PlotArgs {
+    /// The file to draw to, checked before any work is done so a long run never ends in a refusal.
+    pub fn target(&self) -> anyhow::Result<Option<&std::path::Path>> {
+        match &self.plot {
+            Some(path) if path.exists() && !self.force => {
+                anyhow::bail!("--plot: {} already exists; pass --force to overwrite it", path.display())
+            }
+            plot => Ok(plot.as_deref()),
+        }
+    }
+}
+
 /// Parses a thinking mode flag value.
 pub fn parse_mode(text: &str) -> Result<ThinkingMode, String> {
     text.parse().map_err(|e: alsim::Error| e.to_string())

@@ -8,7 +8,7 @@ use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, PredictReport, Sweep};
 use alsim::report;
 use anyhow::Context;
 
-use super::common::{CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, NumberList, OutputArgs};
+use super::common::{CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, NumberList, OutputArgs, PlotArgs};
 use super::{Outcome, emit};
 
 /// Flags of `alsim predict`.
@@ -57,12 +57,9 @@ pub struct Args {
     /// Pick the best k among those with at least this many tokens/s per request.
     #[arg(long)]
     min_user_tps: Option<f64>,
-    /// Also draw throughput per GPU against per-user speed to this SVG file.
-    #[arg(long, value_name = "FILE.svg")]
-    plot: Option<PathBuf>,
-    /// Overwrite an existing --plot file.
-    #[arg(long)]
-    force: bool,
+    // Chart: throughput per GPU against per-user speed, one line per k.
+    #[command(flatten)]
+    plot: PlotArgs,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -71,6 +68,7 @@ pub struct Args {
 const DEFAULT_HARDWARE: &str = "mi355x";
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let plot = args.plot.target()?;
     let mut profiles = Profiles::embedded();
     let mut hardware_names = vec![DEFAULT_HARDWARE.to_string()];
     if let Some(path) = &args.profile {
@@ -140,10 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         sweeps,
         notes,
     };
-    if let Some(path) = &args.plot {
-        if path.exists() && !args.force {
-            anyhow::bail!("--plot: {} already exists; pass --force to overwrite it", path.display());
-        }
+    if let Some(path) = plot {
         report::plot_svg(&report, path)?;
     }
     emit(&report::render(&report, args.output.format))?;

@@ -1,17 +1,16 @@
 //! `alsim simulate`: Monte Carlo of requests under real versus pinned acceptance.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use alsim::accept::schedule::ScheduleKind;
-use alsim::report;
+use alsim::report::{self, PlotMetric};
 use alsim::sim::{DEFAULT_SEED, Heterogeneity, OutputLengths, Phases, RunConfig, Study};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::common::{OutputArgs, RealAcceptanceArgs};
+use super::common::{OutputArgs, PlotArgs, RealAcceptanceArgs};
 use super::{Outcome, emit};
 
 /// Which acceptance to simulate.
@@ -35,7 +34,8 @@ enum SourceArg {
 pub struct Args {
     #[command(flatten)]
     real: RealAcceptanceArgs,
-    /// Pinned acceptance length for the synthetic schedules (default: the real chain's AL).
+    /// Pinned acceptance length for the synthetic schedules (default: the golden AL at k, as `accept` pins it;
+    /// the real chain's AL where there is no golden point).
     #[arg(long, allow_negative_numbers = true)]
     al: Option<f64>,
     /// Acceptance sources to simulate, comma separated.
@@ -83,9 +83,12 @@ pub struct Args {
     /// Confidence level of every interval.
     #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]
     level: f64,
-    /// Write the per-request TPOT distributions as an SVG plot to this file.
-    #[arg(long, value_name = "FILE.svg")]
-    plot: Option<PathBuf>,
+    // Chart: the per-request distribution of --plot-metric, one line per source.
+    #[command(flatten)]
+    plot: PlotArgs,
+    /// What --plot draws: per-request TPOT or per-user speed.
+    #[arg(long, value_enum, default_value_t = PlotMetric::Tpot, requires = "plot")]
+    plot_metric: PlotMetric,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -94,7 +97,11 @@ pub struct Args {
 const MAX_THREADS: usize = 1024;
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let plot = args.plot.target()?;
     let resolved = args.real.resolve()?;
+    // The same default pin as `accept`: with --fit the fitted chain's AL differs slightly from the golden
+    // point, and the engines pin the golden value.
+    let pinned_al = args.al.or(resolved.curve_al).unwrap_or_else(|| resolved.chain.acceptance_length());
     let (real, real_origin) = (resolved.chain, resolved.source);
     let mut schedules = Vec::new();
     for source in &args.source {
@@ -118,7 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         _ => None,
     };
     let study = Study {
-        pinned_al: args.al.unwrap_or_else(|| real.acceptance_length()),
+        pinned_al,
         real,
         real_origin,
         include_real: args.source.contains(&SourceArg::Curve),
@@ -137,8 +144,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let report = pool.install(|| study.run(&|n| progress.advance(n)));
     progress.finish();
     let report = report?;
-    if let Some(path) = &args.plot {
-        report::plot_tpot(&report, path).with_context(|| format!("writing --plot {}", path.display()))?;
+    if let Some(path) = plot {
+        report::plot_requests(&report, args.plot_metric, path)
+            .with_context(|| format!("writing --plot {}", path.display()))?;
     }
     emit(&report::render(&report, args.output.format))?;
     Ok(Outcome::Pass)

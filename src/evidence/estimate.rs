@@ -3,7 +3,7 @@
 //! With D verification steps, A accepted drafts and P_i accepted at position i: ÂL = 1 + A/D and
 //! p̂_i = P_i/D. Two standard errors:
 //! - **independent**: σ_a/√D, with σ_a² the sample variance of accepted drafts per step: exact from a
-//!   per-count distribution (ATOM), from §2's moments E[a²] = Σ(2i−1)p̂_i when per-position counts exist
+//!   per-count distribution (ATOM), from §2's moments E\[a²\] = Σ(2i−1)p̂_i when per-position counts exist
 //!   (vLLM), and otherwise the Bhatia–Davis bound m(k − m) for a ∈ [0, k] with mean m (the largest variance
 //!   any law on [0, k] with that mean can have, so the interval is conservative rather than invented);
 //! - **design effect**: steps of one request (and SGLang's shared batch draw) are correlated, so the
@@ -29,7 +29,7 @@ use crate::stats::{ConfidenceInterval, Estimate};
 pub enum VarianceSource {
     /// The per-count distribution of accepted drafts (exact).
     Distribution,
-    /// Per-position counts through E[a²] = Σ(2i−1)p_i (exact for a chain).
+    /// Per-position counts through E\[a²\] = Σ(2i−1)p_i (exact for a chain).
     Positions,
     /// Only the mean is known: the largest possible variance m(k − m).
     UpperBound,

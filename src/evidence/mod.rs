@@ -7,8 +7,8 @@
 //!   per-count distribution where the engine gives them, and a time series of [`Window`]s for batch means.
 //!   Metric names, labels and log formats follow `engines.md` (vLLM `SpecDecodingProm`, SGLang
 //!   `scheduler_metrics_mixin`, TensorRT-LLM `MetricsCollector` and iteration stats, ATOM `SpecStats`);
-//! - the estimator ([`estimate`]): ÂL = 1 + A/D, p̂_i = P_i/D, the independent standard error σ_a/√D
-//!   (σ_a² from §2's moments E[a²] = Σ(2i−1)p_i, or from ATOM's per-count distribution) and a
+//! - the estimator ([`estimate()`]): ÂL = 1 + A/D, p̂_i = P_i/D, the independent standard error σ_a/√D
+//!   (σ_a² from §2's moments E\[a²\] = Σ(2i−1)p_i, or from ATOM's per-count distribution) and a
 //!   design-effect standard error from batch means of the time series or from several runs;
 //! - the verdict ([`verdict`]) with the criterion.rs `compare_to_threshold` shape: consistent only when
 //!   the whole interval lies within the tolerance band around the pin, pin too high / too low only when

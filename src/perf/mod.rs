@@ -2,7 +2,7 @@
 //!
 //! This module owns the hardware, model and drafter profiles ([`profile`], data in `profiles/*.csv`, embedded
 //! in the binary), the roofline step-time model ([`cost::CostModel`]), the sweep over concurrency × k with the
-//! best k per concurrency ([`predict`]), and the least-squares calibration of the model's efficiencies from
+//! best k per concurrency ([`Sweep`]), and the least-squares calibration of the model's efficiencies from
 //! measured runs ([`calibrate`]).
 //!
 //! Per step with B concurrent requests (model.md §6):

@@ -12,7 +12,7 @@ pub mod pins;
 mod sim;
 
 pub use perf::plot_svg;
-pub use sim::plot_tpot;
+pub use sim::{PlotMetric, plot_requests};
 
 use std::fmt::Write as _;
 

@@ -210,11 +210,45 @@ impl Report for SimReport {
     }
 }
 
-/// Draws the empirical distribution (CDF) of per-request TPOT for every source of `report` as an SVG at `path`.
+/// What the per-request plot shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotMetric {
+    /// Time per output token, ms (lower is better).
+    Tpot,
+    /// Per-user decode speed, tokens/s (higher is better).
+    Speed,
+}
+
+impl PlotMetric {
+    /// The metric of one request from its TPOT.
+    fn of_tpot(self, tpot_ms: f64) -> f64 {
+        match self {
+            PlotMetric::Tpot => tpot_ms,
+            PlotMetric::Speed => 1000.0 / tpot_ms,
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            PlotMetric::Tpot => "Per-request TPOT",
+            PlotMetric::Speed => "Per-user decode speed",
+        }
+    }
+
+    fn axis(self) -> &'static str {
+        match self {
+            PlotMetric::Tpot => "TPOT (ms)",
+            PlotMetric::Speed => "per-user speed (tokens/s)",
+        }
+    }
+}
+
+/// Draws the empirical distribution (CDF) of a per-request metric — TPOT or per-user speed — for every
+/// source of `report` as an SVG at `path`.
 ///
 /// # Errors
 /// [`Error::Io`] when the folder does not exist or the file cannot be written.
-pub fn plot_tpot(report: &SimReport, path: &Path) -> Result<()> {
+pub fn plot_requests(report: &SimReport, metric: PlotMetric, path: &Path) -> Result<()> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !parent.is_dir() {
         return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::NotFound, "the folder does not exist")));
@@ -223,7 +257,7 @@ pub fn plot_tpot(report: &SimReport, path: &Path) -> Result<()> {
         .sources
         .iter()
         .map(|s| {
-            let mut v = s.tpot_ms.clone();
+            let mut v: Vec<f64> = s.tpot_ms.iter().map(|&t| metric.of_tpot(t)).collect();
             v.sort_by(f64::total_cmp);
             (s.label.clone(), v)
         })
@@ -237,14 +271,14 @@ pub fn plot_tpot(report: &SimReport, path: &Path) -> Result<()> {
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!("Per-request TPOT, step {} ms, {}", report.step_ms, report.output_lengths.describe()),
+                format!("{}, step {} ms, {}", metric.title(), report.step_ms, report.output_lengths.describe()),
                 ("sans-serif", 20),
             )
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(60)
             .build_cartesian_2d((low - pad)..(high + pad), 0f64..1f64)?;
-        chart.configure_mesh().x_desc("TPOT (ms)").y_desc("share of requests with TPOT ≤ x").draw()?;
+        chart.configure_mesh().x_desc(metric.axis()).y_desc("share of requests at or below x").draw()?;
         for (i, (label, values)) in sorted.iter().enumerate() {
             let colour = Palette99::pick(i).to_rgba();
             let every = (values.len() / 800).max(1);

@@ -207,7 +207,7 @@ impl Study {
         let k = self.real.k();
         let mut out = Vec::new();
         if self.include_real {
-            out.push(("real (curve)".to_string(), SourceKind::Real, self.real.distribution()));
+            out.push(("real".to_string(), SourceKind::Real, self.real.distribution()));
         }
         for &schedule in self.per_request_schedules() {
             let law = SyntheticSchedule::new(schedule, self.pinned_al, k)?.distribution;
