@@ -86,6 +86,58 @@ fn formats_flags_and_sweep_over_all_hardware() {
     assert_eq!(v["sweeps"][0]["predictions"].as_array().unwrap().len(), 3);
 }
 
+fn acceptance(v: &serde_json::Value) -> Vec<Option<f64>> {
+    v["acceptance"]["al"].as_array().unwrap().iter().map(serde_json::Value::as_f64).collect()
+}
+
+fn swept_k(v: &serde_json::Value) -> Vec<u64> {
+    let rows = v["sweeps"][0]["predictions"].as_array().unwrap();
+    rows.iter().filter(|r| r["concurrency"] == rows[0]["concurrency"]).map(|r| r["k"].as_u64().unwrap()).collect()
+}
+
+#[test]
+fn acceptance_from_a_fitted_chain_or_real_evidence() {
+    // A fitted chain stays near the golden points and extends past k = 8.
+    let v = json(&["predict", "--fit", "concave", "--max-k", "12", "--concurrency", "1,16"]);
+    let al = acceptance(&v);
+    assert_eq!(al.len(), 13);
+    for (k, golden) in [(1, 1.78), (2, 2.38), (3, 2.83)] {
+        assert!((al[k].unwrap() - golden).abs() < 0.05, "k = {k}: {al:?}");
+    }
+    assert!(al.windows(2).all(|w| w[1].unwrap() >= w[0].unwrap()), "AL never falls with k: {al:?}");
+    assert!(v["acceptance"]["description"].as_str().unwrap().ends_with("concave fit"));
+    assert_eq!(swept_k(&v), (0..=12).collect::<Vec<_>>());
+
+    // vLLM logs count positions: AL(1..3) are the same numbers `alsim eval` estimates.
+    let log = "tests/fixtures/evidence/vllm_mtbench.log";
+    let v = json(&["predict", "--evidence", log, "--concurrency", "1,16"]);
+    let eval = json(&["eval", log, "--pin", "2.7", "--k", "3"]);
+    let estimate = &eval["files"][0]["estimate"];
+    let al = acceptance(&v);
+    assert_eq!(al.len(), 9, "{al:?}");
+    assert!((al[3].unwrap() - estimate["independent"]["point_estimate"].as_f64().unwrap()).abs() < 1e-9);
+    let p1 = estimate["positions"][0]["unconditional"]["point_estimate"].as_f64().unwrap();
+    assert!((al[1].unwrap() - 1.0 - p1).abs() < 1e-9);
+    assert!(al[4..].iter().all(Option::is_none), "nothing measured past the run's k: {al:?}");
+    assert_eq!(swept_k(&v), vec![0, 1, 2, 3]);
+
+    // SGLang counts accepted tokens only: AL at its k alone, unless a fit extends it.
+    let prom = "tests/fixtures/evidence/sglang_gsm8k.prom";
+    let v = json(&["predict", "--evidence", prom, "--concurrency", "1"]);
+    assert_eq!(swept_k(&v), vec![0, 3]);
+    let (code, table, _) = run(&["predict", "--evidence", prom, "--concurrency", "1"]);
+    assert_eq!(code, 0);
+    assert!(table.contains("1.00, –, –, 3.5") && table.contains("not measured"), "{table}");
+    let fitted = json(&["predict", "--evidence", prom, "--fit", "constant-alpha", "--concurrency", "1"]);
+    let al = acceptance(&fitted);
+    assert!((al[3].unwrap() - acceptance(&v)[3].unwrap()).abs() < 1e-3, "the fit passes through its one point");
+    assert_eq!(swept_k(&fitted), (0..=8).collect::<Vec<_>>());
+
+    // Explicit values can be fitted too.
+    let v = json(&["predict", "--al", "1.8,2.4,2.85", "--fit", "geometric-decay", "--max-k", "6"]);
+    assert_eq!(acceptance(&v).len(), 7);
+}
+
 #[test]
 fn plot_is_an_svg_and_never_overwrites_without_force() {
     let dir = tempfile::tempdir().unwrap();
@@ -165,6 +217,24 @@ fn bad_input_is_a_clear_error_with_exit_2() {
         (vec!["predict", "--context=-5"], "--context"),
         (vec!["predict", "--al", "2.5"], "--al"),
         (vec!["predict", "--max-k", "9"], "k = 9"),
+        (vec!["predict", "--max-k", "0"], "--max-k"),
+        (vec!["predict", "--fit", "concave", "--max-k", "40"], "--max-k"),
+        (vec!["predict", "--evidence", "tests/fixtures/evidence/sglang_gsm8k.log"], "--evidence-k"),
+        (vec!["predict", "--evidence", "/nonexistent/m.prom"], "/nonexistent/m.prom"),
+        (vec!["predict", "--evidence-k", "3"], "--evidence"),
+        (vec!["predict", "--al", "2", "--evidence", "tests/fixtures/evidence/vllm_mtbench.log"], "cannot be used"),
+        (
+            vec![
+                "predict",
+                "--evidence",
+                "tests/fixtures/evidence/vllm_mtbench.log",
+                "--evidence",
+                "tests/fixtures/evidence/sglang_gsm8k.log",
+                "--evidence-k",
+                "4",
+            ],
+            "one draft length",
+        ),
         (vec!["predict", "--kv-dtype", "fp4"], "--kv-dtype"),
         (vec!["predict", "--profile", "/nonexistent/p.csv"], "/nonexistent/p.csv"),
         (vec!["calibrate", "/nonexistent/m.csv"], "/nonexistent/m.csv"),

@@ -1,10 +1,12 @@
-//! Flags shared by several subcommands: which golden curve to use, and the output format.
+//! Flags shared by several subcommands: which golden curve or real acceptance to use, how to read evidence,
+//! and the output format and plot file.
 
 use std::path::PathBuf;
 
 use alsim::accept::Acceptance;
 use alsim::accept::fit::{FitKind, fit};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
+use alsim::evidence::{self, InputFormat, ReadOptions};
 use alsim::report::Format;
 use anyhow::Context;
 
@@ -99,6 +101,31 @@ impl PlotArgs {
             plot => Ok(plot.as_deref()),
         }
     }
+}
+
+/// How to read evidence files: the format (detected unless given) and SGLang's log interval.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EvidenceFormatArgs {
+    /// Evidence format instead of detecting it: prometheus, atom-json, trtllm-json, aiperf-json, log.
+    #[arg(long, value_parser = parse_format_in)]
+    pub format_in: Option<InputFormat>,
+    /// Decode steps per SGLang "Decode batch" log line (SGLang --decode-log-interval).
+    #[arg(long, default_value_t = evidence::SGLANG_DECODE_LOG_INTERVAL)]
+    pub decode_log_interval: f64,
+}
+
+impl EvidenceFormatArgs {
+    /// Read options for evidence of draft length `k` (where the files do not state it), split by `split`.
+    pub fn options(&self, k: Option<usize>, split: Option<String>) -> anyhow::Result<ReadOptions> {
+        if !(self.decode_log_interval > 0.0 && self.decode_log_interval.is_finite()) {
+            anyhow::bail!("--decode-log-interval: {} must be a positive number of steps", self.decode_log_interval);
+        }
+        Ok(ReadOptions { format: self.format_in, k, split, decode_log_interval: self.decode_log_interval })
+    }
+}
+
+fn parse_format_in(text: &str) -> Result<InputFormat, String> {
+    text.parse().map_err(|e: alsim::Error| e.to_string())
 }
 
 /// Parses a thinking mode flag value.

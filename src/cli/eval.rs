@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use alsim::evidence::{self, EvalReport, InputFormat, Pin, ReadOptions, Verdict};
+use alsim::evidence::{self, EvalReport, Pin, Verdict};
 use alsim::report::{self, Format};
 use anyhow::Context;
 
-use super::common::CurveArgs;
+use super::common::{CurveArgs, EvidenceFormatArgs};
 use super::{Outcome, emit};
 
 /// Exit statuses of `alsim eval`.
@@ -63,9 +63,8 @@ pub struct Args {
     /// Confidence level of the intervals.
     #[arg(long, default_value_t = 0.95)]
     confidence: f64,
-    /// Evidence format instead of detecting it: prometheus, atom-json, trtllm-json, aiperf-json, log.
-    #[arg(long, value_parser = parse_format_in)]
-    format_in: Option<InputFormat>,
+    #[command(flatten)]
+    read: EvidenceFormatArgs,
     /// An earlier Prometheus snapshot of the same server, one per evidence file in order: the counts are
     /// the deltas.
     #[arg(long, value_name = "FILE")]
@@ -73,16 +72,9 @@ pub struct Args {
     /// Split Prometheus/AIPerf series by this label (engine, tp_rank, dp_rank…) instead of summing them.
     #[arg(long, value_name = "LABEL")]
     split: Option<String>,
-    /// Decode steps per SGLang "Decode batch" log line (SGLang --decode-log-interval).
-    #[arg(long, default_value_t = evidence::SGLANG_DECODE_LOG_INTERVAL)]
-    decode_log_interval: f64,
     /// Output format.
     #[arg(long, value_enum, default_value_t = EvalFormat::Table)]
     format: EvalFormat,
-}
-
-fn parse_format_in(text: &str) -> Result<InputFormat, String> {
-    text.parse().map_err(|e: alsim::Error| e.to_string())
 }
 
 /// The seed's draft length.
@@ -96,9 +88,6 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             args.files.len()
         );
     }
-    if !(args.decode_log_interval > 0.0 && args.decode_log_interval.is_finite()) {
-        anyhow::bail!("--decode-log-interval: {} must be a positive number of steps", args.decode_log_interval);
-    }
     let pin = match args.pin {
         Some(al) => Pin::new(al, args.k.unwrap_or(DEFAULT_K), args.tolerance, args.confidence, "--pin")?,
         None => {
@@ -110,12 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             Pin::new(found.curve.al(k)?, k, args.tolerance, args.confidence, source)?.with_golden(chain)?
         }
     };
-    let options = ReadOptions {
-        format: args.format_in,
-        k: Some(pin.k),
-        split: args.split.clone(),
-        decode_log_interval: args.decode_log_interval,
-    };
+    let options = args.read.options(Some(pin.k), args.split.clone())?;
     let mut all = Vec::new();
     for (i, path) in args.files.iter().enumerate() {
         let before = args.before.get(i).map(PathBuf::as_path);

@@ -1,6 +1,11 @@
 //! `alsim predict`: throughput per concurrency for every draft length, and the best k.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+use alsim::accept::fit::FitKind;
+use alsim::curve::Curve;
+use alsim::evidence;
 
 use alsim::perf::cost::{CostModel, Workload};
 use alsim::perf::profile::{Precision, Profiles};
@@ -8,7 +13,7 @@ use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, PredictReport, Sweep};
 use alsim::report;
 use anyhow::Context;
 
-use super::common::{CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, NumberList, OutputArgs, PlotArgs};
+use super::common::{CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, EvidenceFormatArgs, NumberList, OutputArgs, PlotArgs};
 use super::{Outcome, emit};
 
 /// Flags of `alsim predict`.
@@ -48,12 +53,25 @@ pub struct Args {
     /// Concurrencies: a list and/or ranges, e.g. 1,4,8,12,16 or 1-64.
     #[arg(long, default_value = "1,4,8,12,16")]
     concurrency: Concurrency,
-    /// Largest draft length to sweep (from the golden curve).
+    /// Largest draft length to sweep (past the golden curve's last k with --fit).
     #[arg(long, default_value_t = DEFAULT_MAX_K)]
     max_k: usize,
     /// Explicit acceptance lengths AL(1),AL(2),… instead of the golden curve.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "evidence")]
     al: Option<NumberList>,
+    /// Real-verification evidence instead of the golden curve (any file `alsim eval` reads, several runs of one
+    /// k are pooled): AL(1..k) where the engine counts positions, else AL at its k alone.
+    #[arg(long, value_name = "FILE")]
+    evidence: Vec<PathBuf>,
+    /// Draft length of --evidence that does not state it.
+    #[arg(long, requires = "evidence")]
+    evidence_k: Option<usize>,
+    #[command(flatten)]
+    read: EvidenceFormatArgs,
+    /// Fit a chain of this kind to the acceptance points (curve, --al or --evidence) and sweep its AL(k): fills
+    /// the k the points lack and extends past them up to --max-k.
+    #[arg(long, value_enum)]
+    fit: Option<FitKind>,
     /// Pick the best k among those with at least this many tokens/s per request.
     #[arg(long)]
     min_user_tps: Option<f64>,
@@ -84,16 +102,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let model_name = args.curve.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let model = profiles.model(&model_name)?;
 
-    let (acceptance, curve_drafter) = match &args.al {
-        Some(values) => (AcceptanceSource::explicit(&values.0)?, None),
-        None => {
-            let set = args.curve.curve_set()?;
-            let found = set.lookup(&args.curve.query())?;
-            let source = AcceptanceSource::from_curve(found.curve, &found.file.origin, args.max_k)
-                .context("reading AL(k) from the golden curve (lower --max-k or give --al)")?;
-            (source, found.file.provenance.drafter.clone())
-        }
-    };
+    let mut notes = Vec::new();
+    let (acceptance, curve_drafter) = acceptance(&args, &mut notes)?;
     let seed_drafter = args.curve.model.is_none().then(|| DEFAULT_DRAFTER.to_string());
     let drafter_name = args.curve.drafter.clone().or(curve_drafter).or(seed_drafter);
     let drafter = profiles.drafter(model, drafter_name.as_deref(), args.curve.method.as_deref())?;
@@ -104,7 +114,6 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let precision = args.precision.unwrap_or(model.default_precision);
 
     let mut sweeps = Vec::new();
-    let mut notes = Vec::new();
     for name in &hardware_names {
         let hw = profiles.hardware(name)?;
         let cost = CostModel::new(hw, model, Some(drafter), args.tp, precision, args.kv_dtype)
@@ -126,10 +135,6 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             notes.push(format!("{what} profile: {confidence}"));
         }
     }
-    notes.push(
-        "acceptance sources: golden curve or --al; a fitted chain (accept::fit) and real-verification evidence are not wired in yet"
-            .into(),
-    );
     let report = PredictReport {
         model: format!("{} ({})", model.key, model.name),
         acceptance,
@@ -143,6 +148,67 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     emit(&report::render(&report, args.output.format))?;
     Ok(Outcome::Pass)
+}
+
+/// AL(k) from the source the flags name, and the drafter of the golden curve when that is the source.
+fn acceptance(args: &Args, notes: &mut Vec<String>) -> anyhow::Result<(AcceptanceSource, Option<String>)> {
+    let points = |values: BTreeMap<usize, f64>, what: &str| Curve::new(what, args.curve.mode, values);
+    if let Some(values) = &args.al {
+        let source = match args.fit {
+            None => AcceptanceSource::explicit(&values.0)?,
+            Some(kind) => {
+                let curve = points((1..).zip(values.0.iter().copied()).collect(), "--al")?;
+                AcceptanceSource::fitted(&curve, kind, "explicit --al", args.max_k)?
+            }
+        };
+        return Ok((source, None));
+    }
+    if !args.evidence.is_empty() {
+        let options = args.read.options(args.evidence_k, None)?;
+        let mut all = Vec::new();
+        for path in &args.evidence {
+            all.extend(evidence::read_path(path, None, &options)?);
+        }
+        for ev in &all {
+            notes.extend(ev.notes.iter().map(|n| format!("{}: {n}", ev.location)));
+        }
+        let measured = evidence::measured_al(&all, args.evidence_k)?;
+        if all.len() > 1 {
+            let each: Vec<String> = all
+                .iter()
+                .map(|ev| format!("{} AL {:.3}", ev.location, 1.0 + ev.total.accepted / ev.total.steps))
+                .collect();
+            notes.push(format!(
+                "pooled {} evidence items ({}); `alsim eval` tests whether they agree before pooling",
+                all.len(),
+                each.join(", ")
+            ));
+        }
+        if args.fit.is_some() && measured.len() < 3 {
+            notes.push(format!(
+                "the fit rests on {} measured point(s); AL at other k is the fit's extrapolation",
+                measured.len()
+            ));
+        }
+        let files: Vec<String> = args.evidence.iter().map(|p| p.display().to_string()).collect();
+        let origin = format!("evidence {}", files.join(", "));
+        let source = match args.fit {
+            None => AcceptanceSource::measured(&measured, origin, args.max_k)?,
+            Some(kind) => AcceptanceSource::fitted(&points(measured, "evidence")?, kind, &origin, args.max_k)?,
+        };
+        return Ok((source, None));
+    }
+    let set = args.curve.curve_set()?;
+    let found = set.lookup(&args.curve.query())?;
+    let source = match args.fit {
+        None => AcceptanceSource::from_curve(found.curve, &found.file.origin, args.max_k)
+            .context("reading AL(k) from the golden curve (lower --max-k, add --fit, or give --al)")?,
+        Some(kind) => {
+            let origin = format!("{} {} {}", found.file.origin, found.curve.model(), found.curve.mode());
+            AcceptanceSource::fitted(found.curve, kind, &origin, args.max_k)?
+        }
+    };
+    Ok((source, found.file.provenance.drafter.clone()))
 }
 
 fn parse_precision(text: &str) -> Result<Precision, String> {

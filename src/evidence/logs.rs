@@ -184,7 +184,7 @@ fn vllm(text: &str, k_hint: Option<usize>) -> std::result::Result<Parsed, String
         }
     }
     let k = if rates.is_empty() {
-        k_hint.ok_or("the line has no per-position rates, so k is unknown: give --k")?
+        k_hint.ok_or("the line has no per-position rates, so k is unknown: give the draft length k (eval --k, predict --evidence-k)")?
     } else {
         rates.len()
     };

@@ -28,6 +28,7 @@ pub mod logs;
 pub mod prometheus;
 pub mod verdict;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -428,6 +429,80 @@ pub(crate) fn for_each_line(
         each(line_no, &carry[..n], false)?;
     }
     Ok(line_no)
+}
+
+/// AL(j) measured by evidence of one draft length k, pooled over every item: AL(j) = 1 + Σ_{i≤j} P_i/D for
+/// j = 1..k where the engine counts positions, else AL(k) = 1 + A/D only. Reading AL(j < k) off a run at k
+/// is exact for a chain drafter: whether draft i is accepted does not depend on how many drafts follow it.
+/// `k` is the draft length for evidence that does not state one.
+///
+/// # Errors
+/// [`Error::Invalid`] when there is no evidence or its k is unknown; [`Error::Parse`] naming the file where
+/// items disagree on k or count no steps.
+///
+/// ```
+/// use alsim::evidence::{measured_al, read, ReadOptions};
+/// let text = "atom:mtp_decode_steps_total{accepted_tokens=\"0\"} 2000\n\
+///             atom:mtp_decode_steps_total{accepted_tokens=\"1\"} 3000\n\
+///             atom:mtp_decode_steps_total{accepted_tokens=\"2\"} 5000\n";
+/// let evidence = read(text.as_bytes(), "metrics.prom", &ReadOptions::default())?;
+/// let al = measured_al(&evidence, None)?;
+/// assert_eq!(al.keys().copied().collect::<Vec<_>>(), [1, 2]);
+/// assert!((al[&1] - 1.8).abs() < 1e-12 && (al[&2] - 2.3).abs() < 1e-12);
+/// # Ok::<(), alsim::Error>(())
+/// ```
+pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<BTreeMap<usize, f64>> {
+    let first = evidence.first().ok_or_else(|| Error::invalid("--evidence", "no evidence given"))?;
+    let stated = |ev: &Evidence| ev.k.as_ref().map(|(k, _)| *k).or(ev.total.positions.as_ref().map(Vec::len));
+    let k_of = |ev: &Evidence| {
+        stated(ev).or(k).ok_or_else(|| {
+            Error::invalid("--evidence-k", format!("{} does not state the draft length k; give it", ev.location))
+        })
+    };
+    let run_k = k_of(first)?;
+    let mut total = first.total.clone();
+    for ev in evidence {
+        let at = ev.k.as_ref().map_or(&ev.location, |(_, at)| at);
+        let mismatch = |other: String| {
+            let message = format!("the evidence is for k = {} but {other}: give runs of one draft length", k_of(ev)?);
+            Err(Error::parse(&at.origin, at.line, message))
+        };
+        if let (Some(own), Some(given)) = (stated(ev), k)
+            && own != given
+        {
+            return mismatch(format!("--evidence-k is {given}"));
+        }
+        if k_of(ev)? != run_k {
+            return mismatch(format!("{} is for k = {run_k}", first.location));
+        }
+        if !std::ptr::eq(ev, first) {
+            total = total.add(&ev.total);
+        }
+    }
+    if total.steps <= 0.0 {
+        return Err(Error::parse(
+            &first.location.origin,
+            first.location.line,
+            "the evidence counts no verification steps",
+        ));
+    }
+    let d = total.steps;
+    let mut al: BTreeMap<usize, f64> = match total.positions.filter(|p| p.len() == run_k) {
+        Some(positions) => positions
+            .iter()
+            .scan(1.0, |al, p| {
+                *al += p / d;
+                Some(*al)
+            })
+            .enumerate()
+            .map(|(i, al)| (i + 1, al))
+            .collect(),
+        None => Default::default(),
+    };
+    // At the run's own k the accepted-token count is the headline figure (`eval`'s estimate); rounded
+    // per-position rates in logs can sum to a hair less.
+    al.insert(run_k, 1.0 + total.accepted / d);
+    Ok(al)
 }
 
 #[cfg(test)]

@@ -601,7 +601,7 @@ fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: 
                 Error::parse(
                     origin,
                     drafted.line,
-                    "TensorRT-LLM exports draft tokens but no draft (step) counter: give --k to turn draft tokens into steps",
+                    "TensorRT-LLM exports draft tokens but no draft (step) counter: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps",
                 )
             })?;
             (Window::new(drafted.value / k as f64, accepted.value), drafted.line)
@@ -615,7 +615,7 @@ fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: 
                     Error::parse(
                         origin,
                         drafted.line,
-                        "ATOM metrics without atom:mtp_decode_steps have no step count: give --k to turn draft tokens into steps",
+                        "ATOM metrics without atom:mtp_decode_steps have no step count: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps",
                     )
                 })?;
                 (Window::new(drafted.value / k as f64, accepted.value), drafted.line)
@@ -702,7 +702,7 @@ mod tests {
         );
         let no_k =
             read("trtllm_spec_decode_num_draft_tokens_total 300\ntrtllm_spec_decode_num_accepted_tokens_total 183\n");
-        assert!(no_k.unwrap_err().to_string().contains("give --k"));
+        assert!(no_k.unwrap_err().to_string().contains("give the draft length k"));
     }
 
     #[test]

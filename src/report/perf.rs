@@ -70,9 +70,11 @@ impl Report for PredictReport {
 
     fn notes(&self) -> Vec<String> {
         let mut notes = vec![format!(
-            "AL(k) from {}: {}",
+            "AL(k), k = 0..{}, from {}: {}{}",
+            self.acceptance.max_k(),
             self.acceptance.description,
-            self.acceptance.al.iter().map(|a| fixed(*a, 2)).collect::<Vec<_>>().join(", ")
+            self.acceptance.al.iter().map(|a| a.map_or("–".into(), |a| fixed(a, 2))).collect::<Vec<_>>().join(", "),
+            if self.acceptance.al.contains(&None) { " (– not measured, so not swept)" } else { "" }
         )];
         for sweep in &self.sweeps {
             notes.push(format!(
