@@ -218,6 +218,7 @@ fn bad_input_is_a_clear_error_with_exit_2() {
         (vec!["predict", "--al", "2.5"], "--al"),
         (vec!["predict", "--max-k", "9"], "k = 9"),
         (vec!["predict", "--max-k", "0"], "--max-k"),
+        (vec!["predict", "--al", "2.5,3", "--fit", "concave"], "--al"),
         (vec!["predict", "--fit", "concave", "--max-k", "40"], "--max-k"),
         (vec!["predict", "--evidence", "tests/fixtures/evidence/sglang_gsm8k.log"], "--evidence-k"),
         (vec!["predict", "--evidence", "/nonexistent/m.prom"], "/nonexistent/m.prom"),

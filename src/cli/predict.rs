@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use alsim::accept::fit::FitKind;
 use alsim::curve::Curve;
 use alsim::evidence;
-
 use alsim::perf::cost::{CostModel, Workload};
 use alsim::perf::profile::{Precision, Profiles};
 use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, PredictReport, Sweep};
@@ -154,8 +153,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 fn acceptance(args: &Args, notes: &mut Vec<String>) -> anyhow::Result<(AcceptanceSource, Option<String>)> {
     let points = |values: BTreeMap<usize, f64>, what: &str| Curve::new(what, args.curve.mode, values);
     if let Some(values) = &args.al {
+        let explicit = AcceptanceSource::explicit(&values.0)?;
         let source = match args.fit {
-            None => AcceptanceSource::explicit(&values.0)?,
+            None => explicit,
             Some(kind) => {
                 let curve = points((1..).zip(values.0.iter().copied()).collect(), "--al")?;
                 AcceptanceSource::fitted(&curve, kind, "explicit --al", args.max_k)?
