@@ -128,6 +128,11 @@ fn acceptance_from_a_fitted_chain_or_real_evidence() {
     let (code, table, _) = run(&["predict", "--evidence", prom, "--concurrency", "1"]);
     assert_eq!(code, 0);
     assert!(table.contains("1.00, –, –, 3.5") && table.contains("not measured"), "{table}");
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("k.svg");
+    assert_eq!(run(&["predict", "--evidence", prom, "--plot", svg.to_str().unwrap()]).0, 0);
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("k = 3") && !svg.contains("k = 1"), "the chart draws only the k swept");
     let fitted = json(&["predict", "--evidence", prom, "--fit", "constant-alpha", "--concurrency", "1"]);
     let al = acceptance(&fitted);
     assert!((al[3].unwrap() - acceptance(&v)[3].unwrap()).abs() < 1e-3, "the fit passes through its one point");

@@ -185,8 +185,10 @@ fn draw_sweep<DB: DrawingBackend>(
         .y_label_area_size(60)
         .build_cartesian_2d(0.0..max_x, 0.0..max_y)?;
     chart.configure_mesh().x_desc("per-user speed (tok/s)").y_desc("throughput per GPU (tok/s)").draw()?;
-    let max_k = sweep.predictions.iter().map(|p| p.k).max().unwrap_or(0);
-    for k in 0..=max_k {
+    let mut swept: Vec<usize> = sweep.predictions.iter().map(|p| p.k).collect();
+    swept.sort_unstable();
+    swept.dedup();
+    for k in swept {
         let color = Palette99::pick(k).to_rgba();
         let points: Vec<(f64, f64)> =
             sweep.predictions.iter().filter(|p| p.k == k).map(|p| (p.per_user_tps, p.throughput_per_gpu)).collect();
