@@ -208,6 +208,10 @@ fn bad_input_is_a_clear_error_with_exit_2() {
     let negative = dir.path().join("negative.csv");
     std::fs::write(&negative, "hardware,model,tp,concurrency,k,context,tpot_ms\nb200,llama-3.3-70b,1,16,0,1024,-2\n")
         .unwrap();
+    let zero = dir.path().join("zero.prom");
+    let no_steps: String =
+        (0..4).map(|a| format!("atom:mtp_decode_steps_total{{accepted_tokens=\"{a}\"}} 0\n")).collect();
+    std::fs::write(&zero, no_steps).unwrap();
     for (args, needle) in [
         (vec!["predict", "--hardware", "tpu-v9"], "unknown hardware 'tpu-v9'"),
         (vec!["predict", "--model", "llama-9"], "known"),
@@ -239,8 +243,31 @@ fn bad_input_is_a_clear_error_with_exit_2() {
                 "--evidence-k",
                 "4",
             ],
-            "one draft length",
+            "drop --evidence-k 4 or set it to 3",
         ),
+        (
+            vec![
+                "predict",
+                "--evidence",
+                zero.to_str().unwrap(),
+                "--evidence",
+                "tests/fixtures/evidence/atom_mtbench.prom",
+            ],
+            "zero.prom:1: the evidence counts no verification steps",
+        ),
+        (
+            vec!["predict", "--evidence", "tests/fixtures/evidence/sglang_gsm8k.prom", "--fit", "concave"],
+            "constant-alpha",
+        ),
+        (
+            vec!["predict", "--evidence", "tests/fixtures/evidence/sglang_gsm8k.log", "--evidence-k", "0"],
+            "--evidence-k",
+        ),
+        (vec!["predict", "--evidence", "tests/fixtures/evidence/vllm_mtbench.log", "--curve", "x.yaml"], "--curve"),
+        (vec!["predict", "--al", "1.8", "--golden", "golden"], "--golden"),
+        (vec!["predict", "--decode-log-interval", "20"], "give --evidence"),
+        (vec!["predict", "--al", "1.8,2.4", "--max-k", "5"], "add --fit"),
+        (vec!["predict", "--max-k", "40"], "--max-k"),
         (vec!["predict", "--kv-dtype", "fp4"], "--kv-dtype"),
         (vec!["predict", "--profile", "/nonexistent/p.csv"], "/nonexistent/p.csv"),
         (vec!["calibrate", "/nonexistent/m.csv"], "/nonexistent/m.csv"),

@@ -197,6 +197,17 @@ pub fn fit(curve: &Curve, kind: FitKind) -> Result<Fit> {
             format!("the {kind} fit needs at least {needed} points, the curve has {}", points.len()),
         ));
     }
+    let only_k = *points.keys().next().expect("curves have points");
+    if matches!(kind, FitKind::Concave | FitKind::Isotonic) && points.len() == 1 && only_k > 1 {
+        // One AL at k > 1 fixes the sum p_1 + … + p_k but not its shape: the fit would spread it evenly and
+        // extend the flat tail for ever.
+        return Err(Error::invalid(
+            format!("{}.{}", curve.model(), curve.mode()),
+            format!(
+                "the {kind} fit cannot shape p_1..p_{only_k} from AL at k = {only_k} alone; give more points or use constant-alpha"
+            ),
+        ));
+    }
     let model = fit_points(points, kind);
     let residuals: Vec<Residual> = points
         .iter()
@@ -506,6 +517,20 @@ mod tests {
             let p = f.chain(3).unwrap();
             assert!((p.unconditional()[2] - 0.45).abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn one_point_past_k_1_leaves_the_shape_to_constant_alpha() {
+        let one = Curve::new("m", ThinkingMode::On, [(3, 2.83)].into_iter().collect()).unwrap();
+        for kind in [FitKind::Concave, FitKind::Isotonic] {
+            let err = fit(&one, kind).unwrap_err().to_string();
+            assert!(err.contains("k = 3 alone") && err.contains("constant-alpha"), "{err}");
+        }
+        let alpha = fit(&one, FitKind::ConstantAlpha).unwrap();
+        assert!((alpha.model.acceptance_length(3) - 2.83).abs() < 1e-4);
+        assert!(alpha.model.acceptance_length(16) < 5.0, "a geometric tail, not a straight line");
+        let first = Curve::new("m", ThinkingMode::On, [(1, 1.8)].into_iter().collect()).unwrap();
+        assert!(fit(&first, FitKind::Concave).is_ok(), "AL(1) alone fixes p_1");
     }
 
     #[test]

@@ -109,18 +109,19 @@ pub struct EvidenceFormatArgs {
     /// Evidence format instead of detecting it: prometheus, atom-json, trtllm-json, aiperf-json, log.
     #[arg(long, value_parser = parse_format_in)]
     pub format_in: Option<InputFormat>,
-    /// Decode steps per SGLang "Decode batch" log line (SGLang --decode-log-interval).
-    #[arg(long, default_value_t = evidence::SGLANG_DECODE_LOG_INTERVAL)]
-    pub decode_log_interval: f64,
+    /// Decode steps per SGLang "Decode batch" log line (SGLang --decode-log-interval) [default: 40].
+    #[arg(long)]
+    pub decode_log_interval: Option<f64>,
 }
 
 impl EvidenceFormatArgs {
     /// Read options for evidence of draft length `k` (where the files do not state it), split by `split`.
     pub fn options(&self, k: Option<usize>, split: Option<String>) -> anyhow::Result<ReadOptions> {
-        if !(self.decode_log_interval > 0.0 && self.decode_log_interval.is_finite()) {
-            anyhow::bail!("--decode-log-interval: {} must be a positive number of steps", self.decode_log_interval);
+        let interval = self.decode_log_interval.unwrap_or(evidence::SGLANG_DECODE_LOG_INTERVAL);
+        if !(interval > 0.0 && interval.is_finite()) {
+            anyhow::bail!("--decode-log-interval: {interval} must be a positive number of steps");
         }
-        Ok(ReadOptions { format: self.format_in, k, split, decode_log_interval: self.decode_log_interval })
+        Ok(ReadOptions { format: self.format_in, k, split, decode_log_interval: interval })
     }
 }
 

@@ -10,6 +10,7 @@ use alsim::perf::cost::{CostModel, Workload};
 use alsim::perf::profile::{Precision, Profiles};
 use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, PredictReport, Sweep};
 use alsim::report;
+use alsim::units::check_draft_len;
 use anyhow::Context;
 
 use super::common::{CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, EvidenceFormatArgs, NumberList, OutputArgs, PlotArgs};
@@ -52,9 +53,9 @@ pub struct Args {
     /// Concurrencies: a list and/or ranges, e.g. 1,4,8,12,16 or 1-64.
     #[arg(long, default_value = "1,4,8,12,16")]
     concurrency: Concurrency,
-    /// Largest draft length to sweep (past the golden curve's last k with --fit).
-    #[arg(long, default_value_t = DEFAULT_MAX_K)]
-    max_k: usize,
+    /// Largest draft length to sweep [default: 8; with --al, its length] (past the points' last k with --fit).
+    #[arg(long)]
+    max_k: Option<usize>,
     /// Explicit acceptance lengths AL(1),AL(2),… instead of the golden curve.
     #[arg(long, conflicts_with = "evidence")]
     al: Option<NumberList>,
@@ -151,19 +152,44 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 
 /// AL(k) from the source the flags name, and the drafter of the golden curve when that is the source.
 fn acceptance(args: &Args, notes: &mut Vec<String>) -> anyhow::Result<(AcceptanceSource, Option<String>)> {
+    let max_k = args.max_k.unwrap_or(DEFAULT_MAX_K);
+    check_draft_len(max_k, "--max-k")?;
+    let replaced = if args.al.is_some() { Some("--al") } else { (!args.evidence.is_empty()).then_some("--evidence") };
+    if let Some(source) = replaced {
+        let curve = &args.curve;
+        for (given, flag) in [
+            (!curve.curve_files.is_empty(), "--curve"),
+            (curve.golden.is_some(), "--golden"),
+            (curve.draft_sampling.is_some(), "--draft-sampling"),
+        ] {
+            if given {
+                anyhow::bail!("{flag} chooses a golden curve, which {source} replaces; drop one of them");
+            }
+        }
+    }
+    if args.evidence.is_empty() && (args.read.format_in.is_some() || args.read.decode_log_interval.is_some()) {
+        anyhow::bail!("--format-in and --decode-log-interval say how to read --evidence files; give --evidence");
+    }
     let points = |values: BTreeMap<usize, f64>, what: &str| Curve::new(what, args.curve.mode, values);
     if let Some(values) = &args.al {
         let explicit = AcceptanceSource::explicit(&values.0)?;
-        let source = match args.fit {
-            None => explicit,
-            Some(kind) => {
+        let source = match (args.fit, args.max_k) {
+            (Some(kind), _) => {
                 let curve = points((1..).zip(values.0.iter().copied()).collect(), "--al")?;
-                AcceptanceSource::fitted(&curve, kind, "explicit --al", args.max_k)?
+                AcceptanceSource::fitted(&curve, kind, "explicit --al", max_k)?
             }
+            (None, Some(max_k)) if max_k > explicit.max_k() => {
+                anyhow::bail!("--max-k {max_k}: --al gives AL up to k = {}; add --fit to extend it", explicit.max_k())
+            }
+            (None, Some(max_k)) => AcceptanceSource { al: explicit.al[..=max_k].to_vec(), ..explicit },
+            (None, None) => explicit,
         };
         return Ok((source, None));
     }
     if !args.evidence.is_empty() {
+        if let Some(k) = args.evidence_k {
+            check_draft_len(k, "--evidence-k")?;
+        }
         let options = args.read.options(args.evidence_k, None)?;
         let mut all = Vec::new();
         for path in &args.evidence {
@@ -173,39 +199,37 @@ fn acceptance(args: &Args, notes: &mut Vec<String>) -> anyhow::Result<(Acceptanc
             notes.extend(ev.notes.iter().map(|n| format!("{}: {n}", ev.location)));
         }
         let measured = evidence::measured_al(&all, args.evidence_k)?;
-        if all.len() > 1 {
-            let each: Vec<String> = all
-                .iter()
-                .map(|ev| format!("{} AL {:.3}", ev.location, 1.0 + ev.total.accepted / ev.total.steps))
-                .collect();
+        notes.extend(measured.notes.iter().cloned());
+        if measured.runs.len() > 1 {
+            let each: Vec<String> = measured.runs.iter().map(|(at, al)| format!("{at} AL {al:.3}")).collect();
             notes.push(format!(
-                "pooled {} evidence items ({}); `alsim eval` tests whether they agree before pooling",
-                all.len(),
+                "pooled {} runs ({}); `alsim eval` tests whether they agree before pooling",
+                measured.runs.len(),
                 each.join(", ")
             ));
         }
-        if args.fit.is_some() && measured.len() < 3 {
+        if args.fit.is_some() && measured.points.len() < 3 {
             notes.push(format!(
                 "the fit rests on {} measured point(s); AL at other k is the fit's extrapolation",
-                measured.len()
+                measured.points.len()
             ));
         }
         let files: Vec<String> = args.evidence.iter().map(|p| p.display().to_string()).collect();
         let origin = format!("evidence {}", files.join(", "));
         let source = match args.fit {
-            None => AcceptanceSource::measured(&measured, origin, args.max_k)?,
-            Some(kind) => AcceptanceSource::fitted(&points(measured, "evidence")?, kind, &origin, args.max_k)?,
+            None => AcceptanceSource::measured(&measured.points, origin, max_k)?,
+            Some(kind) => AcceptanceSource::fitted(&points(measured.points, "evidence")?, kind, &origin, max_k)?,
         };
         return Ok((source, None));
     }
     let set = args.curve.curve_set()?;
     let found = set.lookup(&args.curve.query())?;
     let source = match args.fit {
-        None => AcceptanceSource::from_curve(found.curve, &found.file.origin, args.max_k)
+        None => AcceptanceSource::from_curve(found.curve, &found.file.origin, max_k)
             .context("reading AL(k) from the golden curve (lower --max-k, add --fit, or give --al)")?,
         Some(kind) => {
             let origin = format!("{} {} {}", found.file.origin, found.curve.model(), found.curve.mode());
-            AcceptanceSource::fitted(found.curve, kind, &origin, args.max_k)?
+            AcceptanceSource::fitted(found.curve, kind, &origin, max_k)?
         }
     };
     Ok((source, found.file.provenance.drafter.clone()))

@@ -431,14 +431,27 @@ pub(crate) fn for_each_line(
     Ok(line_no)
 }
 
+/// Acceptance lengths measured by real-verification runs of one draft length k, pooled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredAl {
+    /// The runs' draft length.
+    pub k: usize,
+    /// AL(j) of the pooled runs: j = 1..=k where every run counts positions, else j = k alone.
+    pub points: BTreeMap<usize, f64>,
+    /// Each run's own AL(k) = 1 + A/D, in input order.
+    pub runs: Vec<(Location, f64)>,
+    /// What pooling assumed or lost.
+    pub notes: Vec<String>,
+}
+
 /// AL(j) measured by evidence of one draft length k, pooled over every item: AL(j) = 1 + Σ_{i≤j} P_i/D for
-/// j = 1..k where the engine counts positions, else AL(k) = 1 + A/D only. Reading AL(j < k) off a run at k
-/// is exact for a chain drafter: whether draft i is accepted does not depend on how many drafts follow it.
-/// `k` is the draft length for evidence that does not state one.
+/// j = 1..k where the engine counts positions, and AL(k) = 1 + A/D. Reading AL(j < k) off a run at k is exact
+/// for a chain drafter: whether draft i is accepted does not depend on how many drafts follow it.
+/// `k` is the draft length the user gave (`--evidence-k`), for evidence that does not state one.
 ///
 /// # Errors
 /// [`Error::Invalid`] when there is no evidence or its k is unknown; [`Error::Parse`] naming the file where
-/// items disagree on k or count no steps.
+/// an item's k differs from the others' or from `k`, or an item counts no verification steps.
 ///
 /// ```
 /// use alsim::evidence::{measured_al, read, ReadOptions};
@@ -447,47 +460,49 @@ pub(crate) fn for_each_line(
 ///             atom:mtp_decode_steps_total{accepted_tokens=\"2\"} 5000\n";
 /// let evidence = read(text.as_bytes(), "metrics.prom", &ReadOptions::default())?;
 /// let al = measured_al(&evidence, None)?;
-/// assert_eq!(al.keys().copied().collect::<Vec<_>>(), [1, 2]);
-/// assert!((al[&1] - 1.8).abs() < 1e-12 && (al[&2] - 2.3).abs() < 1e-12);
+/// assert_eq!(al.points.keys().copied().collect::<Vec<_>>(), [1, 2]);
+/// assert!((al.points[&1] - 1.8).abs() < 1e-12 && (al.points[&2] - 2.3).abs() < 1e-12);
 /// # Ok::<(), alsim::Error>(())
 /// ```
-pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<BTreeMap<usize, f64>> {
-    let first = evidence.first().ok_or_else(|| Error::invalid("--evidence", "no evidence given"))?;
+pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl> {
+    if let Some(k) = k {
+        check_draft_len(k, "--evidence-k")?;
+    }
+    let (first, rest) = evidence.split_first().ok_or_else(|| Error::invalid("--evidence", "no evidence given"))?;
     let stated = |ev: &Evidence| ev.k.as_ref().map(|(k, _)| *k).or(ev.total.positions.as_ref().map(Vec::len));
-    let k_of = |ev: &Evidence| {
-        stated(ev).or(k).ok_or_else(|| {
-            Error::invalid("--evidence-k", format!("{} does not state the draft length k; give it", ev.location))
-        })
-    };
-    let run_k = k_of(first)?;
-    let mut total = first.total.clone();
+    let run_k = stated(first).or(k).ok_or_else(|| {
+        Error::invalid("--evidence-k", format!("{} does not state the draft length k; give it", first.location))
+    })?;
+    let mut runs = Vec::with_capacity(evidence.len());
     for ev in evidence {
         let at = ev.k.as_ref().map_or(&ev.location, |(_, at)| at);
-        let mismatch = |other: String| {
-            let message = format!("the evidence is for k = {} but {other}: give runs of one draft length", k_of(ev)?);
-            Err(Error::parse(&at.origin, at.line, message))
+        let own = stated(ev);
+        let mismatch = match (own, k) {
+            (Some(own), Some(given)) if own != given => {
+                Some(format!("the evidence is for k = {own}: drop --evidence-k {given} or set it to {own}"))
+            }
+            (Some(own), _) if own != run_k => Some(format!(
+                "the evidence is for k = {own} but {} is for k = {run_k}: give runs of one draft length",
+                first.location
+            )),
+            _ => None,
         };
-        if let (Some(own), Some(given)) = (stated(ev), k)
-            && own != given
-        {
-            return mismatch(format!("--evidence-k is {given}"));
+        if let Some(message) = mismatch {
+            return Err(Error::parse(&at.origin, at.line, message));
         }
-        if k_of(ev)? != run_k {
-            return mismatch(format!("{} is for k = {run_k}", first.location));
+        if ev.total.steps <= 0.0 {
+            return Err(Error::parse(
+                &ev.location.origin,
+                ev.location.line,
+                "the evidence counts no verification steps",
+            ));
         }
-        if !std::ptr::eq(ev, first) {
-            total = total.add(&ev.total);
-        }
+        runs.push((ev.location.clone(), 1.0 + ev.total.accepted / ev.total.steps));
     }
-    if total.steps <= 0.0 {
-        return Err(Error::parse(
-            &first.location.origin,
-            first.location.line,
-            "the evidence counts no verification steps",
-        ));
-    }
+    let total = rest.iter().fold(first.total.clone(), |acc, ev| acc.add(&ev.total));
+    let mut notes = Vec::new();
     let d = total.steps;
-    let mut al: BTreeMap<usize, f64> = match total.positions.filter(|p| p.len() == run_k) {
+    let mut points: BTreeMap<usize, f64> = match total.positions.filter(|p| p.len() == run_k) {
         Some(positions) => positions
             .iter()
             .scan(1.0, |al, p| {
@@ -497,17 +512,55 @@ pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<BTreeMap<u
             .enumerate()
             .map(|(i, al)| (i + 1, al))
             .collect(),
-        None => Default::default(),
+        None => {
+            if evidence.iter().any(|ev| ev.total.positions.is_some()) {
+                notes.push(format!("not every run counts positions, so the pooled runs give AL at k = {run_k} alone"));
+            }
+            BTreeMap::new()
+        }
     };
-    // At the run's own k the accepted-token count is the headline figure (`eval`'s estimate); rounded
+    // At the runs' own k the accepted-token count is the headline figure (`eval`'s estimate); rounded
     // per-position rates in logs can sum to a hair less.
-    al.insert(run_k, 1.0 + total.accepted / d);
-    Ok(al)
+    points.insert(run_k, 1.0 + total.accepted / d);
+    Ok(MeasuredAl { k: run_k, points, runs, notes })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(name: &str, engine: Engine, k: Option<usize>, total: Window) -> Evidence {
+        let location = Location { origin: name.into(), line: Some(1) };
+        let k = k.map(|k| (k, location.clone()));
+        Evidence { location, engine, format: InputFormat::Prometheus, k, total, batches: Vec::new(), notes: Vec::new() }
+    }
+
+    #[test]
+    fn measured_al_pools_counts_not_averages() {
+        // Runs of 1,000 and 3,000 steps: the pooled AL weighs them by steps.
+        let a = run("a", Engine::Atom, Some(2), Window::from_distribution(vec![200.0, 300.0, 500.0]));
+        let b = run("b", Engine::Atom, Some(2), Window::from_distribution(vec![300.0, 900.0, 1800.0]));
+        let m = measured_al(&[a.clone(), b], None).unwrap();
+        assert_eq!(m.k, 2);
+        // P_1 = 800 + 2700, P_2 = 500 + 1800 over D = 4000.
+        assert!((m.points[&1] - (1.0 + 3500.0 / 4000.0)).abs() < 1e-12);
+        assert!((m.points[&2] - (1.0 + 5800.0 / 4000.0)).abs() < 1e-12);
+        assert_eq!(m.runs.iter().map(|r| r.1).collect::<Vec<_>>(), [2.3, 2.5]);
+        assert!(m.notes.is_empty());
+
+        // A run without per-position counts leaves only AL(k), and says so.
+        let c = run("c", Engine::Sglang, None, Window::new(1000.0, 1500.0));
+        let m = measured_al(&[a.clone(), c.clone()], None).unwrap();
+        assert_eq!(m.points.keys().copied().collect::<Vec<_>>(), [2]);
+        assert!((m.points[&2] - (1.0 + 2800.0 / 2000.0)).abs() < 1e-12);
+        assert!(m.notes[0].contains("not every run counts positions"), "{:?}", m.notes);
+
+        // k comes from the runs, else the caller; a contradiction names the file.
+        assert!(measured_al(std::slice::from_ref(&c), None).unwrap_err().to_string().contains("--evidence-k"));
+        assert_eq!(measured_al(std::slice::from_ref(&c), Some(4)).unwrap().k, 4);
+        let err = measured_al(&[a, c], Some(3)).unwrap_err().to_string();
+        assert!(err.starts_with("a:1") && err.contains("set it to 2"), "{err}");
+    }
 
     #[test]
     fn lines_across_buffer_boundaries() {

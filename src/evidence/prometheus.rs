@@ -427,7 +427,7 @@ fn group_evidence(snapshots: &[(Reduced, &Snapshot)], label: &str, options: &Rea
     let mut batches = Vec::new();
     if snapshots.len() == 1 {
         notes.push(
-            "one snapshot: counts are cumulative since the server started (give --before or concatenated scrapes for a window and a time series)"
+            "one snapshot: counts are cumulative since the server started (an earlier snapshot, eval --before, or concatenated scrapes give a window and a time series)"
                 .into(),
         );
         let total = window(engine, last, k.as_ref().map(|k| k.0), &last_snapshot.origin, options)?;

@@ -78,7 +78,12 @@ impl AcceptanceSource {
     /// [`Error::Invalid`] when the curve has too few points for the fit or `max_k` is out of range.
     pub fn fitted(curve: &Curve, kind: FitKind, origin: &str, max_k: usize) -> Result<Self> {
         check_draft_len(max_k, "--max-k")?;
-        let model = fit(curve, kind)?.model;
+        // The fit names the points by a curve key; the user knows them by where they came from.
+        let model = match fit(curve, kind) {
+            Ok(fitted) => fitted.model,
+            Err(Error::Invalid { message, .. }) => return Err(Error::invalid("--fit", format!("{origin}: {message}"))),
+            Err(other) => return Err(other),
+        };
         let al = (0..=max_k).map(|k| Some(model.acceptance_length(k))).collect();
         Ok(AcceptanceSource { description: format!("{origin}, {kind} fit"), al })
     }
@@ -226,7 +231,7 @@ pub struct Sweep {
 }
 
 impl Sweep {
-    /// Predicts every (concurrency, k) for k = 0..=K of `acceptance`, and picks the best k per concurrency
+    /// Predicts every (concurrency, k) for the k that `acceptance` gives, and picks the best k per concurrency
     /// subject to `min_user_tps`.
     ///
     /// # Errors
