@@ -329,7 +329,8 @@ fn run_steps<const BOUNDED: bool>(
 ) -> (u32, u32) {
     let (mut steps, mut emitted) = (0u32, 0u32);
     let max_tokens = sampler.k() as u32 + 1;
-    let mut four_steps = |first: u64, second: u64, steps: &mut u32, emitted: &mut u32| {
+    while emitted + 3 * max_tokens < need && (!BOUNDED || steps + 4 <= max_steps) {
+        let (first, second) = (rng.next_u64(), rng.next_u64());
         let a = [
             sampler.accepted_from(first as u32),
             sampler.accepted_from((first >> 32) as u32),
@@ -339,11 +340,8 @@ fn run_steps<const BOUNDED: bool>(
         for (lane, &a) in counts.lanes.iter_mut().zip(&a) {
             lane[a] += 1;
         }
-        *emitted += (a[0] + a[1] + a[2] + a[3]) as u32 + 4;
-        *steps += 4;
-    };
-    while emitted + 3 * max_tokens < need && (!BOUNDED || steps + 4 <= max_steps) {
-        four_steps(rng.next_u64(), rng.next_u64(), &mut steps, &mut emitted);
+        emitted += (a[0] + a[1] + a[2] + a[3]) as u32 + 4;
+        steps += 4;
     }
     let lane = &mut counts.lanes[0];
     let mut step = |u: u32, steps: &mut u32, emitted: &mut u32| {
