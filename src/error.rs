@@ -18,6 +18,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A file exists but cannot be taken as input: not a regular file, over its size limit, or not UTF-8.
+    #[error("{}: {reason}", path.display())]
+    Unreadable {
+        /// The file involved.
+        path: PathBuf,
+        /// Why it is refused, in the user's terms.
+        reason: String,
+    },
     /// Input text could not be parsed; `origin` is a file name (or `<embedded:…>`, `<stdin>`).
     #[error("{origin}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     Parse {
@@ -53,6 +61,11 @@ impl Error {
     /// An [`Error::Parse`] at `origin`, optional `line`.
     pub fn parse(origin: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Self {
         Error::Parse { origin: origin.into(), line, message: message.into() }
+    }
+
+    /// An [`Error::Unreadable`] for `path`.
+    pub fn unreadable(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Unreadable { path: path.into(), reason: reason.into() }
     }
 
     /// An [`Error::Io`] for `path`.

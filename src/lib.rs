@@ -45,6 +45,7 @@ pub mod curve;
 pub mod engine;
 pub mod error;
 pub mod evidence;
+pub mod input;
 pub mod perf;
 pub mod pins;
 pub mod report;

@@ -32,7 +32,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let origin = args.measured.display().to_string();
-    let text = std::fs::read_to_string(&args.measured).map_err(|e| alsim::Error::io(&args.measured, e))?;
+    let text = alsim::input::read_text(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
     let rows = read_measurements(&text, &origin)?;
     let mut calibration = calibrate(&Profiles::embedded(), &rows, &origin, args.drafter.as_deref())?;
     match &args.output {

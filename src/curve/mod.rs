@@ -270,7 +270,7 @@ impl CurveFile {
     /// # Errors
     /// [`Error::Io`] when unreadable, else as [`CurveFile::parse`].
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT)?;
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Self::parse(&text, &path.display().to_string(), &stem)
     }

@@ -304,7 +304,7 @@ impl Default for ReadOptions {
 /// [`Error::Io`] when a file cannot be read; [`Error::Parse`] naming file and line for anything
 /// malformed (see the module docs).
 pub fn read_path(path: &Path, before: Option<&Path>, options: &ReadOptions) -> Result<Vec<Evidence>> {
-    let open = |p: &Path| std::fs::File::open(p).map(BufReader::new).map_err(|e| Error::io(p, e));
+    let open = |p: &Path| crate::input::open_regular(p).map(BufReader::new);
     let origin = path.display().to_string();
     match before {
         None => read(open(path)?, &origin, options),

@@ -412,7 +412,7 @@ impl Profiles {
     /// # Errors
     /// [`Error::Io`] when unreadable; [`Error::Parse`] naming line and column for bad rows.
     pub fn load_hardware_file(&mut self, path: &Path) -> Result<Vec<String>> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT)?;
         let rows = read_hardware(&text, &path.display().to_string())?;
         if rows.is_empty() {
             return Err(Error::parse(path.display().to_string(), None, "the profile holds no hardware rows"));

@@ -131,7 +131,7 @@ impl AllowList {
     /// # Errors
     /// [`Error::Io`] when unreadable, else as [`AllowList::parse`].
     pub fn read(path: &Path) -> Result<AllowList> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT)?;
         AllowList::parse(&text, &path.display().to_string())
     }
 }

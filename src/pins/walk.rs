@@ -14,7 +14,7 @@ use super::Skipped;
 use crate::error::{Error, Result};
 
 /// Files above this size are not launch scripts or recipes; they are skipped with a note.
-pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = crate::input::SMALL_FILE_LIMIT;
 
 /// Directories never entered: version control, build output, vendored packages.
 const SKIP_DIRS: &[&str] = &[".git", ".hg", ".svn", "target", "node_modules", "__pycache__", ".venv"];
@@ -163,11 +163,7 @@ fn kind_by_name(name: &str) -> Option<Kind> {
 /// Reads one candidate; an extension-less file counts only when its first line is a shell shebang.
 fn read_candidate(path: &Path, rel: String, kind: Option<Kind>) -> std::result::Result<Option<TextFile>, Skipped> {
     let skip = |reason: String| Skipped { path: rel.clone(), reason };
-    let meta = std::fs::metadata(path).map_err(|e| skip(format!("unreadable: {e}")))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(skip(format!("too large ({} bytes; limit {MAX_FILE_BYTES})", meta.len())));
-    }
-    let bytes = std::fs::read(path).map_err(|e| skip(format!("unreadable: {e}")))?;
+    let bytes = crate::input::read_bytes(path, MAX_FILE_BYTES).map_err(|e| skip(reason(e)))?;
     let kind = match kind {
         Some(kind) => kind,
         None if bytes.starts_with(b"#!") && is_shell_shebang(&bytes) => Kind::Shell,
@@ -179,6 +175,15 @@ fn read_candidate(path: &Path, rel: String, kind: Option<Kind>) -> std::result::
     let text = String::from_utf8(bytes)
         .map_err(|e| skip(format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to())))?;
     Ok(Some(TextFile { rel, kind, text }))
+}
+
+/// The reason alone: the skip note already names the file.
+fn reason(error: Error) -> String {
+    match error {
+        Error::Unreadable { reason, .. } => reason,
+        Error::Io { source, .. } => format!("unreadable: {source}"),
+        other => other.to_string(),
+    }
 }
 
 fn is_shell_shebang(bytes: &[u8]) -> bool {
@@ -215,7 +220,7 @@ mod tests {
         let has = |p: &str, r: &str| reasons.iter().any(|(path, reason)| *path == p && reason.contains(r));
         assert!(has("bin.sh", "binary"), "{reasons:?}");
         assert!(has("bad.yaml", "UTF-8"), "{reasons:?}");
-        assert!(has("big.yaml", "too large"), "{reasons:?}");
+        assert!(has("big.yaml", "larger than"), "{reasons:?}");
         #[cfg(unix)]
         {
             assert!(has("sub/loop", "symlink loop"), "{reasons:?}");

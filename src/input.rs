@@ -1,0 +1,128 @@
+//! Opening the user's files safely: only regular files, never more than a stated number of bytes.
+//!
+//! Every command reads its inputs through here, so a FIFO, a device or a directory given where a file is
+//! expected is refused before it is opened (opening a FIFO would block until a writer comes; `/dev/zero`
+//! never ends), and no file costs more memory than its limit. Whole-file reads ([`read_text`]) are for small
+//! inputs (curves, profiles, recipes, allow-lists); large inputs (logs, metric series) are streamed from
+//! [`open_regular`] by their readers, which bound their own line lengths.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Size limit for small text inputs read whole: golden curves, profiles, allow-lists, recipes, scripts.
+pub const SMALL_FILE_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// Size limit for measurement tables read whole (calibration CSVs).
+pub const TABLE_FILE_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Opens `path` for reading after checking that it is a regular file (symbolic links followed).
+///
+/// # Errors
+/// [`Error::Io`] when it does not exist or cannot be opened; [`Error::Unreadable`] when it is a directory,
+/// FIFO, socket or device.
+pub fn open_regular(path: &Path) -> Result<File> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::unreadable(path, format!("not a regular file ({})", describe(&meta))));
+    }
+    File::open(path).map_err(|e| Error::io(path, e))
+}
+
+/// Reads `path` whole as UTF-8 text, refusing anything that is not a regular file or is larger than `limit`
+/// bytes. The size is checked before reading and enforced while reading, so a file that grows meanwhile
+/// cannot exceed it either.
+///
+/// # Errors
+/// As [`open_regular`]; [`Error::Unreadable`] when it is larger than `limit` or not UTF-8 (naming the line
+/// of the first bad byte).
+pub fn read_text(path: &Path, limit: u64) -> Result<String> {
+    let bytes = read_bytes(path, limit)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+        Error::unreadable(path, format!("line {line}: not UTF-8 text (byte {at})"))
+    })
+}
+
+/// Reads `path` whole as bytes, with the checks of [`read_text`] but no decoding.
+///
+/// # Errors
+/// As [`read_text`], without the UTF-8 check.
+pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let file = open_regular(path)?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len > limit {
+        return Err(too_large(path, limit));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(path, limit));
+    }
+    Ok(bytes)
+}
+
+fn too_large(path: &Path, limit: u64) -> Error {
+    let limit = if limit >= 1024 * 1024 { format!("{} MiB", limit / (1024 * 1024)) } else { format!("{limit}-byte") };
+    Error::unreadable(path, format!("larger than the {limit} limit for this input"))
+}
+
+fn describe(meta: &std::fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    "not a file"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_directories_devices_and_fifos_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_text(dir.path(), SMALL_FILE_LIMIT).unwrap_err().to_string();
+        assert!(err.contains("a directory"), "{err}");
+        #[cfg(unix)]
+        {
+            let err = read_text(Path::new("/dev/zero"), SMALL_FILE_LIMIT).unwrap_err().to_string();
+            assert!(err.contains("a device"), "{err}");
+            let fifo = dir.path().join("fifo");
+            let status = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if status.is_ok_and(|s| s.success()) {
+                let err = read_text(&fifo, SMALL_FILE_LIMIT).unwrap_err().to_string();
+                assert!(err.contains("a FIFO"), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn bounds_size_and_names_the_line_of_bad_utf8() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recipe.yaml");
+        std::fs::write(&path, b"a: 1\nb: \xe9t\xe9\n").unwrap();
+        let err = read_text(&path, SMALL_FILE_LIMIT).unwrap_err().to_string();
+        assert!(err.contains("line 2: not UTF-8"), "{err}");
+        std::fs::write(&path, vec![b'x'; 1025]).unwrap();
+        let err = read_text(&path, 1024).unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
+        assert_eq!(read_text(&path, 2048).unwrap().len(), 1025);
+    }
+}
