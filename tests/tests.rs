@@ -7,6 +7,7 @@ mod evidence;
 mod no_panic;
 mod perf;
 mod pins;
+mod pins_cli;
 mod props;
 mod sim;
 mod transcripts;
