@@ -304,7 +304,7 @@ fn shell_branches_templates_and_defaults_are_read_as_bash_runs_them() {
                 )
             })
             .collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.sort_by_key(|a| a.0);
         v
     };
     // if/elif/else: one pin per arm that speculates, k and AL from the same arm.

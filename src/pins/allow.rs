@@ -68,7 +68,11 @@ impl AllowList {
             },
             Node::Null => Vec::new(),
             other => {
-                return Err(Error::parse(origin, None, format!("expected a list of entries, found a {}", other.kind())));
+                return Err(Error::parse(
+                    origin,
+                    None,
+                    format!("expected a list of entries, found a {}", other.kind()),
+                ));
             }
         };
         let lines: Vec<usize> = LineIndex::new(text).lines_of("file");

@@ -79,6 +79,9 @@ fn unfixable_message(class: Class) -> &'static str {
     }
 }
 
+/// A literal to edit: the file and its byte span.
+type LiteralKey = (String, (usize, usize));
+
 /// Plans the fixes for `report` of the repository at `repo` (files are read to build the diff).
 ///
 /// # Errors
@@ -86,7 +89,7 @@ fn unfixable_message(class: Class) -> &'static str {
 pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
     let mut plan = FixPlan::default();
     // Literal → the values its pins want.
-    let mut wanted: BTreeMap<(String, (usize, usize)), Vec<(Location, f64, bool)>> = BTreeMap::new();
+    let mut wanted: BTreeMap<LiteralKey, Vec<(Location, f64, bool)>> = BTreeMap::new();
     for checked in &report.pins {
         let errors: Vec<Class> = checked.problems.iter().copied().filter(|c| c.severity() == Severity::Error).collect();
         let companion = is_companion_problem(report, &checked.pin.location);

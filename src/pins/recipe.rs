@@ -476,8 +476,7 @@ impl Reader<'_> {
         role: Option<Role>,
         kind: ItemKind,
         value: &str,
-        line: usize,
-        group: usize,
+        (line, group): (usize, usize),
         key: &str,
         span: Option<(usize, usize)>,
     ) {
@@ -543,7 +542,7 @@ impl Reader<'_> {
             "speculative_dspark_block_size" => Some(ItemKind::DsparkBlock),
             "speculative_num_draft_tokens" => Some(ItemKind::DraftTokens),
             "speculative_algorithm" => {
-                self.push(role, ItemKind::Algorithm, text, line, group, key, None);
+                self.push(role, ItemKind::Algorithm, text, (line, group), key, None);
                 Some(ItemKind::Method)
             }
             "speculative_draft_model_path"
@@ -556,7 +555,7 @@ impl Reader<'_> {
             "model_path" if !text.trim().starts_with('/') => Some(ItemKind::Model),
             "path" if parent == Some("model") && !in_identity => {
                 let name = text.trim().trim_start_matches("hf:");
-                self.push(None, ItemKind::ModelAlias, name, line, group, "model.path", None);
+                self.push(None, ItemKind::ModelAlias, name, (line, group), "model.path", None);
                 None
             }
             "decoding_type" | "spec_method" => Some(ItemKind::Method),
@@ -574,8 +573,7 @@ impl Reader<'_> {
                             None,
                             ItemKind::RequestThinking,
                             v,
-                            line,
-                            group,
+                            (line, group),
                             "AIPERF_EXTRA_INPUTS thinking",
                             None,
                         );
@@ -587,12 +585,12 @@ impl Reader<'_> {
             _ => None,
         };
         if IGNORED.iter().any(|(name, _)| name.eq_ignore_ascii_case(key)) {
-            self.push(role, ItemKind::Ignored, text, line, group, key, None);
+            self.push(role, ItemKind::Ignored, text, (line, group), key, None);
             return;
         }
         if let Some(kind) = kind {
             let span = matches!(kind, ItemKind::Pin(_)).then(|| self.span(line, key, text.trim())).flatten();
-            self.push(role, kind, text, line, group, key, span);
+            self.push(role, kind, text, (line, group), key, span);
             return;
         }
         if lower == "speculative_config" || lower.ends_with("chat_template_kwargs") {
@@ -620,7 +618,7 @@ impl Reader<'_> {
                 for value in t.json(json_key) {
                     if let Value::Lit { text, span } = value {
                         let key = format!("{key} {json_key}");
-                        self.push(role, *kind, &text, line, group, &key, span);
+                        self.push(role, *kind, &text, (line, group), &key, span);
                     }
                 }
             }
@@ -652,7 +650,7 @@ impl Reader<'_> {
                 };
                 if let Some(v) = value {
                     let span = matches!(kind, ItemKind::Pin(_)).then(|| self.span(line, flag, v)).flatten();
-                    self.push(role, kind, v, line, group, flag, span);
+                    self.push(role, kind, v, (line, group), flag, span);
                 }
             }
         }

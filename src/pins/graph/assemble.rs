@@ -178,7 +178,8 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
         }
         for job in &graph.jobs {
             let point = graph.point(job);
-            if !(point.agentic() && point.speculative())
+            if !point.agentic()
+                || !point.speculative()
                 || !vars.iter().all(|v| job.env.contains_key(v))
                 || !vars.iter().any(|v| point.get(v).is_some())
             {

@@ -179,7 +179,10 @@ fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
     env
 }
 
-fn parse_yaml(file: &TextFile) -> Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding> {
+/// A YAML file's tree and its duplicate keys, or the finding that it could not be parsed.
+type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>;
+
+fn parse_yaml(file: &TextFile) -> Parsed {
     crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| unreadable(&file.rel, e.to_string()))
 }
 
@@ -232,7 +235,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         .filter(|f| f.kind == Kind::Shell && (SHELL_KNOBS.iter().any(|k| f.text.contains(k)) || echoes_number(&f.text)))
         .collect();
     let (tops, (mut scripts, mut script_findings)) = rayon::join(
-        || -> Vec<(&TextFile, Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>)> {
+        || -> Vec<(&TextFile, Parsed)> {
             yaml.par_iter()
                 .filter(|f| {
                     (f.text.contains("scenarios:") && f.text.contains("search-space:"))

@@ -365,6 +365,9 @@ pub enum Hole {
 /// Characters that stand for holes: the private-use area, never written in scripts.
 const HOLE_BASE: u32 = 0xE000;
 
+/// Expands a `$(printf …)` body at a byte offset into its format and arguments, when it is one.
+pub type PrintfExpander<'a> = dyn Fn(&str, usize) -> Option<(Word, Vec<Word>)> + 'a;
+
 /// Text with holes where the expansions are, and where each literal came from in the file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Template {
@@ -400,7 +403,7 @@ impl Template {
     }
 
     /// Renders a word.
-    pub fn of(word: &Word, printf: &dyn Fn(&str, usize) -> Option<(Word, Vec<Word>)>) -> Template {
+    pub fn of(word: &Word, printf: &PrintfExpander<'_>) -> Template {
         let mut t = Template::default();
         t.push_word(word, printf);
         t
@@ -422,7 +425,7 @@ impl Template {
         self.text.push(c);
     }
 
-    fn push_word(&mut self, word: &Word, printf: &dyn Fn(&str, usize) -> Option<(Word, Vec<Word>)>) {
+    fn push_word(&mut self, word: &Word, printf: &PrintfExpander<'_>) {
         for part in &word.parts {
             match part {
                 Part::Lit { text, span } => self.push_lit(text, *span),

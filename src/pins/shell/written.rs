@@ -143,9 +143,7 @@ pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
             push(FactKind::K, "flag", flags(flag));
         }
     }
-    for flag in ["--served-model-name"] {
-        push(FactKind::Model, "--served-model-name", flags(flag));
-    }
+    push(FactKind::Model, "--served-model-name", flags("--served-model-name"));
     for flag in ["--model", "--model-path"] {
         push(FactKind::Model, "--model", flags(flag));
     }
