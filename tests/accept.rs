@@ -110,3 +110,30 @@ fn bad_input_is_a_clear_error_with_exit_2() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn convert_writes_a_mean_as_every_pin_shape() {
+    let v = json(&["convert", "--rates", "0.78,0.60,0.45"]);
+    assert!(close(&v["acceptance_length"], 2.83, 1e-12));
+    assert_eq!(v["given_rates"], serde_json::json!([0.78, 0.6, 0.45]));
+    let geometric: Vec<f64> = v["geometric_rates"].as_array().unwrap().iter().map(|r| r.as_f64().unwrap()).collect();
+    assert!((1.0 + geometric.iter().sum::<f64>() - 2.83).abs() < 1e-8, "{geometric:?}");
+    let p = v["geometric_p"].as_f64().unwrap();
+    assert!((geometric[2] - p.powi(3)).abs() < 1e-12);
+    // A length has no given list; its two forced shapes have its mean.
+    let v = json(&["convert", "2.83", "--k", "3"]);
+    assert!(v["given_rates"].is_null());
+    assert_eq!(v["forced_rates"][1].as_f64().unwrap(), 0.8300000000000001);
+    // Geometric in, geometric out: the round trip returns p.
+    let (code, stdout, _) = run(&["convert", "--geometric", "0.6", "--k", "5", "--to", "geometric-p"]);
+    assert_eq!((code, stdout.as_str()), (0, "0.6\n"));
+    for (args, needle) in [
+        (vec!["convert", "--geometric", "0.5", "--rates", "0.5"], "cannot be used with"),
+        (vec!["convert", "2.83", "--k", "3", "--to", "rates"], "min-variance, geometric, geometric-p"),
+        (vec!["convert", "--rates", "0.5,0.6"], "never increase"),
+    ] {
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: expected '{needle}' in {stderr}");
+    }
+}
