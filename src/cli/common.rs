@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use alsim::accept::Acceptance;
 use alsim::accept::fit::{FitKind, fit};
+use alsim::accept::{Acceptance, RatesPin};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use alsim::evidence::{self, InputFormat, ReadOptions};
 use alsim::report::Format;
@@ -179,22 +179,25 @@ pub struct RealAcceptance {
     pub source: String,
     /// The golden AL at k, when the chain came from a curve that has that k.
     pub curve_al: Option<f64>,
+    /// The per-position rates a rates pin writes: the curve's own chain (raw or fitted through the golden
+    /// AL), else the real chain itself.
+    pub rates_pin: RatesPin,
 }
 
 impl RealAcceptanceArgs {
     /// Resolves the flags to a chain.
     pub fn resolve(&self) -> anyhow::Result<RealAcceptance> {
         let real = match (&self.rates, &self.conditional) {
-            (Some(rates), _) => RealAcceptance {
-                chain: Acceptance::from_unconditional(rates.0.clone(), "--rates")?,
-                source: "explicit --rates".into(),
-                curve_al: None,
-            },
-            (_, Some(rates)) => RealAcceptance {
-                chain: Acceptance::from_conditional(&rates.0, "--conditional")?,
-                source: "explicit --conditional".into(),
-                curve_al: None,
-            },
+            (Some(rates), _) => {
+                let chain = Acceptance::from_unconditional(rates.0.clone(), "--rates")?;
+                let rates_pin = RatesPin::given(&chain, "explicit --rates");
+                RealAcceptance { chain, source: "explicit --rates".into(), curve_al: None, rates_pin }
+            }
+            (_, Some(rates)) => {
+                let chain = Acceptance::from_conditional(&rates.0, "--conditional")?;
+                let rates_pin = RatesPin::given(&chain, "explicit --conditional");
+                RealAcceptance { chain, source: "explicit --conditional".into(), curve_al: None, rates_pin }
+            }
             _ => {
                 let set = self.curve.curve_set()?;
                 let found = set.lookup(&self.curve.query())?;
@@ -206,10 +209,16 @@ impl RealAcceptanceArgs {
                         String::new(),
                     ),
                 };
+                let source = format!("{} {}{how}", found.file.origin, found.curve.field(k));
+                // Where the curve cannot shape a pin at k (no golden point there, nothing below it), the
+                // rates pin writes the real chain the flags chose, and says so.
+                let rates_pin = RatesPin::from_curve(found.curve, k)
+                    .unwrap_or_else(|why| RatesPin::given(&chain, format!("{source} ({why})")));
                 RealAcceptance {
                     chain,
-                    source: format!("{} {}{how}", found.file.origin, found.curve.field(k)),
+                    source,
                     curve_al: found.curve.points().get(&k).map(|_| found.curve.al(k)).transpose()?,
+                    rates_pin,
                 }
             }
         };

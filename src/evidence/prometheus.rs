@@ -527,6 +527,8 @@ fn engine_k(engine: Engine, m: &Reduced, origin: &str) -> Result<KAndLine> {
             (k, line_of(Family::SglangVerifyCalls))
         }
         Engine::Trtllm => (None, line_of(Family::TrtllmDraftTokens)),
+        // No metric family maps to llama.cpp yet, so no page reaches here as llama.cpp.
+        Engine::Llamacpp => (None, None),
     })
 }
 
@@ -655,6 +657,9 @@ fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: 
                 }
                 (w, line)
             }
+        }
+        Engine::Llamacpp => {
+            return Err(Error::parse(origin, first_line, "llama.cpp publishes no metrics alsim reads yet"));
         }
     };
     w.check(k, origin, line)?;
