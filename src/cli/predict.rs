@@ -189,7 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 sweeps.push(sweep);
             }
         }
-        if hw.confidence.contains("UNCONFIRMED") {
+        if hw.confidence.contains("UNCONFIRMED") || hw.confidence.contains("UNCALIBRATED") {
             notes.push(format!("hardware {}: {}", hw.key, hw.confidence));
         }
     }

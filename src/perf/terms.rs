@@ -20,13 +20,19 @@
 //! | per speculative step | draft-extend launch, rejection, KV rollback | `spec_fixed_us` |
 //! | per draft token | rejection sampling and bookkeeping per draft token verified | `spec_token_us` |
 //!
-//! Why these parts, from measured whole steps (the figures `alsim calibrate` reproduces on
-//! `../shared/data/serving/`): spec-off TPOT of DeepSeek-R1 on B200 rises concavely with concurrency, which
-//! the expert term E(n) fits to a median 2 % (without it, reading every expert at every batch, 20 %); the
-//! fitted fixed time is 4–11 ms per forward on that 61-layer MoE (milliseconds, not microseconds); and the
-//! measured speedup falls with concurrency in 15 of the 17 groups with three or more concurrencies, which
-//! only costs that grow with the tokens verified (GEMM math, attention math with w queries, per-token
-//! overheads) reproduce — fixed per-step speculation costs push the predicted speedup *up* with batch.
+//! Why these parts, from measured whole steps (`alsim calibrate ../shared/data/serving/…`, and
+//! `notebooks/serving_defaults.py` for the choices): spec-off TPOT of DeepSeek-R1 on B200/B300 rises
+//! concavely with concurrency, which the expert term fits to a median 1.7 % (a prototype of the same terms
+//! reading every expert at every batch fitted it to ~20 %); the fitted fixed time is 3–11 ms per forward on
+//! that 61-layer MoE (milliseconds, not microseconds); the measured speedup falls with concurrency in 15 of the
+//! 17 groups with three or more concurrencies, which only costs growing with the tokens verified reproduce
+//! (GEMM math, attention math with w queries, per-token overheads) — constant per-step speculation costs push
+//! the predicted speedup *up* with batch, so their defaults stay small (the data are indifferent up to a few
+//! hundred µs and worse beyond); and the expert count of the verify tokens is only half what independent
+//! routing gives (expert novelty 0.5: median speedup error 3.6 %, against 5.2 % for an isolated layer's E(n)
+//! and 5.0 % for no expert tax at all). A per-draft-token overhead is not supported by these data (best at 0)
+//! and stays a calibratable term. SPEED-Bench Table 10 (a 70B dense model) puts the attention math of
+//! 4-query verify near a quarter of the BF16 peak — the default `attn_eff`.
 //!
 //! The step time is linear in the nine coefficients of [`Efficiencies::coefficients`], which is what
 //! calibration fits: `T = comm + Σ cᵢ·fᵢ` with the features fᵢ of [`StepTerms::features`].

@@ -6,9 +6,11 @@ use super::Precision;
 use crate::error::{Error, Result};
 use crate::perf::csv::CsvRow;
 
-/// Expert novelty for a model row that does not state it: fitted on whole-step serving data. On the
-/// DeepSeek-R1 MTP-versus-off pairs (`../shared/data/serving/`) the median speedup error is 3.6–3.8 % for
-/// 0.3–0.6, 5.2 % at 1 (independent routing) and 5.0 % at 0; spec-off steps do not depend on it.
+/// Expert novelty for a model row that does not state it: chosen on whole-step serving data. On the
+/// DeepSeek-R1 MTP-versus-off pairs (`../shared/data/serving/`, `notebooks/serving_defaults.py`) the median
+/// speedup error is 5.0 % at 0, 4.3 % at 0.25, 3.6 % at 0.5, 4.3 % at 0.75 and 5.2 % at 1 (independent
+/// routing, an isolated layer's E(n)), with the trend over concurrency right in 15, 15, 16, 12 and 11 of 17
+/// groups; spec-off steps do not depend on it.
 pub const DEFAULT_EXPERT_NOVELTY: f64 = 0.5;
 
 /// A target model's shape.
