@@ -158,11 +158,17 @@ struct Shape {
 
 impl Shape {
     fn expected_experts(&self, n: f64) -> f64 {
-        if self.experts == 0.0 {
-            return 0.0;
-        }
-        self.experts * (1.0 - (1.0 - self.top_k / self.experts).powf(n))
+        expected_experts(self.experts, self.top_k, n)
     }
+}
+
+/// Distinct experts `n` independently routed tokens wake in one MoE layer of `experts` experts, `top_k` each:
+/// E(n) = N·(1 − (1 − k/N)^n).
+pub fn expected_experts(experts: f64, top_k: f64, n: f64) -> f64 {
+    if experts == 0.0 {
+        return 0.0;
+    }
+    experts * (1.0 - (1.0 - top_k / experts).powf(n))
 }
 
 /// A deployment: hardware, model, drafter, parallelism and precisions, with the step-time model bound to them.
@@ -185,6 +191,21 @@ impl CostModel {
     /// replicated, as vLLM and SGLang do); `--kv-dtype` for an FP4 KV cache; `--drafter` for another
     /// model's drafter; and when the weights do not fit the GPUs' memory.
     pub fn new(
+        hardware: &HardwareProfile,
+        model: &ModelProfile,
+        drafter: Option<&DrafterProfile>,
+        deployment: &Deployment,
+    ) -> Result<CostModel> {
+        Self::for_measurements(hardware, model, drafter, deployment)?.check_capacity()
+    }
+
+    /// Binds the profiles without asking whether the weights fit: what measured steps are priced with — a
+    /// harness that times a few full-width layers of a model larger than its GPU and scales them by layer
+    /// count still measures steps (capacity limits a deployment, not a step's time).
+    ///
+    /// # Errors
+    /// As [`CostModel::new`], except for memory.
+    pub fn for_measurements(
         hardware: &HardwareProfile,
         model: &ModelProfile,
         drafter: Option<&DrafterProfile>,
@@ -264,31 +285,35 @@ impl CostModel {
                 })
             }
         };
-        let cost = CostModel {
+        Ok(CostModel {
             hardware: hardware.clone(),
             model: model.clone(),
             drafter: drafter.cloned(),
             deployment: *deployment,
             target,
             draft,
-        };
-        let weights = cost.weight_bytes_per_gpu();
-        let usable = hardware.hbm_gb * 1e9 * USABLE_HBM;
+        })
+    }
+
+    fn check_capacity(self) -> Result<CostModel> {
+        let weights = self.weight_bytes_per_gpu();
+        let usable = self.hardware.hbm_gb * 1e9 * USABLE_HBM;
         if weights > usable {
             return Err(Error::invalid(
                 "--tp",
                 format!(
-                    "{} in {} needs {:.0} GB of weights per GPU at TP {tp}, more than {:.0}% of the {} GB of a {}; raise --tp or lower --precision",
-                    model.key,
-                    deployment.precision,
+                    "{} in {} needs {:.0} GB of weights per GPU at TP {}, more than {:.0}% of the {} GB of a {}; raise --tp or lower --precision",
+                    self.model.key,
+                    self.deployment.precision,
                     weights / 1e9,
+                    self.tp(),
                     USABLE_HBM * 100.0,
-                    hardware.hbm_gb,
-                    hardware.name
+                    self.hardware.hbm_gb,
+                    self.hardware.name
                 ),
             ));
         }
-        Ok(cost)
+        Ok(self)
     }
 
     /// The hardware profile.
@@ -364,10 +389,12 @@ impl CostModel {
         let weight_peak = hw.peak_flops(self.deployment.precision);
         let kv_precision = self.deployment.kv_precision;
         let kvb = kv_precision.bytes();
+        // Capped layers pick keys per query: a sequence's w queries together read up to w times the cap.
         let sparse_keys = context.min(shape.sparse_cap);
+        let sparse_read = context.min(shape.sparse_cap * n_in / seqs.max(1.0));
         let kv_read = seqs
             * kvb
-            * ((shape.kv_dense_per_token * context + shape.kv_sparse_per_token * sparse_keys) / shape.kv_split
+            * ((shape.kv_dense_per_token * context + shape.kv_sparse_per_token * sparse_read) / shape.kv_split
                 + shape.index_per_token * context);
         let kv_write = n_in * kvb * shape.kv_write_per_token / shape.kv_split;
         let state = seqs * shape.state_elems * STATE_BYTES * 2.0 / tp;
@@ -403,6 +430,7 @@ impl CostModel {
             comm_s: comm,
             target_forwards: if shape.draft { 0.0 } else { 1.0 },
             draft_forwards: if shape.draft { 1.0 } else { 0.0 },
+            layers: shape.layers,
             moe_layers: shape.moe_layers,
             tokens: n_out,
         }

@@ -15,20 +15,21 @@
 
 use serde::Serialize;
 
-use crate::perf::terms::{Efficiencies, PARAMETERS};
+use crate::perf::terms::{Efficiencies, PARAMETERS, StepTerms};
 
 /// Lowest efficiency a fit may reach: below it the "efficiency" is absorbing something the model lacks.
 const MIN_EFFICIENCY: f64 = 0.01;
 /// Largest factor a fit may put on a default overhead.
 const MAX_OVERHEAD_SCALE: f64 = 100.0;
 
-/// One measured step and its features under the model.
+/// Re-linearisations of a fit whose parts overlap memory and math (features move with the efficiencies).
+const MAX_ROUNDS: usize = 100;
+
+/// One measured step and its terms under the model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Observation {
-    /// The features fᵢ of [`crate::perf::terms::StepTerms::features`].
-    pub features: [f64; PARAMETERS],
-    /// Communication seconds (no coefficient).
-    pub comm_s: f64,
+    /// The modelled step's terms.
+    pub terms: StepTerms,
     /// Measured step, seconds.
     pub measured_s: f64,
 }
@@ -36,7 +37,7 @@ pub struct Observation {
 impl Observation {
     /// The modelled step under `eff`, seconds.
     pub fn predicted(&self, eff: &Efficiencies) -> f64 {
-        self.comm_s + self.features.iter().zip(eff.coefficients()).map(|(f, c)| f * c).sum::<f64>()
+        self.terms.time(eff).total
     }
 }
 
@@ -48,20 +49,20 @@ pub enum Group {
     Memory,
     /// GEMM and attention efficiencies and the per-token overheads (per token and per draft token).
     Compute,
-    /// Fixed time per forward, per MoE layer, per draft forward and per speculative step.
+    /// Fixed time per forward, per layer, per MoE layer, per draft forward and per speculative step.
     Fixed,
     /// Draft-forward, per-step and per-draft-token speculation overheads.
     Speculation,
 }
 
 impl Group {
-    /// The coefficient indices (in [`crate::perf::terms::PARAMETER_NAMES`] order) the group moves.
+    /// The coefficient indices (in [`crate::perf::terms::COLUMNS`] order) the group moves.
     pub fn members(self) -> &'static [usize] {
         match self {
             Group::Memory => &[0],
-            Group::Compute => &[1, 2, 5, 8],
-            Group::Fixed => &[3, 4, 6, 7],
-            Group::Speculation => &[6, 7, 8],
+            Group::Compute => &[1, 2, 6, 9],
+            Group::Fixed => &[3, 4, 5, 7, 8],
+            Group::Speculation => &[7, 8, 9],
         }
     }
 
@@ -94,6 +95,39 @@ pub struct ScaleFit {
     pub efficiency: Efficiencies,
     /// What moved.
     pub scales: Vec<Scale>,
+    /// Whether the overlap was fitted too, and if so whether it sits at 1 or at [`MAX_FITTED_OVERLAP`].
+    pub overlap_at_bound: Option<bool>,
+}
+
+impl ScaleFit {
+    /// Whether any fitted quantity sits at its bound.
+    pub fn at_bound(&self) -> bool {
+        self.scales.iter().any(|s| s.at_bound) || self.overlap_at_bound == Some(true)
+    }
+}
+
+/// Largest overlap a fit may choose: beyond it the p-norm is a roofline's max for any practical purpose.
+pub const MAX_FITTED_OVERLAP: f64 = 4.0;
+
+/// Distinct points a target fit needs before it also fits the overlap (three scales and the exponent).
+pub const OVERLAP_POINTS: usize = 4;
+
+/// The target fit: [`fit_scales`] over [`target_groups`]; with `overlap` and enough points, also the
+/// overlap exponent that minimises the squared relative error (a one-dimensional search around the linear fits).
+pub fn fit_target(start: &Efficiencies, obs: &[Observation], overlap: bool) -> Option<ScaleFit> {
+    let points = distinct_points(obs);
+    let groups = target_groups(points);
+    if !overlap || points < OVERLAP_POINTS {
+        return fit_scales(start, obs, &groups);
+    }
+    let at = |p: f64| Efficiencies { overlap: p, ..*start };
+    let error =
+        |fit: &ScaleFit| obs.iter().map(|o| (o.predicted(&fit.efficiency) / o.measured_s - 1.0).powi(2)).sum::<f64>();
+    let p =
+        minimise(1.0, MAX_FITTED_OVERLAP, |p| fit_scales(&at(p), obs, &groups).map_or(f64::INFINITY, |f| error(&f)));
+    let mut fit = fit_scales(&at(p), obs, &groups)?;
+    fit.overlap_at_bound = Some(p - 1.0 < 1e-3 || MAX_FITTED_OVERLAP - p < 1e-3);
+    Some(fit)
 }
 
 /// The scale groups a target fit with `points` distinct points may separate.
@@ -106,50 +140,91 @@ pub fn target_groups(points: usize) -> Vec<Vec<Group>> {
     }
 }
 
-/// The number of distinct feature vectors among `obs` (rows repeated at one setting count once).
+/// The number of distinct settings among `obs` (rows repeated at one setting count once).
 pub fn distinct_points(obs: &[Observation]) -> usize {
-    let mut seen: Vec<&[f64; PARAMETERS]> = Vec::new();
+    let mut seen: Vec<&StepTerms> = Vec::new();
     for o in obs {
-        let same =
-            |s: &&[f64; PARAMETERS]| s.iter().zip(&o.features).all(|(a, b)| (a - b).abs() <= 1e-9 * a.abs().max(1e-12));
-        if !seen.iter().any(same) {
-            seen.push(&o.features);
+        if !seen.contains(&&o.terms) {
+            seen.push(&o.terms);
         }
     }
     seen.len()
 }
 
 /// Fits one scale per entry of `groups` to `obs`, minimising the squared relative error, starting from
-/// `start`. Falls back to fewer scales (merging the last two) when the rows cannot separate them.
-/// `None` when even one scale is undetermined (no observations or all-zero features).
+/// `start`. When the rows cannot separate the groups (say, one batch at several contexts), it merges them:
+/// of the mergers with the most scales the rows still determine, the one that fits best. `None` when even
+/// one scale is undetermined (no observations or all-zero features).
 pub fn fit_scales(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group>]) -> Option<ScaleFit> {
-    let mut groups = groups.to_vec();
-    loop {
-        if groups.is_empty() {
-            return None;
-        }
-        if let Some(fit) = try_fit(start, obs, &groups) {
-            return Some(fit);
-        }
-        let last = groups.pop()?;
-        match groups.last_mut() {
-            Some(previous) => previous.extend(last),
-            None => return None,
+    let error =
+        |fit: &ScaleFit| obs.iter().map(|o| (o.predicted(&fit.efficiency) / o.measured_s - 1.0).powi(2)).sum::<f64>();
+    let mut candidates = partitions(groups);
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.len()));
+    for size in (1..=groups.len()).rev() {
+        let best = candidates
+            .iter()
+            .filter(|c| c.len() == size)
+            .filter_map(|c| iterate(start, obs, c))
+            .min_by(|a, b| error(a).total_cmp(&error(b)));
+        if best.is_some() {
+            return best;
         }
     }
+    None
 }
 
-fn try_fit(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group>]) -> Option<ScaleFit> {
+/// Every way of merging `groups` into fewer or as many sets (their set partitions).
+fn partitions(groups: &[Vec<Group>]) -> Vec<Vec<Vec<Group>>> {
+    let Some((first, rest)) = groups.split_first() else { return vec![Vec::new()] };
+    let mut out = Vec::new();
+    for partition in partitions(rest) {
+        let mut alone = vec![first.clone()];
+        alone.extend(partition.iter().cloned());
+        out.push(alone);
+        for i in 0..partition.len() {
+            let mut joined = partition.clone();
+            joined[i] = first.iter().chain(&partition[i]).copied().collect();
+            out.push(joined);
+        }
+    }
+    out
+}
+
+/// Fits at the features of the current efficiencies, moves there, and repeats until the scales settle (at
+/// once where memory and math simply add).
+fn iterate(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group>]) -> Option<ScaleFit> {
+    let mut at = *start;
+    let mut fit: Option<ScaleFit> = None;
+    for _ in 0..MAX_ROUNDS {
+        let features: Vec<[f64; PARAMETERS]> = obs.iter().map(|o| o.terms.features(&at)).collect();
+        let next = try_fit(start, obs, &features, groups)?;
+        let settled = fit.as_ref().is_some_and(|f| {
+            f.scales.iter().zip(&next.scales).all(|(a, b)| (a.value - b.value).abs() <= 1e-9 * b.value.abs().max(1e-9))
+        });
+        at = next.efficiency;
+        fit = Some(next);
+        if settled {
+            break;
+        }
+    }
+    fit
+}
+
+fn try_fit(
+    start: &Efficiencies,
+    obs: &[Observation],
+    features: &[[f64; PARAMETERS]],
+    groups: &[Vec<Group>],
+) -> Option<ScaleFit> {
     let c0 = start.coefficients();
     // Column g: the time at the default coefficients of group g; rows weighted by 1/measured.
     let design: Vec<Vec<f64>> = obs
         .iter()
-        .map(|o| {
+        .zip(features)
+        .map(|(o, f)| {
             groups
                 .iter()
-                .map(|g| {
-                    g.iter().flat_map(|gr| gr.members()).map(|&i| o.features[i] * c0[i]).sum::<f64>() / o.measured_s
-                })
+                .map(|g| g.iter().flat_map(|gr| gr.members()).map(|&i| f[i] * c0[i]).sum::<f64>() / o.measured_s)
                 .collect()
         })
         .collect();
@@ -157,10 +232,10 @@ fn try_fit(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group>]) -> 
     let fitted: Vec<usize> = groups.iter().flatten().flat_map(|g| g.members()).copied().collect();
     let target: Vec<f64> = obs
         .iter()
-        .map(|o| {
-            let fixed: f64 =
-                (0..PARAMETERS).filter(|i| !fitted.contains(i)).map(|i| o.features[i] * c0[i]).sum::<f64>();
-            (o.measured_s - o.comm_s - fixed) / o.measured_s
+        .zip(features)
+        .map(|(o, f)| {
+            let fixed: f64 = (0..PARAMETERS).filter(|i| !fitted.contains(i)).map(|i| f[i] * c0[i]).sum::<f64>();
+            (o.measured_s - o.terms.comm_s() - fixed) / o.measured_s
         })
         .collect();
     let bounds: Vec<(f64, f64)> = groups.iter().map(|g| bounds(start, g)).collect();
@@ -172,12 +247,13 @@ fn try_fit(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group>]) -> 
         }
     }
     Some(ScaleFit {
-        efficiency: Efficiencies::from_coefficients(&c),
+        efficiency: Efficiencies::from_coefficients(&c, start.overlap),
         scales: groups
             .iter()
             .zip(scales.iter().zip(at_bound))
             .map(|(g, (&value, at_bound))| Scale { groups: g.clone(), value, at_bound })
             .collect(),
+        overlap_at_bound: None,
     })
 }
 
@@ -304,55 +380,98 @@ pub fn minimise(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::perf::profile::DEFAULT_EFFICIENCIES;
+    use crate::perf::cost::{CostModel, Deployment, Workload};
+    use crate::perf::profile::{DEFAULT_EFFICIENCIES, Precision, Profiles};
 
-    fn obs(features: [f64; PARAMETERS], eff: &Efficiencies) -> Observation {
-        let mut o = Observation { features, comm_s: 1e-4, measured_s: 0.0 };
-        o.measured_s = o.predicted(eff);
-        o
+    /// Spec-off steps of a 70B dense model on one H200 at several batches and contexts, timed under `truth`.
+    fn steps(truth: &Efficiencies) -> Vec<Observation> {
+        let p = Profiles::embedded();
+        let cost = CostModel::for_measurements(
+            p.hardware("h200").unwrap(),
+            p.model("llama-3.3-70b").unwrap(),
+            None,
+            &Deployment::new(1, Precision::Bf16, Precision::Bf16),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        for b in [1, 4, 16, 64, 128] {
+            for context in [1024.0, 8192.0] {
+                let terms = cost.step_terms(b, 0, 1.0, &Workload::Decode { context }).unwrap();
+                out.push(Observation { terms, measured_s: terms.time(truth).total });
+            }
+        }
+        out
     }
 
-    fn features(b: f64) -> [f64; PARAMETERS] {
-        // memory grows concavely, compute linearly, one forward, 58 MoE layers, b tokens
-        [0.004 + 0.002 * b.ln_1p(), 2e-5 * b, 1e-5 * b, 1.0, 58.0, b, 0.0, 0.0, 0.0]
+    /// The defaults with each target group scaled (what a fit can reach).
+    fn scaled(memory: f64, compute: f64, fixed: f64) -> Efficiencies {
+        let mut c = DEFAULT_EFFICIENCIES.coefficients();
+        for (group, scale) in [(Group::Memory, memory), (Group::Compute, compute), (Group::Fixed, fixed)] {
+            for &i in group.members() {
+                c[i] *= scale;
+            }
+        }
+        Efficiencies::from_coefficients(&c, DEFAULT_EFFICIENCIES.overlap)
     }
 
     #[test]
-    fn three_points_recover_memory_compute_and_fixed() {
-        let mut truth = DEFAULT_EFFICIENCIES;
-        truth.bw_eff = 0.6;
-        truth.flops_eff = 0.2;
-        truth.attn_eff = 0.125;
-        truth.token_us = 5.0;
-        truth.t_fixed_us = 3000.0;
-        truth.moe_layer_us = 240.0;
-        let rows: Vec<Observation> = [1.0, 4.0, 16.0, 64.0].iter().map(|&b| obs(features(b), &truth)).collect();
-        assert_eq!(distinct_points(&rows), 4);
-        let fit = fit_scales(&DEFAULT_EFFICIENCIES, &rows, &target_groups(4)).unwrap();
+    fn enough_points_recover_memory_compute_and_fixed() {
+        let truth = scaled(1.2, 0.8, 3.0);
+        let rows = steps(&truth);
+        assert_eq!(distinct_points(&rows), 10);
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &rows, false).unwrap();
         for o in &rows {
             assert!((o.predicted(&fit.efficiency) / o.measured_s - 1.0).abs() < 1e-9);
         }
-        assert!((fit.efficiency.bw_eff - 0.6).abs() < 1e-9, "{fit:?}");
-        assert!((fit.efficiency.t_fixed_us - 3000.0).abs() < 1e-6);
-        assert!(fit.scales.iter().all(|s| !s.at_bound));
+        assert!((fit.efficiency.bw_eff - truth.bw_eff).abs() < 1e-9, "{fit:?}");
+        assert!((fit.efficiency.t_fixed_us - truth.t_fixed_us).abs() < 1e-6);
+        assert!(!fit.at_bound() && fit.overlap_at_bound.is_none());
+    }
+
+    #[test]
+    fn the_overlap_is_recovered_where_memory_and_math_meet() {
+        // Large batches make the GEMMs' math comparable to their weight reads: the exponent shows.
+        let truth = Efficiencies { overlap: 3.0, ..scaled(1.1, 0.6, 2.0) };
+        let rows = steps(&truth);
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &rows, true).unwrap();
+        assert!((fit.efficiency.overlap - 3.0).abs() < 0.05, "{:?}", fit.efficiency);
+        assert_eq!(fit.overlap_at_bound, Some(false));
+        let additive = fit_target(&DEFAULT_EFFICIENCIES, &rows, false).unwrap();
+        let error = |f: &ScaleFit| {
+            rows.iter().map(|o| (o.predicted(&f.efficiency) / o.measured_s - 1.0).abs()).fold(0.0, f64::max)
+        };
+        assert!(error(&fit) < 0.01 && error(&additive) > 2.0 * error(&fit), "{} {}", error(&fit), error(&additive));
     }
 
     #[test]
     fn one_point_scales_the_defaults_and_bounds_are_reported() {
-        let rows = [obs(features(8.0), &DEFAULT_EFFICIENCIES)];
-        let mut slow = rows[0];
-        slow.measured_s *= 2.0;
-        let fit = fit_scales(&DEFAULT_EFFICIENCIES, &[slow], &target_groups(1)).unwrap();
-        assert_eq!(fit.scales.len(), 1);
+        let one = steps(&DEFAULT_EFFICIENCIES)[4];
+        let slow = Observation { measured_s: one.measured_s * 2.0, ..one };
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &[slow], true).unwrap();
+        assert_eq!((fit.scales.len(), fit.overlap_at_bound), (1, None), "one point: one scale, no exponent");
         assert!((slow.predicted(&fit.efficiency) / slow.measured_s - 1.0).abs() < 1e-9);
-        // Twice the time (communication aside): every efficiency halves, every overhead doubles.
-        assert!((fit.efficiency.bw_eff / (DEFAULT_EFFICIENCIES.bw_eff / 2.0) - 1.0).abs() < 0.01);
+        // Twice the time, communication aside (none at TP 1): every efficiency halves, every overhead doubles.
+        assert!((fit.efficiency.bw_eff / (DEFAULT_EFFICIENCIES.bw_eff / 2.0) - 1.0).abs() < 1e-9);
         // Faster than any efficiency ≤ 1 allows: clamped, and said so.
-        let mut fast = rows[0];
-        fast.measured_s *= 0.1;
-        let fit = fit_scales(&DEFAULT_EFFICIENCIES, &[fast], &target_groups(1)).unwrap();
-        assert!(fit.scales[0].at_bound);
+        let fast = Observation { measured_s: one.measured_s * 0.1, ..one };
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &[fast], true).unwrap();
+        assert!(fit.at_bound());
         assert!(fit.efficiency.bw_eff <= 1.0 + 1e-12);
+    }
+
+    #[test]
+    fn rows_that_cannot_separate_the_groups_get_the_best_merger() {
+        let groups = target_groups(3);
+        assert_eq!(partitions(&groups).len(), 5, "Bell(3)");
+        // One batch at two contexts: two points cannot carry three scales.
+        let truth = scaled(1.2, 0.8, 3.0);
+        let rows: Vec<Observation> = steps(&truth).into_iter().filter(|o| o.terms.verify.tokens == 16.0).collect();
+        assert_eq!(rows.len(), 2);
+        let fit = fit_scales(&DEFAULT_EFFICIENCIES, &rows, &groups).unwrap();
+        assert_eq!(fit.scales.len(), 2);
+        for o in &rows {
+            assert!((o.predicted(&fit.efficiency) / o.measured_s - 1.0).abs() < 1e-9, "{fit:?}");
+        }
     }
 
     #[test]

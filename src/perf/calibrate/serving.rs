@@ -20,7 +20,7 @@
 
 use serde::Serialize;
 
-use super::fit::{Observation, ScaleFit, distinct_points, fit_scales, minimise, target_groups};
+use super::fit::{Observation, ScaleFit, fit_target, minimise};
 use super::{deployment_cache, median, parse_bool, parse_precision};
 use crate::error::{Error, Result};
 use crate::perf::cost::{Deployment, Workload};
@@ -275,9 +275,11 @@ pub fn calibrate_pairs(
         let mut off = Vec::with_capacity(rows.len());
         for r in &rows {
             let terms = cost.step_terms(r.concurrency, 0, 1.0, &workload)?;
-            off.push(Observation { features: terms.features(), comm_s: terms.comm_s(), measured_s: r.none_step_s });
+            off.push(Observation { terms, measured_s: r.none_step_s });
         }
-        let fit = fit_scales(&hardware.efficiency, &off, &target_groups(distinct_points(&off))).ok_or_else(|| {
+        // The overlap stays the profile's: spec-off TPOT alone would pull it above 1, which the spec side
+        // contradicts (engines add per-token work a bare kernel does not have).
+        let fit = fit_target(&hardware.efficiency, &off, false).ok_or_else(|| {
             Error::invalid(
                 format!("{origin}:{line}"),
                 format!("{}: the spec-off steps cannot determine the fit", key.label()),

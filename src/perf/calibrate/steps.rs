@@ -13,6 +13,7 @@
 //! | `throughput_per_gpu` | one of three | output tok/s per GPU (step = B·AL / (throughput·tp)) |
 //! | `al` | for `tpot_ms`/`throughput_per_gpu` at k > 0 | acceptance length (else the draft-extend pass is priced at AL 1) |
 //! | `drafter`, `precision`, `kv_dtype`, `dp_attention` | no | drafter profile, weight and KV precision, DP attention |
+//! | `experts_touched` | no | distinct experts per MoE layer in the verify forward: fits the model's expert novelty |
 //! | `<part>_ms` | no | measured time of one part (`dense`, `experts`, `attention`, `lm_head`, `verify`, `drafter`, `drafter_attention`, `drafter_lm_head`, …), compared with the model's |
 //!
 //! `#` lines (GPU, driver and library versions) are kept as notes; any other column is ignored. When several
@@ -23,16 +24,15 @@
 
 use serde::Serialize;
 
-use super::fit::{Group, Observation, ScaleFit, distinct_points, fit_scales, target_groups};
+use super::fit::{Group, Observation, ScaleFit, fit_scales, fit_target, minimise};
 use super::{Residual, deployment_cache, median, parse_precision, parse_workload};
 use crate::error::{Error, Result};
-use crate::perf::cost::{Deployment, Workload};
+use crate::perf::cost::{Deployment, Workload, expected_experts};
 use crate::perf::csv::{CsvRow, CsvTable};
 use crate::perf::profile::{Precision, Profiles};
-use crate::perf::terms::Efficiencies;
 
 /// Columns the reader understands (besides `<part>_ms`).
-const KNOWN: [&str; 18] = [
+const KNOWN: [&str; 19] = [
     "hardware",
     "model",
     "tp",
@@ -51,6 +51,7 @@ const KNOWN: [&str; 18] = [
     "kv_dtype",
     "dp_attention",
     "kv_precision",
+    "experts_touched",
 ];
 
 /// One measured step.
@@ -84,6 +85,8 @@ pub struct StepRow {
     pub step_s: f64,
     /// Measured part times, seconds, by part name.
     pub parts: Vec<(String, f64)>,
+    /// Distinct experts per MoE layer the verify forward woke, when measured.
+    pub experts_touched: Option<f64>,
 }
 
 /// Reads step-time rows; returns them with remarks on ignored columns.
@@ -169,6 +172,7 @@ fn step_row(row: &CsvRow<'_>, parts: &[&str]) -> Result<StepRow> {
         workload,
         step_s,
         parts: measured_parts,
+        experts_touched: row.opt_f64("experts_touched")?,
     })
 }
 
@@ -206,9 +210,26 @@ pub struct PartCheck {
     pub median_ratio: f64,
 }
 
+/// A model's expert novelty fitted to the experts its measured verify forwards woke.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoveltyFit {
+    /// Model profile key.
+    pub model: String,
+    /// The fitted novelty (1 = independently routed tokens).
+    pub expert_novelty: f64,
+    /// Its profile value before.
+    pub before: f64,
+    /// Spec rows with `experts_touched` it was fitted on.
+    pub rows: usize,
+    /// Median |E(n') / measured − 1| after the fit.
+    pub median_abs_rel_error: f64,
+}
+
 /// The calibration of step-time rows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepCalibration {
+    /// Expert novelties fitted from an `experts_touched` column (a routing measurement, like AL, not a time).
+    pub expert_novelty: Vec<NoveltyFit>,
     /// One entry per deployment.
     pub groups: Vec<StepGroup>,
     /// Parts measured and priced.
@@ -239,6 +260,7 @@ pub fn calibrate_steps(
     origin: &str,
     drafter: Option<&str>,
 ) -> Result<StepCalibration> {
+    let (profiles, expert_novelty) = &with_measured_novelty(profiles, rows)?;
     let mut costs = deployment_cache();
     let mut keyed: Vec<(String, Vec<(usize, Observation)>)> = Vec::new();
     let mut measured_parts: Vec<Vec<(String, f64, f64)>> = vec![Vec::new(); rows.len()];
@@ -259,7 +281,7 @@ pub fn calibrate_steps(
             precision,
             if r.dp_attention { " / DP attention" } else { "" }
         );
-        let observation = Observation { features: terms.features(), comm_s: terms.comm_s(), measured_s: r.step_s };
+        let observation = Observation { terms, measured_s: r.step_s };
         match keyed.iter_mut().find(|(l, _)| *l == label) {
             Some((_, list)) => list.push((i, observation)),
             None => keyed.push((label, vec![(i, observation)])),
@@ -267,6 +289,7 @@ pub fn calibrate_steps(
         step_terms.push((terms, hardware.efficiency));
     }
     let mut out = StepCalibration {
+        expert_novelty: expert_novelty.clone(),
         groups: Vec::new(),
         parts: Vec::new(),
         unpriced_parts: Vec::new(),
@@ -288,7 +311,7 @@ pub fn calibrate_steps(
             ));
         }
         let start = step_terms[members[0].0].1;
-        let fit = fit_scales(&start, &off, &target_groups(distinct_points(&off))).ok_or_else(|| {
+        let fit = fit_target(&start, &off, true).ok_or_else(|| {
             Error::invalid(
                 format!("{origin}:{}", first.line),
                 format!("{label}: the k = 0 rows cannot determine the fit"),
@@ -351,6 +374,46 @@ pub fn calibrate_steps(
     Ok(out)
 }
 
+/// The profiles with each MoE model's expert novelty fitted to the `experts_touched` of its spec rows (the
+/// k = 0 rows do not depend on it), and what was fitted.
+fn with_measured_novelty(profiles: &Profiles, rows: &[StepRow]) -> Result<(Profiles, Vec<NoveltyFit>)> {
+    let mut out = profiles.clone();
+    let mut fits = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    for r in rows.iter().filter(|r| r.experts_touched.is_some() && r.k > 0) {
+        let key = profiles.model(&r.model)?.key.clone();
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    for key in keys {
+        let model = profiles.model(&key)?;
+        if model.experts == 0 {
+            continue;
+        }
+        let (n, k) = (model.experts as f64, model.top_k as f64);
+        let measured: Vec<(f64, f64, f64)> = rows
+            .iter()
+            .filter(|r| r.k > 0 && profiles.model(&r.model).is_ok_and(|m| m.key == key))
+            .filter_map(|r| r.experts_touched.map(|t| (r.concurrency as f64, r.k as f64, t)))
+            .collect();
+        let predicted = |nu: f64, &(b, draft, _): &(f64, f64, f64)| expected_experts(n, k, b + nu * b * draft);
+        let novelty = minimise(0.0, 1.0, |nu| measured.iter().map(|m| (predicted(nu, m) - m.2).powi(2)).sum());
+        let errors: Vec<f64> = measured.iter().map(|m| (predicted(novelty, m) / m.2 - 1.0).abs()).collect();
+        fits.push(NoveltyFit {
+            model: key.clone(),
+            expert_novelty: novelty,
+            before: model.expert_novelty,
+            rows: measured.len(),
+            median_abs_rel_error: median(&errors),
+        });
+        if let Some(m) = out.models.iter_mut().find(|m| m.key == key) {
+            m.expert_novelty = novelty;
+        }
+    }
+    Ok((out, fits))
+}
+
 fn part_checks(all: impl Iterator<Item = (String, f64, f64)>) -> Vec<PartCheck> {
     let mut by_part: Vec<(String, Vec<f64>)> = Vec::new();
     for (part, predicted, measured) in all {
@@ -373,9 +436,4 @@ fn part_checks(all: impl Iterator<Item = (String, f64, f64)>) -> Vec<PartCheck> 
 
 fn at(origin: &str, line: usize, e: Error) -> Error {
     Error::invalid(format!("{origin}:{line}"), e.to_string())
-}
-
-/// The efficiencies of a pooled k = 0 fit over every deployment of one hardware.
-pub(super) fn pooled_fit(start: &Efficiencies, pooled: &[Observation]) -> Option<ScaleFit> {
-    fit_scales(start, pooled, &target_groups(distinct_points(pooled)))
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::Precision;
 use crate::error::{Error, Result};
 use crate::perf::csv::CsvRow;
-use crate::perf::terms::{Efficiencies, PARAMETER_NAMES};
+use crate::perf::terms::{COLUMNS, Efficiencies};
 
 /// What a hardware row without an efficiency column gets (a file written before the column existed).
 /// Derivation: `profiles/hardware.csv`'s header.
@@ -14,12 +14,14 @@ pub const DEFAULT_EFFICIENCIES: Efficiencies = Efficiencies {
     bw_eff: 0.80,
     flops_eff: 0.40,
     attn_eff: 0.25,
-    t_fixed_us: 1000.0,
-    moe_layer_us: 80.0,
+    t_fixed_us: 500.0,
+    layer_us: 20.0,
+    moe_layer_us: 60.0,
     token_us: 5.0,
-    draft_fixed_us: 150.0,
+    draft_fixed_us: 100.0,
     spec_fixed_us: 100.0,
     spec_token_us: 0.0,
+    overlap: 1.0,
 };
 
 /// One GPU's peak figures and the efficiencies that turn peaks into step times.
@@ -97,7 +99,7 @@ impl HardwareProfile {
 
     pub(super) fn from_row(row: &CsvRow<'_>) -> Result<Self> {
         let mut values = DEFAULT_EFFICIENCIES.values();
-        for (value, name) in values.iter_mut().zip(PARAMETER_NAMES) {
+        for (value, name) in values.iter_mut().zip(COLUMNS) {
             if let Some(v) = row.opt_f64(name)? {
                 *value = v;
             }
@@ -128,7 +130,7 @@ impl HardwareProfile {
     pub fn csv_header() -> String {
         format!(
             "key,aliases,name,hbm_gb,hbm_tb_s,bf16_tflops,fp8_tflops,fp4_tflops,link_gb_s,allreduce_us,{},source,confidence",
-            PARAMETER_NAMES.join(",")
+            COLUMNS.join(",")
         )
     }
 

@@ -8,9 +8,10 @@ use crate::perf::csv::CsvRow;
 
 /// Expert novelty for a model row that does not state it: chosen on whole-step serving data. On the
 /// DeepSeek-R1 MTP-versus-off pairs (`../shared/data/serving/`, `notebooks/serving_defaults.py`) the median
-/// speedup error is 5.0 % at 0, 4.3 % at 0.25, 3.6 % at 0.5, 4.3 % at 0.75 and 5.2 % at 1 (independent
+/// speedup error is 4.9 % at 0, 4.2 % at 0.25, 3.7 % at 0.5, 4.2 % at 0.75 and 5.1 % at 1 (independent
 /// routing, an isolated layer's E(n)), with the trend over concurrency right in 15, 15, 16, 12 and 11 of 17
-/// groups; spec-off steps do not depend on it.
+/// groups; spec-off steps do not depend on it. A harness routing tokens uniformly at random measures 1 (the
+/// H200 kit's `experts_touched`, which `alsim calibrate` fits it to).
 pub const DEFAULT_EXPERT_NOVELTY: f64 = 0.5;
 
 /// A target model's shape.

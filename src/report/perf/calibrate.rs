@@ -3,7 +3,7 @@
 
 use crate::perf::calibrate::fit::ScaleFit;
 use crate::perf::calibrate::{Calibration, Summary};
-use crate::perf::terms::PARAMETER_NAMES;
+use crate::perf::terms::COLUMNS;
 use crate::report::{Report, Table, fixed};
 
 fn pct(v: f64) -> String {
@@ -16,12 +16,16 @@ fn opt_pct(v: Option<f64>) -> String {
 
 fn efficiencies(fit: &ScaleFit) -> String {
     let e = &fit.efficiency;
-    format!("bw {:.2} flops {:.2} attn {:.2}", e.bw_eff, e.flops_eff, e.attn_eff)
+    let overlap = fit.overlap_at_bound.map(|_| format!(" overlap {:.2}", e.overlap)).unwrap_or_default();
+    format!("bw {:.2} flops {:.2} attn {:.2}{overlap}", e.bw_eff, e.flops_eff, e.attn_eff)
 }
 
 fn bounds(fit: &ScaleFit) -> String {
-    let hit: Vec<&str> =
+    let mut hit: Vec<&str> =
         fit.scales.iter().filter(|s| s.at_bound).flat_map(|s| s.groups.iter().map(|g| g.name())).collect();
+    if fit.overlap_at_bound == Some(true) {
+        hit.push("overlap");
+    }
     if hit.is_empty() { "-".into() } else { hit.join("+") }
 }
 
@@ -125,6 +129,22 @@ impl Report for Calibration {
                 ]);
             }
             tables.push(t);
+            if !steps.expert_novelty.is_empty() {
+                let mut novelty = Table::new(
+                    "Expert novelty fitted to the experts_touched column (distinct experts the verify forwards woke)",
+                    &["model", "spec rows", "profile value", "fitted", "median |error| of E(n')"],
+                );
+                for n in &steps.expert_novelty {
+                    novelty.row(vec![
+                        n.model.clone(),
+                        n.rows.to_string(),
+                        fixed(n.before, 2),
+                        fixed(n.expert_novelty, 3),
+                        pct(n.median_abs_rel_error),
+                    ]);
+                }
+                tables.push(novelty);
+            }
             if !steps.parts.is_empty() {
                 let mut parts = Table::new(
                     "Measured parts against the model's (after the fit)",
@@ -159,7 +179,7 @@ impl Report for Calibration {
             tables.push(worst);
         }
         let mut headers = vec!["hardware", "rows"];
-        headers.extend(PARAMETER_NAMES);
+        headers.extend(COLUMNS);
         headers.extend(["bound", "median err"]);
         let mut pooled =
             Table::new("Pooled over every spec-off row of each hardware (the profile --output writes)", &headers);
@@ -170,8 +190,8 @@ impl Report for Calibration {
                     .efficiency
                     .values()
                     .iter()
-                    .zip(PARAMETER_NAMES)
-                    .map(|(v, name)| fixed(*v, if name.ends_with("_eff") { 3 } else { 1 })),
+                    .zip(COLUMNS)
+                    .map(|(v, name)| fixed(*v, if name.ends_with("_eff") || name == "overlap" { 3 } else { 1 })),
             );
             row.extend([bounds(&p.fit), pct(p.median_abs_rel_error)]);
             pooled.row(row);
