@@ -5,6 +5,7 @@
 //!   replace or extend them);
 //! - [`terms`]: the parts of a step's time and the efficiencies that price them — the model, with the
 //!   measured data that justify each term;
+//! - [`workload`]: the request shape (decode context, or turns with prefill);
 //! - [`cost`]: a deployment (hardware × model × drafter × parallelism × precisions) pricing one step;
 //! - [`sweep`]: predictions over concurrency × k;
 //! - [`choice`]: the best k with its runner-up and band, the Pareto frontier, drafters compared;
@@ -44,6 +45,7 @@ pub mod csv;
 pub mod profile;
 pub mod sweep;
 pub mod terms;
+pub mod workload;
 
 use serde::Serialize;
 
