@@ -217,18 +217,19 @@ def drafter_shape(row, model):
         raise ProfileError(f"{o}: drafter {row.get('key')} is for {row.get('target')}, not {model.key}")
     if _num(row, "layers", int) != 1 or _num(row, "moe_layers", int) != 0 or row.get("block", "false") == "true":
         raise ProfileError(f"{o}: only one-layer dense chain drafters (EAGLE3-style) are built by this harness")
-    kv_heads = _num(row, "kv_heads", int, 1)
-    head_dim = _num(row, "kv_elems_per_token", int, 1) // (2 * kv_heads)
-    h = model.hidden
-    q_heads = model.q_heads
+    h = _num(row, "hidden", int, 1)
+    if h != model.hidden:
+        raise ProfileError(f"{o}: hidden {h} differs from the target's {model.hidden}; EAGLE3's fc reads the target's")
+    q_heads, kv_heads, head_dim = (_num(row, c, int, 1) for c in ("q_heads", "kv_heads", "head_dim"))
     if q_heads % kv_heads:
-        raise ProfileError(f"{o}: the target's {q_heads} query heads are not a multiple of kv_heads {kv_heads}")
+        raise ProfileError(f"{o}: q_heads {q_heads} is not a multiple of kv_heads {kv_heads}")
+    if _num(row, "kv_elems_per_token", int) != 2 * kv_heads * head_dim:
+        raise ProfileError(f"{o}: kv_elems_per_token is not 2 x kv_heads x head_dim for one layer")
     fc = 3 * h * h
     attn = 2 * h * (q_heads + 2 * kv_heads) * head_dim + q_heads * head_dim * h
     mlp = _num(row, "params_b") * 1e9 - fc - attn
     if mlp <= 0:
         raise ProfileError(f"{o}: params_b is smaller than the drafter's fc and attention")
-    head = _num(row, "lm_head_params_b") * 1e9
     return DrafterShape(
         key=row["key"],
         hidden=h,
@@ -236,7 +237,7 @@ def drafter_shape(row, model):
         kv_heads=kv_heads,
         head_dim=head_dim,
         inter=_round(mlp / (3 * h)),
-        vocab=int(round(head / h)) if head > 0 else model.vocab,
+        vocab=_num(row, "vocab", int) or model.vocab,
     )
 
 

@@ -53,9 +53,10 @@ enum Command {
     /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env).
     Pin(pins::PinArgs),
     /// Predicted step time, throughput per GPU, per-user speed and speedup for every concurrency and draft
-    /// length k = 0..8, and the best k per concurrency (roofline cost model, model.md §6).
+    /// length k = 0..8; the best k per concurrency with its band and the Pareto frontier (model.md §6).
     Predict(predict::Args),
-    /// Fit the cost model's efficiencies to measured runs (CSV) and optionally save a hardware profile.
+    /// Fit the step-time model to measured step times or serving pairs (CSV), score it on what the fit did
+    /// not see, and optionally save a hardware profile.
     Calibrate(calibrate::Args),
 }
 
