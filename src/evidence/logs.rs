@@ -285,6 +285,18 @@ fn atom(text: &str) -> std::result::Result<Parsed, String> {
     window.steps = steps;
     window.accepted = accepted;
     window.draft_tokens = Some(drafted);
+    // The printed mean (2 decimals) must be the counts' AL, inside [1, k + 1].
+    if let Ok(mean) = number_after(body, "Average toks/fwd:") {
+        if !(1.0..=k as f64 + 1.0).contains(&mean) {
+            return Err(format!("Average toks/fwd {mean} is outside [1, k + 1] = [1, {}]", k + 1));
+        }
+        if steps > 0.0 && (1.0 + accepted / steps - mean).abs() > 0.006 {
+            return Err(format!(
+                "Average toks/fwd {mean} disagrees with Accepted/Total Draft tokens at k = {k} ({:.3})",
+                1.0 + accepted / steps
+            ));
+        }
+    }
     Ok((Engine::Atom, window, Some(k), cumulative))
 }
 
