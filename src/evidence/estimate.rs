@@ -122,7 +122,7 @@ pub struct AlEstimate {
     pub design_effect: Option<f64>,
     /// Number of batches behind the design-effect SE.
     pub batches: usize,
-    /// Windows of the time series the batches were formed from (equal to `batches` for several runs).
+    /// Windows of the time series the batches were formed from; 0 when the batches are separate runs.
     pub windows: usize,
     /// Why the design-effect interval may be too narrow, when the series is too short to tell.
     pub series_warning: Option<String>,
@@ -160,7 +160,7 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
 }
 
 /// Estimates AL from a run's total counts and `batches` (which should sum to `total`): batches of a time
-/// series of `windows` windows formed by [`batch`], or the totals of several runs (`windows` = runs).
+/// series of `windows` windows formed by [`batch`], or the totals of several runs (`windows` = 0).
 ///
 /// # Errors
 /// [`Error::Parse`] at `location` when there are no steps; [`Error::Invalid`] for a bad `level` or k.
@@ -241,7 +241,7 @@ pub fn estimate(
         design_effect,
         batches: batches.len(),
         windows,
-        series_warning: (batches.len() >= 2 && windows < MIN_SERIES).then(|| {
+        series_warning: (batches.len() >= 2 && windows > 0 && windows < MIN_SERIES).then(|| {
             format!(
                 "the series has {windows} {batch_source}, fewer than {MIN_SERIES}: too short to tell whether acceptance drifts in phases longer than its {} batches, so the design-effect interval may be too narrow",
                 batches.len()

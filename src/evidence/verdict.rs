@@ -156,6 +156,9 @@ pub struct FileResult {
     /// Further verification steps needed to decide, when inconclusive (`None` when the estimate sits on a
     /// band edge and no number of steps decides).
     pub further_steps: Option<f64>,
+    /// Why the sample is too small for any verdict (too few steps, or zero variance at the boundary), when
+    /// it is: the verdict is then inconclusive whatever the interval says.
+    pub sample_too_small: Option<String>,
     /// The pin's implied decode-throughput error.
     pub throughput_error: ThroughputError,
     /// Per-position comparison with the golden chain (empty without one or without per-position counts).
@@ -265,6 +268,7 @@ fn combine(verdicts: impl Iterator<Item = Verdict> + Clone) -> Verdict {
 fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
     let total = evidence.iter().skip(1).fold(evidence[0].total.clone(), |acc, e| acc.add(&e.total));
     let every_series = evidence.iter().all(|e| e.batches.len() >= 2);
+    // Separate runs are independent batches, not a time series (windows = 0).
     let (batches, windows, source): (Vec<Window>, usize, String) = if every_series {
         (
             evidence.iter().flat_map(|e| batch(&e.batches)).collect(),
@@ -272,7 +276,7 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
             format!("windows of {} files", evidence.len()),
         )
     } else {
-        (evidence.iter().map(|e| e.total.clone()).collect(), evidence.len(), format!("{} runs", evidence.len()))
+        (evidence.iter().map(|e| e.total.clone()).collect(), 0, format!("{} runs", evidence.len()))
     };
     let location = Location { origin: format!("pooled ({} files)", evidence.len()), line: None };
     let est = estimate(&total, &batches, windows, pin.k, pin.confidence, &source, &location)?;
@@ -283,6 +287,7 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
     if evidence.iter().any(|e| e.engine != engine) {
         notes.push("pooled across engines".to_string());
     }
+    notes.extend(est.series_warning.clone());
     let steps = total.steps;
     let mut result = judge(pin, est, location, engine, format, notes)?;
     if steps < validate::MIN_STEPS {
@@ -294,8 +299,9 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
 /// Makes `result` inconclusive because the sample is too small for its interval to mean anything.
 fn undecided(result: &mut FileResult, reason: String) {
     result.verdict = Verdict::Inconclusive;
-    result.further_steps = Some((validate::MIN_STEPS - result.estimate.steps).max(0.0).ceil());
-    result.notes.insert(0, format!("{reason}: inconclusive, whatever the interval says"));
+    let short = validate::MIN_STEPS - result.estimate.steps;
+    result.further_steps = (short > 0.0).then(|| short.ceil());
+    result.sample_too_small = Some(reason);
 }
 
 fn cochran(files: &[FileResult], confidence: f64) -> Result<Heterogeneity> {
@@ -378,6 +384,7 @@ fn judge(
         estimate: est,
         verdict,
         further_steps,
+        sample_too_small: None,
         throughput_error,
         departures,
         first_departure,
