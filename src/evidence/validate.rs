@@ -120,20 +120,13 @@ pub fn counts(w: &Window, k: Option<usize>, names: &Metrics, origin: &str, line:
     if w.steps == 0.0 && w.accepted > slack {
         return bad(format!("{} = {} with no {}: accepted drafts need steps", names.accepted, w.accepted, names.steps));
     }
+    // A drafter proposes k tokens per step, never more; fewer only near a request's end, so one window
+    // may fall short, while a whole run at k − 1 or less per step was not run at k ([`check`]).
     if let (Some(k), Some(drafted)) = (k, w.draft_tokens)
         && w.steps > 0.0
+        && drafted / w.steps > k as f64 + slack / w.steps
     {
-        // A drafter may propose fewer than k tokens near a request's end, never more.
-        let per_step = drafted / w.steps;
-        if per_step > k as f64 + slack / w.steps || per_step <= k as f64 - 1.0 {
-            return bad(format!(
-                "{} = {drafted} over {} = {} steps is {per_step:.2} draft tokens per step: this run drafted k = {} tokens, not k = {k}",
-                names.draft_tokens,
-                names.steps,
-                w.steps,
-                per_step.round().max(1.0)
-            ));
-        }
+        return Err(wrong_k(w, drafted, k, names, origin, line));
     }
     if let Some(k) = k
         && w.accepted > k as f64 * w.steps + slack
@@ -165,6 +158,21 @@ pub fn counts(w: &Window, k: Option<usize>, names: &Metrics, origin: &str, line:
         }
     }
     Ok(())
+}
+
+fn wrong_k(w: &Window, drafted: f64, k: usize, names: &Metrics, origin: &str, line: Option<usize>) -> Error {
+    let per_step = drafted / w.steps;
+    Error::parse(
+        origin,
+        line,
+        format!(
+            "{} = {drafted} over {} = {} steps is {per_step:.2} draft tokens per step: this run drafted k = {} tokens, not k = {k}",
+            names.draft_tokens,
+            names.steps,
+            w.steps,
+            per_step.round().max(1.0)
+        ),
+    )
 }
 
 /// What [`check`] found that does not stop the evidence from being read.
@@ -201,6 +209,12 @@ pub fn check(ev: &Evidence, k: usize) -> Result<Findings> {
     let names = metrics(ev.engine, ev.format);
     let (origin, line) = (&ev.location.origin, ev.location.line);
     counts(&ev.total, Some(k), &names, origin, line)?;
+    if let Some(drafted) = ev.total.draft_tokens
+        && ev.total.steps > 0.0
+        && drafted / ev.total.steps <= k as f64 - 1.0
+    {
+        return Err(wrong_k(&ev.total, drafted, k, &names, origin, line));
+    }
     for w in &ev.batches {
         counts(w, Some(k), &names, origin, line)?;
     }
@@ -283,8 +297,14 @@ mod tests {
         assert!(err.starts_with("e.prom:4: vllm:spec_decode_num_accepted_tokens = 500"), "{err}");
         let mut k7 = Window::new(1000.0, 3500.0);
         k7.draft_tokens = Some(7000.0);
-        let err = check(&ev(k7), 3).unwrap_err().to_string();
+        let err = check(&ev(k7.clone()), 3).unwrap_err().to_string();
         assert!(err.contains("vllm:spec_decode_num_draft_tokens") && err.contains("k = 7 tokens, not k = 3"), "{err}");
+        let err = check(&ev(k7), 8).unwrap_err().to_string();
+        assert!(err.contains("k = 7 tokens, not k = 8"), "{err}");
+        // One window may draft fewer than k per step (requests ending), never more.
+        let mut short = Window::new(10.0, 5.0);
+        short.draft_tokens = Some(25.0);
+        assert!(counts(&short, Some(3), &metrics(Engine::Vllm, InputFormat::Prometheus), "w", None).is_ok());
         let err = check(&ev(with_positions(100.0, vec![50.0, 60.0, 10.0])), 3).unwrap_err().to_string();
         assert!(err.contains("position 2 accepted 60"), "{err}");
         assert!(counter(2.5, "m", "f", Some(1)).unwrap_err().to_string().contains("not a whole number"));
