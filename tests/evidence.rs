@@ -685,3 +685,24 @@ fn the_readme_pin_from_example_works_as_written() {
     assert!(code == 1 || code == 3, "{args:?} exited {code}: {stderr}");
     assert!(stdout.contains("Pin AL 2.830 at k = 3") && stdout.contains("minimaxm3_eagle3.yaml"), "{stdout}");
 }
+
+/// No input costs unbounded memory: an over-long Prometheus line, an over-large JSON document and an
+/// over-long TensorRT-LLM iteration element are refused with their limits.
+#[test]
+fn oversized_inputs_are_refused_with_their_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let long_line =
+        write(&dir, "line.prom", &format!("vllm:spec_decode_num_drafts_total{{a=\"{}\"}} 1\n", "x".repeat(2 << 20)));
+    let big_json = write(&dir, "big.json", &format!("{{\"distribution\": [{}0]}}", "0,".repeat(3 << 20)));
+    let big_element =
+        write(&dir, "iter.json", &format!("[{{\"specDecodingStats\": {{}}, \"pad\": \"{}\"}}]", "x".repeat(2 << 20)));
+    for (path, format, needle) in [
+        (long_line, "prometheus", "line longer than 1048576 bytes"),
+        (big_json, "atom-json", "larger than the 4 MiB limit"),
+        (big_element, "trtllm-json", "an iteration element longer than 1024 KiB"),
+    ] {
+        let (code, _, stderr) = run(&["eval", "--pin", "2.83", "--k", "3", "--format-in", format, &path]);
+        assert_eq!(code, 2, "{path}: {stderr}");
+        assert!(stderr.contains(needle), "{path}: expected '{needle}' in {stderr}");
+    }
+}

@@ -50,7 +50,7 @@ impl CurveArgs {
             files.push(CurveFile::read(path)?);
         }
         if let Some(dir) = &self.golden {
-            let set = CurveSet::read_dir(dir).with_context(|| format!("reading golden directory {}", dir.display()))?;
+            let set = CurveSet::read_dir(dir)?;
             files.extend(set.files().iter().cloned());
         }
         Ok(if files.is_empty() { CurveSet::embedded() } else { CurveSet::new(files) })

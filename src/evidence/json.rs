@@ -186,10 +186,12 @@ pub fn read_trtllm(mut reader: impl BufRead, origin: &str) -> Result<Evidence> {
         if reader.fill_buf().map_err(|e| Error::io(origin, e))?.is_empty() {
             break;
         }
-        let mut counting = CountLines { inner: &mut reader, lines: 0 };
+        let budget = Budget::default();
+        let mut counting = CountLines { inner: &mut reader, lines: 0, budget: &budget };
         let mut failure = None;
         let mut de = serde_json::Deserializer::from_reader(&mut counting);
-        let result = Elements { each: &mut |i, v| each(doc_index, i, v), failure: &mut failure }.deserialize(&mut de);
+        let result = Elements { each: &mut |i, v| each(doc_index, i, v), failure: &mut failure, budget: &budget }
+            .deserialize(&mut de);
         if let Some(error) = failure {
             return Err(error);
         }
@@ -221,16 +223,40 @@ pub fn read_trtllm(mut reader: impl BufRead, origin: &str) -> Result<Evidence> {
     })
 }
 
-/// Counts the newlines read through it, so a later document's errors can name their line in the file.
-struct CountLines<R> {
-    inner: R,
-    lines: usize,
+/// The largest single iteration element: real ones are a few hundred bytes.
+const MAX_ELEMENT_BYTES: u64 = 1 << 20;
+
+/// Bytes read, and where the element being parsed began: one element never costs more than
+/// [`MAX_ELEMENT_BYTES`] of input (and so a bounded tree), however long the list.
+#[derive(Default)]
+struct Budget {
+    read: std::cell::Cell<u64>,
+    element_start: std::cell::Cell<u64>,
 }
 
-impl<R: Read> Read for CountLines<R> {
+/// Counts the newlines read through it, so a later document's errors can name their line in the file, and
+/// enforces the element [`Budget`].
+struct CountLines<'a, R> {
+    inner: R,
+    lines: usize,
+    budget: &'a Budget,
+}
+
+impl<R: Read> Read for CountLines<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.lines += buf[..n].iter().filter(|&&b| b == b'\n').count();
+        let read = self.budget.read.get() + n as u64;
+        self.budget.read.set(read);
+        if read - self.budget.element_start.get() > MAX_ELEMENT_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "an iteration element longer than {} KiB: not TensorRT-LLM iteration stats",
+                    MAX_ELEMENT_BYTES >> 10
+                ),
+            ));
+        }
         Ok(n)
     }
 }
@@ -241,6 +267,7 @@ struct Elements<'a> {
     each: &'a mut dyn FnMut(usize, Value) -> Result<()>,
     /// The first error `each` returned (serde errors cannot carry it).
     failure: &'a mut Option<Error>,
+    budget: &'a Budget,
 }
 
 impl<'de> DeserializeSeed<'de> for Elements<'_> {
@@ -259,7 +286,9 @@ impl<'de> Visitor<'de> for Elements<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
         let mut i = 0;
+        self.budget.element_start.set(self.budget.read.get());
         while let Some(element) = seq.next_element::<Value>()? {
+            self.budget.element_start.set(self.budget.read.get());
             if let Err(e) = (self.each)(i, element) {
                 *self.failure = Some(e);
                 return Err(serde::de::Error::custom("stopped"));

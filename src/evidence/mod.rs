@@ -52,9 +52,10 @@ use crate::units::check_draft_len;
 /// log line is a few hundred bytes; a longer line is refused (Prometheus) or skipped (logs), never held.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
-/// The largest JSON evidence document read whole (ATOM `/debug/mtp_stats`, AIPerf exports are a few KiB;
-/// TensorRT-LLM iteration lists are streamed element by element instead).
-pub const JSON_DOCUMENT_LIMIT: u64 = 16 * 1024 * 1024;
+/// The largest JSON evidence document read whole (ATOM `/debug/mtp_stats` and AIPerf exports are KiBs;
+/// TensorRT-LLM iteration lists are streamed element by element instead). A parsed tree costs up to ~17×
+/// its text (an array of one-digit numbers), so this keeps the worst case near 70 MB.
+pub const JSON_DOCUMENT_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// SGLang's default `--decode-log-interval`: each "Decode batch" log line covers this many decode steps.
 pub const SGLANG_DECODE_LOG_INTERVAL: f64 = 40.0;
