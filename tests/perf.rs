@@ -192,7 +192,8 @@ fn acceptance_from_a_fitted_chain_or_real_evidence() {
     // vLLM logs count positions: AL(1..3) are the same numbers `alsim eval` estimates.
     let log = "tests/fixtures/evidence/vllm_mtbench.log";
     let v = json(&["predict", "--evidence", log, "--concurrency", "1,16"]);
-    let eval = json(&["eval", log, "--pin", "2.7", "--k", "3"]);
+    // 40 log intervals make a short series: a wide tolerance keeps this a consistent (exit 0) reading.
+    let eval = json(&["eval", log, "--pin", "2.7", "--k", "3", "--tolerance", "0.1"]);
     let estimate = &eval["files"][0]["estimate"];
     let al = acceptance(&v);
     assert_eq!(al.len(), 9, "{al:?}");

@@ -46,10 +46,11 @@ impl CurveArgs {
     pub fn curve_set(&self) -> anyhow::Result<CurveSet> {
         let mut files = Vec::new();
         for path in &self.curve_files {
-            files.push(CurveFile::read(path).with_context(|| format!("reading curve file {}", path.display()))?);
+            // The error names the file already.
+            files.push(CurveFile::read(path)?);
         }
         if let Some(dir) = &self.golden {
-            let set = CurveSet::read_dir(dir).with_context(|| format!("reading golden directory {}", dir.display()))?;
+            let set = CurveSet::read_dir(dir)?;
             files.extend(set.files().iter().cloned());
         }
         Ok(if files.is_empty() { CurveSet::embedded() } else { CurveSet::new(files) })
