@@ -1,7 +1,9 @@
-//! The four serving engines alsim knows, by the names users type (`vllm`, `sglang`, `trtllm`, `atom`).
+//! The five serving engines alsim knows, by the names users type (`vllm`, `sglang`, `trtllm`, `atom`,
+//! `llamacpp`).
 //!
 //! What each engine does with a pin lives with the concept it affects: schedules in
-//! [`crate::accept::schedule`], spellings in [`crate::units`].
+//! [`crate::accept::schedule`], spellings of a mean in [`crate::units`], spellings of a per-position rates
+//! list in [`crate::accept::pin`].
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,11 +25,13 @@ pub enum Engine {
     Trtllm,
     /// ROCm ATOM (`--spec-decode-acceptance-length`).
     Atom,
+    /// llama.cpp's `llama-server` / `llama-cli` (`--spec-synth-len`, `--spec-synth-rates`).
+    Llamacpp,
 }
 
 impl Engine {
     /// Every engine, in a fixed order.
-    pub const ALL: [Engine; 4] = [Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Atom];
+    pub const ALL: [Engine; 5] = [Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Atom, Engine::Llamacpp];
 
     /// The name users type.
     pub fn name(self) -> &'static str {
@@ -36,6 +40,7 @@ impl Engine {
             Engine::Sglang => "sglang",
             Engine::Trtllm => "trtllm",
             Engine::Atom => "atom",
+            Engine::Llamacpp => "llamacpp",
         }
     }
 
@@ -46,6 +51,7 @@ impl Engine {
             Engine::Sglang => "SGLang",
             Engine::Trtllm => "TensorRT-LLM",
             Engine::Atom => "ATOM",
+            Engine::Llamacpp => "llama.cpp",
         }
     }
 
@@ -55,6 +61,12 @@ impl Engine {
             Engine::Trtllm => Spelling::AcceptedDrafts,
             _ => Spelling::AcceptanceLength,
         }
+    }
+
+    /// Whether the engine takes a per-position rates list as a pin (vLLM `synthetic_acceptance_rates`,
+    /// llama.cpp `--spec-synth-rates`); the others take only a mean.
+    pub fn takes_rates(self) -> bool {
+        matches!(self, Engine::Vllm | Engine::Llamacpp)
     }
 }
 
@@ -67,14 +79,15 @@ impl fmt::Display for Engine {
 impl FromStr for Engine {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().replace(['_', ' '], "-").as_str() {
+        match s.to_ascii_lowercase().replace(['_', ' ', '.'], "-").as_str() {
             "vllm" => Ok(Engine::Vllm),
             "sglang" => Ok(Engine::Sglang),
             "trtllm" | "trt-llm" | "tensorrt-llm" | "tensorrtllm" | "trt" => Ok(Engine::Trtllm),
             "atom" => Ok(Engine::Atom),
+            "llamacpp" | "llama-cpp" | "llama-server" => Ok(Engine::Llamacpp),
             other => Err(Error::invalid(
                 "engine",
-                format!("unknown engine '{other}'; expected one of vllm, sglang, trtllm, atom"),
+                format!("unknown engine '{other}'; expected one of vllm, sglang, trtllm, atom, llamacpp"),
             )),
         }
     }

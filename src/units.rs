@@ -8,7 +8,9 @@
 //! | [`Spelling::DraftRate`] | 0.61 | ATOM `--spec-decode-acceptance-rate`, vLLM "Avg Draft acceptance rate", newer SGLang `spec_accept_rate` |
 //! | [`Spelling::SglangOldRate`] | 0.7075 | older SGLang `spec_accept_rate` |
 //!
-//! Per-position rates are the fifth spelling; they live in [`crate::accept::Acceptance`].
+//! Per-position rates are the fifth spelling; they live in [`crate::accept::Acceptance`]. A [`Conversion`]
+//! also writes a mean as the per-position rates each length knob forces: the minimum-variance list (vLLM,
+//! ATOM, TensorRT-LLM) and llama.cpp's geometric one.
 
 use std::fmt;
 use std::str::FromStr;
@@ -149,7 +151,7 @@ impl FromStr for Spelling {
     }
 }
 
-/// One acceptance figure written in every spelling, plus the per-position rates a pin forces.
+/// One acceptance figure written in every spelling, plus the per-position rates each length pin forces.
 #[derive(Debug, Clone, Serialize)]
 pub struct Conversion {
     /// Draft length.
@@ -158,9 +160,15 @@ pub struct Conversion {
     pub acceptance_length: f64,
     /// Every spelling with its value.
     pub spellings: Vec<SpelledValue>,
-    /// The per-position unconditional rates an engine forces for this pin (vLLM `synthetic_acceptance_rates`,
-    /// ATOM's resolved rates): the minimum-variance chain.
+    /// The per-position unconditional rates vLLM, ATOM and TensorRT-LLM force for this mean (vLLM's and ATOM's
+    /// resolved `synthetic_acceptance_rates`): the minimum-variance chain.
     pub forced_rates: Vec<f64>,
+    /// The per-position unconditional rates llama.cpp forces for this mean (`--spec-synth-len`): p^i.
+    pub geometric_rates: Vec<f64>,
+    /// llama.cpp's constant conditional rate p for this mean.
+    pub geometric_p: f64,
+    /// The per-position rates list converted from, when the figure was given as one (a rates pin).
+    pub given_rates: Option<Vec<f64>>,
 }
 
 /// One spelling's value in a [`Conversion`].
@@ -193,7 +201,32 @@ impl Conversion {
             })
             .collect::<Result<_>>()?;
         let forced_rates = crate::accept::min_variance_chain(al, k)?.unconditional().to_vec();
-        Ok(Conversion { k, acceptance_length: al, spellings, forced_rates })
+        let geometric = crate::accept::geometric_chain(al, k)?;
+        Ok(Conversion {
+            k,
+            acceptance_length: al,
+            spellings,
+            forced_rates,
+            geometric_p: geometric.unconditional()[0],
+            geometric_rates: geometric.unconditional().to_vec(),
+            given_rates: None,
+        })
+    }
+
+    /// Writes the mean of per-position rates `rates` in every spelling and as each length pin's rates.
+    ///
+    /// ```
+    /// let rates = alsim::accept::Acceptance::from_unconditional(vec![0.78, 0.6, 0.45], "rates").unwrap();
+    /// let c = alsim::units::Conversion::from_rates(&rates).unwrap();
+    /// assert!((c.acceptance_length - 2.83).abs() < 1e-12);
+    /// assert!((c.geometric_p - 0.7724).abs() < 1e-4);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Conversion::new`].
+    pub fn from_rates(rates: &crate::accept::Acceptance) -> Result<Conversion> {
+        let given_rates = Some(rates.unconditional().to_vec());
+        Ok(Conversion { given_rates, ..Conversion::new(rates.acceptance_length(), rates.k())? })
     }
 }
 

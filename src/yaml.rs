@@ -4,6 +4,10 @@
 //! Documents are parsed into a generic tree first (never straight into typed structs) because that path
 //! rejects duplicate mapping keys with a line number; typed deserialisation would silently keep the last
 //! of two duplicate golden values.
+//!
+//! Nesting is bounded before the YAML crate sees the text ([`check_depth`], one linear pass): the crate
+//! takes time quadratic in the depth to reject a deeply nested document (200,000 levels: minutes), and no
+//! file alsim reads nests deeper than a dozen levels.
 
 use crate::error::{Error, Result};
 
@@ -67,11 +71,90 @@ impl Node {
     }
 }
 
+/// The deepest nesting of collections a document may have (flow brackets and block indentation levels
+/// together).
+pub const MAX_DEPTH: usize = 64;
+
+/// Rejects a document nested deeper than [`MAX_DEPTH`], in one pass over the text. Counted: flow `[`/`{`
+/// outside quotes and comments, block indentation levels, and `- ` / `? ` entries that open a collection
+/// on the same line; block-scalar bodies (`|`, `>`) are skipped. The count can only over-estimate the
+/// depth of a collection that opens and closes on one line, which shallow documents never reach.
+///
+/// # Errors
+/// [`Error::Parse`] naming the line where the depth passes the limit.
+///
+/// ```
+/// assert!(alsim::yaml::check_depth("a:\n  b: [1, {c: 2}]\n", "f.yaml").is_ok());
+/// let deep = "[".repeat(100_000);
+/// assert!(alsim::yaml::check_depth(&deep, "f.yaml").unwrap_err().to_string().contains("nested deeper"));
+/// ```
+pub fn check_depth(text: &str, origin: &str) -> Result<()> {
+    let mut indents: Vec<usize> = Vec::new();
+    let mut flow = 0usize;
+    // Indentation of the line that opened a block scalar: deeper lines are its text.
+    let mut scalar_parent: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        if body.trim().is_empty() {
+            continue;
+        }
+        if let Some(parent) = scalar_parent {
+            if indent > parent {
+                continue;
+            }
+            scalar_parent = None;
+        }
+        if flow == 0 && !body.starts_with('#') {
+            while indents.last().is_some_and(|&top| top >= indent) {
+                indents.pop();
+            }
+            indents.push(indent);
+        }
+        // `- - a` and `? - a` open one collection per marker on the same line.
+        let mut rest = body;
+        let mut inline = 0usize;
+        while let Some(after) = rest.strip_prefix("- ").or_else(|| rest.strip_prefix("? ")) {
+            inline += 1;
+            rest = after.trim_start_matches(' ');
+        }
+        let (mut quote, mut previous) = (None, ' ');
+        for c in rest.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') if previous == ' ' || "[{,:".contains(previous) => quote = Some(c),
+                (None, '#') if previous == ' ' || previous == '\t' => break,
+                (None, '[' | '{') => flow += 1,
+                (None, ']' | '}') => flow = flow.saturating_sub(1),
+                _ => {}
+            }
+            previous = c;
+        }
+        let last = rest.trim_end().rsplit(' ').next().unwrap_or("");
+        let block_scalar = last.starts_with(['|', '>']) && last[1..].bytes().all(|b| b"+-0123456789".contains(&b));
+        if quote.is_none() && flow == 0 && block_scalar {
+            scalar_parent = Some(indent);
+        }
+        let depth = indents.len() + inline + flow;
+        if depth > MAX_DEPTH {
+            return Err(Error::parse(
+                origin,
+                Some(i + 1),
+                format!("nested deeper than {MAX_DEPTH} levels: no file alsim reads needs that, so it is refused"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Parses one YAML document; `origin` names the source in errors.
 ///
 /// # Errors
-/// [`Error::Parse`] with the line of the syntax error or duplicate key, when the YAML crate reports one.
+/// [`Error::Parse`] with the line of the syntax error or duplicate key, when the YAML crate reports one,
+/// or where the document nests deeper than [`MAX_DEPTH`].
 pub fn parse(text: &str, origin: &str) -> Result<Node> {
+    check_depth(text, origin)?;
     let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
         let line = e.location().map(|l| l.line());
         let message = e.to_string();
@@ -100,6 +183,7 @@ pub struct Duplicate {
 /// [`Error::Parse`] with the line of the syntax error.
 pub fn parse_like_pyyaml(text: &str, origin: &str) -> Result<(Node, Vec<Duplicate>)> {
     use serde::de::DeserializeSeed;
+    check_depth(text, origin)?;
     let duplicates = std::cell::RefCell::new(Vec::new());
     let seed = lenient::Seed { path: &[], duplicates: &duplicates };
     let node = seed.deserialize(serde_yaml::Deserializer::from_str(text)).map_err(|e| {
@@ -264,6 +348,25 @@ mod tests {
         assert_eq!(b.get("w").and_then(Node::as_f64), Some(3.0));
         assert_eq!(duplicates, [Duplicate { path: vec!["b".into()], key: "w".into() }]);
         assert!(parse_like_pyyaml("a: [\n", "r.yaml").is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_in_linear_time() {
+        // Each took minutes to reject before the pre-check; now one linear pass.
+        for deep in ["[".repeat(200_000), "- ".repeat(200_000) + "a\n", {
+            let mut text = String::new();
+            for d in 0..200_000 {
+                text.push_str(&" ".repeat(d % 100));
+                text.push_str("a:\n");
+            }
+            text
+        }] {
+            let err = parse(&deep, "deep.yaml").unwrap_err().to_string();
+            assert!(err.starts_with("deep.yaml:") && err.contains("nested deeper"), "{err}");
+        }
+        let shallow =
+            "m:\n  thinking_on:\n    1: 1.5 # [ comment {\n  s: \"[[[\"\n  t: |\n    [[[[\n  u: [1, [2, {v: 3}]]\n";
+        assert_eq!(parse(shallow, "f").unwrap().get("m").unwrap().get("u").unwrap().kind(), "list");
     }
 
     #[test]

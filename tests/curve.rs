@@ -48,10 +48,10 @@ fn check_of_shapes_and_clean_files_passes() {
 }
 
 #[test]
-fn malformed_curve_files_are_problems_naming_file_and_key() {
+fn unreadable_curve_files_are_input_errors_and_bad_curves_are_problems() {
+    // Files that cannot be parsed: exit 2 with the reason on stderr, nothing on stdout.
     for (file, needle) in [
         ("duplicate_key.yaml", "duplicate"),
-        ("out_of_range.yaml", "example-model.3"),
         ("not_a_number.yaml", "example-model.2"),
         ("k_zero.yaml", "example-model.0"),
         ("bad_yaml.yaml", "bad_yaml.yaml:"),
@@ -59,16 +59,29 @@ fn malformed_curve_files_are_problems_naming_file_and_key() {
     ] {
         let path = format!("tests/fixtures/curves/{file}");
         let (code, stdout, stderr) = run(&["curve", "check", &path]);
-        assert_eq!(code, 1, "{file}: {stdout}{stderr}");
-        assert!(stdout.contains(needle), "{file}: expected '{needle}' in {stdout}");
-        assert!(!stderr.contains("panicked"));
+        assert_eq!(code, 2, "{file}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(needle) && stderr.starts_with("alsim: error: "),
+            "{file}: expected '{needle}' in {stderr}"
+        );
+        assert!(stdout.is_empty(), "{file}: {stdout}");
         // Used as a curve for a lookup, the same file is an input error.
         let (code, _, stderr) = run(&["accept", "--curve", &path, "--model", "example-model", "--k", "3"]);
         assert_eq!(code, 2, "{file}: {stderr}");
     }
+    // A curve that reads but is wrong: a problem found by the check, exit 1 on stdout.
+    let (code, stdout, stderr) = run(&["curve", "check", "tests/fixtures/curves/out_of_range.yaml"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("example-model.3") && stderr.is_empty(), "{stdout}{stderr}");
+    // Both at once: the readable file is still reported, and the unreadable one makes it exit 2.
+    let (code, stdout, stderr) =
+        run(&["curve", "check", "tests/fixtures/curves/out_of_range.yaml", "tests/fixtures/curves/bad_yaml.yaml"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stdout.contains("example-model.3"), "{stdout}");
+    assert!(stderr.contains("1 of 2 curve file(s) could not be read") && stderr.contains("bad_yaml.yaml:"), "{stderr}");
     let (code, _, stderr) = run(&["curve", "check", "/nonexistent/golden.yaml"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("/nonexistent/golden.yaml"), "{stderr}");
+    assert_eq!(stderr.matches("No such file").count(), 1, "said once: {stderr}");
 }
 
 #[test]

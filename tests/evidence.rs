@@ -1,6 +1,8 @@
 //! `alsim eval` and the evidence library: every fixture format, the verdicts on the MiniMax-M3 EAGLE3
 //! card's real numbers, malformed inputs, round trips, and the coverage of the design-effect interval.
 
+use alsim::evidence::coverage::{PhaseModel, coverage as phase_coverage};
+use alsim::evidence::estimate::batch;
 use alsim::evidence::{self, Location, ReadOptions, Window, estimate};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
@@ -31,6 +33,9 @@ fn al(file: &serde_json::Value) -> f64 {
 
 #[test]
 fn mt_bench_reads_pin_too_high_and_gsm8k_pin_too_low_in_every_format() {
+    // The card's MT-Bench AL is 2.70: pin 2.83 is too high. The time series below hold 40 windows, too
+    // short for the batch-means interval to decide 2.70 against the band's edge at 2.78 (see
+    // `short_series_say_so_and_stay_undecided`), so they are judged against a pin of 2.9.
     for (name, al_card, extra) in [
         ("vllm_mtbench_after.prom", Some(2.698), vec!["--before", "tests/fixtures/evidence/vllm_mtbench_before.prom"]),
         ("vllm_mtbench_scrapes.prom", None, vec![]),
@@ -40,7 +45,8 @@ fn mt_bench_reads_pin_too_high_and_gsm8k_pin_too_low_in_every_format() {
         ("atom_mtbench.log", None, vec![]),
     ] {
         let path = fixture(name);
-        let mut args = vec!["--pin", "2.83", "--k", "3", path.as_str()];
+        let pin = if al_card.is_some() { "2.83" } else { "2.9" };
+        let mut args = vec!["--pin", pin, "--k", "3", path.as_str()];
         args.extend(extra.iter().copied());
         let (code, v) = eval_json(&args);
         assert_eq!(code, 1, "{name}: {v}");
@@ -90,9 +96,15 @@ fn time_series_give_both_standard_errors_and_a_design_effect() {
     for name in ["vllm_mtbench.log", "vllm_mtbench_scrapes.prom", "atom_mtbench.log", "trtllm_gsm8k_iterations.json"] {
         let (_, v) = eval_json(&["--pin", "2.83", "--k", "3", &fixture(name)]);
         let e = &v["files"][0]["estimate"];
-        assert!(e["batches"].as_u64().unwrap() >= 29, "{name}");
+        // n windows grouped into round(n^(1/3)) batches of consecutive windows.
+        let n = e["windows"].as_u64().unwrap();
+        assert!(n >= 29, "{name}");
+        assert_eq!(e["batches"].as_u64().unwrap(), (n as f64).cbrt().round() as u64, "{name}");
         assert!(e["design"]["standard_error"].as_f64().unwrap() > 0.0, "{name}");
-        assert!(e["design_effect"].as_f64().unwrap() > 1.0, "{name}: {}", e["design_effect"]);
+        // Three batches leave the batch-means variance two degrees of freedom: the ratio is noisy, and the
+        // short series is flagged.
+        assert!(e["design_effect"].as_f64().unwrap() > 0.0, "{name}: {}", e["design_effect"]);
+        assert_eq!(e["series_warning"].is_string(), n < 100, "{name}");
     }
 }
 
@@ -146,10 +158,10 @@ fn split_by_label_gives_one_result_per_engine() {
 #[test]
 fn github_annotations_and_human_formats() {
     let (code, stdout, _) =
-        run(&["eval", "--pin", "2.83", "--k", "3", &fixture("vllm_mtbench.log"), "--format", "github"]);
+        run(&["eval", "--pin", "2.9", "--k", "3", &fixture("vllm_mtbench.log"), "--format", "github"]);
     assert_eq!(code, 1);
     assert!(
-        stdout.starts_with("::error file=tests/fixtures/evidence/vllm_mtbench.log,line=2,title=alsim eval::pin 2.830"),
+        stdout.starts_with("::error file=tests/fixtures/evidence/vllm_mtbench.log,line=2,title=alsim eval::pin 2.900"),
         "{stdout}"
     );
     let (code, stdout, _) =
@@ -179,7 +191,7 @@ fn malformed_inputs_name_file_and_line_and_exit_2() {
             "bad/missing_family.prom",
             "bad/missing_family.prom:12: vLLM metrics found but vllm:spec_decode_num_accepted_tokens (or",
         ),
-        ("bad/mixed_engines.prom", "metrics of two engines in one file"),
+        ("bad/mixed_engines.prom", "metrics of two engines"),
         ("bad/mixed_engines.log", "bad/mixed_engines.log:2:"),
         ("bad/k4.prom", "bad/k4.prom:33: the evidence is for k = 4"),
         ("bad/truncated.json", "bad/truncated.json:7: JSON ends early"),
@@ -191,8 +203,10 @@ fn malformed_inputs_name_file_and_line_and_exit_2() {
 }
 
 #[test]
-fn a_counter_reset_is_reported_not_negative() {
-    let (code, v) = eval_json(&[
+fn swapped_snapshots_are_refused_not_judged_as_the_cumulative_page() {
+    // Every counter of the "after" file is below the "before" file's: swapped, or every series restarted.
+    let (code, _, stderr) = run(&[
+        "eval",
         "--pin",
         "2.83",
         "--k",
@@ -201,9 +215,24 @@ fn a_counter_reset_is_reported_not_negative() {
         "--before",
         &fixture("vllm_mtbench_after.prom"),
     ]);
-    assert_eq!(code, 3);
-    assert_eq!(v["files"][0]["estimate"]["steps"], 500.0);
-    assert!(v["files"][0]["notes"].to_string().contains("went down"), "{v}");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("bad/reset_after.prom:12: every counter is lower than in the --before snapshot")
+            && stderr.contains("swapped"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&[
+        "eval",
+        "--pin",
+        "2.83",
+        "--k",
+        "3",
+        &fixture("vllm_mtbench_before.prom"),
+        "--before",
+        &fixture("vllm_mtbench_after.prom"),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("swapped"), "{stderr}");
 }
 
 #[test]
@@ -369,7 +398,7 @@ proptest! {
             w.steps * k as f64, w.accepted, dist.join(", ")
         );
         let ev = evidence::read(json.as_bytes(), "s.json", &ReadOptions::default()).unwrap();
-        prop_assert_eq!(&ev[0].total, &w);
+        prop_assert_eq!(&ev[0].total, &Window { draft_tokens: Some(w.steps * k as f64), ..w.clone() });
         let pct: Vec<String> = counts.iter().enumerate().map(|(a, n)| format!("{a}: '{:.2}%'", 100.0 * *n as f64 / w.steps)).collect();
         let line = format!(
             "[MTP Stats Interval] Average toks/fwd: {:.2}, Accepted/Total Draft tokens: {}/{}, Acceptance rate: 1.00%, Accepted tokens distribution: {{{}}}\n",
@@ -412,20 +441,21 @@ fn simulated_run(
     (total, series)
 }
 
-/// Fractions of `runs` whose (independent, design-effect) 95% intervals cover `truth`.
+/// Fractions of `runs` whose (independent, decisive) 95% intervals cover `truth`; the decisive one is what
+/// `alsim eval` judges by (batch means over the grouped series, or the wider of the two for a short one).
 fn coverage(runs: usize, truth: f64, mut one: impl FnMut(&mut ChaCha8Rng) -> (Window, Vec<Window>)) -> (f64, f64) {
     let at = Location { origin: "simulated".into(), line: None };
     let mut rng = ChaCha8Rng::seed_from_u64(20261202);
-    let (mut independent, mut design) = (0usize, 0usize);
+    let (mut independent, mut decisive) = (0usize, 0usize);
     for _ in 0..runs {
-        let (total, batches) = one(&mut rng);
+        let (total, windows) = one(&mut rng);
         // Like a real distribution count (ATOM), drop it so σ_a² comes from positions (vLLM's case).
         let total = Window { distribution: None, ..total };
-        let e = estimate(&total, &batches, 3, 0.95, "batches", &at).unwrap();
+        let e = estimate(&total, &batch(&windows), windows.len(), 3, 0.95, "batches", &at).unwrap();
         independent += e.independent.covers(truth) as usize;
-        design += e.design.unwrap().covers(truth) as usize;
+        decisive += e.decisive().covers(truth) as usize;
     }
-    (independent as f64 / runs as f64, design as f64 / runs as f64)
+    (independent as f64 / runs as f64, decisive as f64 / runs as f64)
 }
 
 fn chain_al(cond: &[f64]) -> f64 {
@@ -462,7 +492,7 @@ fn design_effect_interval_covers_markov_phase_acceptance() {
             3,
         )
     });
-    assert!((0.93..=0.97).contains(&design), "design-effect coverage {design}");
+    assert!(design >= 0.93, "decisive coverage {design}");
     assert!(independent < 0.85, "independent coverage {independent} should fall well short of 95%");
 }
 
@@ -493,6 +523,186 @@ fn design_effect_interval_covers_per_request_heterogeneity() {
             3,
         )
     });
-    assert!((0.93..=0.97).contains(&design), "design-effect coverage {design}");
+    assert!(design >= 0.93, "decisive coverage {design}");
     assert!(independent < 0.85, "independent coverage {independent} should fall well short of 95%");
+}
+
+/// The golden MiniMax-M3 EAGLE3 chains of an easy and a hard phase (conditional 0.9/0.85/0.8 and
+/// 0.45/0.35/0.3 as unconditional rates), 200 steps per window, the shortest series the interval is
+/// vouched for.
+fn phases(mean_phase: f64) -> PhaseModel {
+    PhaseModel {
+        easy: vec![0.9, 0.765, 0.612],
+        hard: vec![0.45, 0.1575, 0.04725],
+        mean_phase,
+        steps_per_window: 200,
+        windows: evidence::estimate::MIN_SERIES,
+    }
+}
+
+/// Phases lasting half a window, one window and five windows: the interval `eval` decides on still covers
+/// the true AL in at least 93% of runs (one batch per window covered 91%, 86% and 58% here).
+#[test]
+fn interval_covers_when_phases_outlast_a_scrape_interval() {
+    for mean_phase in [0.5, 1.0, 5.0] {
+        let c = phase_coverage(&phases(mean_phase), 1000, 11, 0.95).unwrap();
+        assert!(c.decisive >= 0.93, "phases of {mean_phase} windows: coverage {}", c.decisive);
+        assert!(c.independent < 0.6, "phases of {mean_phase} windows: independent coverage {}", c.independent);
+    }
+}
+
+/// Independent steps: 95% ± 1.5 (2000 runs: the simulation's own standard error is 0.5%).
+#[test]
+fn interval_covers_95_percent_with_independent_steps() {
+    let c = phase_coverage(&phases(0.0), 2000, 12, 0.95).unwrap();
+    assert!((c.decisive - 0.95).abs() <= 0.015, "coverage {}", c.decisive);
+}
+
+// ---------- evidence is checked before it is believed ----------
+
+/// Writes `text` to `name` in `dir` and returns the path as a string.
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn vllm_page(drafts: &str, accepted: &str, draft_tokens: &str) -> String {
+    format!(
+        "vllm:spec_decode_num_drafts_total {drafts}\nvllm:spec_decode_num_accepted_tokens_total {accepted}\nvllm:spec_decode_num_draft_tokens_total {draft_tokens}\n"
+    )
+}
+
+/// Impossible, fractional, contradictory or pinned evidence is an input error (exit 2) naming file, metric
+/// and reason — in `eval` and in `predict --evidence` alike, since both go through one validation.
+#[test]
+fn impossible_or_pinned_evidence_is_refused_by_eval_and_predict() {
+    let dir = tempfile::tempdir().unwrap();
+    let atom_forced: String = (0..=3)
+        .map(|a| format!("atom:mtp_decode_steps_total{{accepted_tokens=\"{a}\"}} {}\n", [0, 85_000, 415_000, 0][a]))
+        .collect();
+    let cases = [
+        ("more_than_k.prom", vllm_page("10", "500", "30"), "vllm:spec_decode_num_accepted_tokens = 500"),
+        ("k7.prom", vllm_page("1000", "3500", "7000"), "the evidence is for k = 7"),
+        ("fraction.prom", vllm_page("1000.5", "1800", "3000"), "not a whole number"),
+        ("tiny.prom", vllm_page("1e-300", "0", "0"), "vllm:spec_decode_num_drafts = 0.000"),
+        ("forced.prom", atom_forced, "pinned run"),
+        (
+            "sglang_gauge.prom",
+            "sglang:spec_num_steps 3\nsglang:spec_accept_length 7.5\nsglang:spec_verify_calls_total 1000\nsglang:generation_tokens_total 2830\n".into(),
+            "sglang:spec_accept_length = 7.5 contradicts the counters",
+        ),
+        (
+            "vllm_interval.log",
+            "SpecDecoding metrics: Mean acceptance length: 5.50, Accepted: 4500 tokens, Drafted: 3000 tokens, Per-position acceptance rate: 0.9, 0.8, 0.7\n".into(),
+            "vllm_interval.log:1: mean acceptance length 5.5 is outside [1, k + 1]",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = write(&dir, name, &text);
+        let (code, stdout, stderr) = run(&["eval", "--pin", "2.83", "--k", "3", &path]);
+        assert_eq!(code, 2, "eval {name}: {stdout}{stderr}");
+        assert!(stderr.contains(needle) && stderr.contains(name), "eval {name}: expected '{needle}' in {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        let (code, _, stderr) = run(&["predict", "--evidence", &path, "--evidence-k", "3"]);
+        assert_eq!(code, 2, "predict {name}: {stderr}");
+        assert!(stderr.contains(name), "predict {name}: {stderr}");
+    }
+}
+
+/// One fully accepted step is not AL 4.000 [4.000, 4.000]: too few steps is undecided, never a verdict.
+#[test]
+fn too_few_steps_are_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("one.prom", vllm_page("1", "3", "3")),
+        ("five.prom", vllm_page("5", "12", "15")),
+        ("all_accepted.prom", vllm_page("1000", "3000", "3000")),
+    ] {
+        let path = write(&dir, name, &text);
+        let (code, v) = eval_json(&["--pin", "2.83", "--k", "3", &path]);
+        assert_eq!((code, v["overall"].as_str().unwrap()), (3, "inconclusive"), "{name}: {v}");
+        assert!(v["files"][0]["sample_too_small"].is_string(), "{name}: {v}");
+        let (code, _, stderr) = run(&["predict", "--evidence", &path]);
+        assert_eq!(code, 2, "predict {name}: {stderr}");
+    }
+}
+
+/// A series shorter than the interval is vouched for says so, and stays undecided near the band's edge.
+#[test]
+fn short_series_say_so_and_stay_undecided() {
+    let (code, v) = eval_json(&["--pin", "2.83", "--k", "3", &fixture("vllm_mtbench.log")]);
+    assert_eq!(code, 3, "{v}");
+    assert!(v["files"][0]["estimate"]["series_warning"].as_str().unwrap().contains("too short to tell"), "{v}");
+}
+
+/// `--split` on a label no sample carries is an error, not one unsplit result.
+#[test]
+fn split_on_an_absent_label_is_an_error() {
+    let (code, _, stderr) =
+        run(&["eval", "--pin", "2.83", "--k", "3", &fixture("vllm_mtbench_after.prom"), "--split", "no_such_label"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--split") && stderr.contains("no_such_label") && stderr.contains("engine"), "{stderr}");
+}
+
+/// FIFOs, devices and directories are refused at once (a FIFO used to block forever), in every reader.
+#[cfg(unix)]
+#[test]
+fn non_regular_files_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("metrics.prom");
+    if !std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        return;
+    }
+    let fifo = fifo.display().to_string();
+    let dir_path = dir.path().display().to_string();
+    for args in [
+        vec!["eval", "--pin", "2.83", "--k", "3", fifo.as_str()],
+        vec!["eval", "--pin", "2.83", "--k", "3", "/dev/zero"],
+        vec!["eval", "--pin", "2.83", "--k", "3", &dir_path],
+        vec!["predict", "--evidence", fifo.as_str()],
+        vec!["curve", "check", fifo.as_str()],
+        vec!["curve", "list", "/dev/zero"],
+        vec!["accept", "--curve", fifo.as_str()],
+    ] {
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains("not a regular file"), "{args:?}: {stderr}");
+    }
+}
+
+/// The README's `--pin-from` example runs as written (its server.log played by a fixture log).
+#[test]
+fn the_readme_pin_from_example_works_as_written() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let line = readme.lines().find(|l| l.starts_with("alsim eval --pin-from")).expect("the README shows --pin-from");
+    let command = line.split('#').next().unwrap();
+    let log = fixture("vllm_mtbench.log");
+    let args: Vec<&str> =
+        command.split_whitespace().skip(1).map(|a| if a == "server.log" { log.as_str() } else { a }).collect();
+    assert!(args.contains(&log.as_str()), "{command}");
+    let (code, stdout, stderr) = run(&args);
+    assert!(code == 1 || code == 3, "{args:?} exited {code}: {stderr}");
+    assert!(stdout.contains("Pin AL 2.830 at k = 3") && stdout.contains("minimaxm3_eagle3.yaml"), "{stdout}");
+}
+
+/// No input costs unbounded memory: an over-long Prometheus line, an over-large JSON document and an
+/// over-long TensorRT-LLM iteration element are refused with their limits.
+#[test]
+fn oversized_inputs_are_refused_with_their_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let long_line =
+        write(&dir, "line.prom", &format!("vllm:spec_decode_num_drafts_total{{a=\"{}\"}} 1\n", "x".repeat(2 << 20)));
+    let big_json = write(&dir, "big.json", &format!("{{\"distribution\": [{}0]}}", "0,".repeat(3 << 20)));
+    let big_element =
+        write(&dir, "iter.json", &format!("[{{\"specDecodingStats\": {{}}, \"pad\": \"{}\"}}]", "x".repeat(2 << 20)));
+    for (path, format, needle) in [
+        (long_line, "prometheus", "line longer than 1048576 bytes"),
+        (big_json, "atom-json", "larger than the 4 MiB limit"),
+        (big_element, "trtllm-json", "an iteration element longer than 1024 KiB"),
+    ] {
+        let (code, _, stderr) = run(&["eval", "--pin", "2.83", "--k", "3", "--format-in", format, &path]);
+        assert_eq!(code, 2, "{path}: {stderr}");
+        assert!(stderr.contains(needle), "{path}: expected '{needle}' in {stderr}");
+    }
 }

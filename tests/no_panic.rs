@@ -27,6 +27,11 @@ const SUBCOMMANDS: &[&[&str]] = &[
     &["curve", "fit"],
     &["convert"],
     &["convert", "2.5"],
+    &["eval", "--pin", "2.83"],
+    &["eval", "--pin-from", "tests/fixtures/evidence/atom_mtbench.prom"],
+    &["eval", "--pin", "2.83", "--k", "3", "/dev/null"],
+    &["predict", "--evidence", "tests/fixtures/evidence/vllm_mtbench.log"],
+    &["predict", "--evidence", "/dev/zero"],
 ];
 
 #[test]
@@ -37,6 +42,11 @@ fn no_command_line_panics() {
             let (code, _, stderr) = run(&args);
             assert_ne!(code, 101, "alsim {args:?} panicked: {stderr}");
             assert!(!stderr.contains("panicked"), "alsim {args:?}: {stderr}");
+            // An error is said once, on one line.
+            if code == 2 {
+                assert!(stderr.matches("alsim: error:").count() <= 1, "alsim {args:?}: {stderr}");
+                assert!(stderr.matches("(os error").count() <= 1, "alsim {args:?}: {stderr}");
+            }
         }
     }
 }

@@ -26,7 +26,9 @@ fn seed_case_real_versus_pinned() {
     assert_eq!(v["seed"], alsim::sim::DEFAULT_SEED);
     let sources = v["sources"].as_array().unwrap();
     let labels: Vec<&str> = sources.iter().map(|s| s["label"].as_str().unwrap()).collect();
-    assert_eq!(labels.len(), 3, "{labels:?}");
+    // Real, then minimum variance, multinomial, llama.cpp's geometric length pin and the rates pin (SGLang
+    // match-expected draws per request like minimum variance, so it appears only in batches).
+    assert_eq!(labels.len(), 5, "{labels:?}");
     let real = &sources[0];
     assert_eq!(real["source"]["kind"], "real");
     assert!(covers(&real["summary"]["per_step"]["tokens_per_step"], 2.83));
@@ -45,6 +47,37 @@ fn seed_case_real_versus_pinned() {
     assert!((tpot - 26.0 / 2.83).abs() < 0.05, "{tpot}");
     let p99 = &real["summary"]["tpot_ms"]["percentiles"][4];
     assert_eq!(number(&p99["percentile"]), 99.0);
+}
+
+#[test]
+fn the_rates_pin_keeps_the_tpot_tails_the_length_pins_lose() {
+    let v = json(&["simulate", "--requests", "4000", "--no-batch"]);
+    let sources = v["sources"].as_array().unwrap();
+    let by_kind = |kind: &str| {
+        sources.iter().find(|s| s["source"]["schedule"] == kind).unwrap_or_else(|| panic!("no {kind} in {v}"))
+    };
+    fn tpot(s: &serde_json::Value, i: usize) -> &serde_json::Value {
+        &s["summary"]["tpot_ms"]["percentiles"][i]["estimate"]
+    }
+    let (p50, p99) = (2, 4);
+    let real = &sources[0];
+    assert_eq!(real["source"]["kind"], "real");
+    assert_eq!(number(&tpot(real, p99)["point_estimate"]), number(&tpot(by_kind("rates-pin"), p99)["point_estimate"]));
+    assert_eq!(v["rates_pin"]["rates"], serde_json::json!([0.78, 0.6, 0.45]));
+    // The minimum-variance pin has the real mean and p50 but not its p99: the real value lies outside its interval.
+    let min_var = by_kind("min-variance");
+    assert!(covers(tpot(min_var, p50), number(&tpot(real, p50)["point_estimate"])), "{min_var}");
+    assert!(!covers(tpot(min_var, p99), number(&tpot(real, p99)["point_estimate"])), "{min_var}");
+    let (code, stdout, _) = run(&["simulate", "--requests", "4000", "--no-batch"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("TPOT tails against real acceptance"), "{stdout}");
+    assert!(stdout.contains("rates pin [0.78, 0.60, 0.45]"), "{stdout}");
+    // Only the chosen sources run: the rates pin alone beside real.
+    let v = json(&["simulate", "--requests", "500", "--no-batch", "--source", "curve,rates-pin,llama.cpp"]);
+    let kinds: Vec<&serde_json::Value> = v["sources"].as_array().unwrap().iter().map(|s| &s["source"]).collect();
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
+    assert_eq!(kinds[1]["schedule"], "rates-pin");
+    assert_eq!(kinds[2]["schedule"], "llamacpp-geometric");
 }
 
 #[test]
@@ -83,7 +116,7 @@ fn same_seed_same_results_at_any_thread_count() {
 fn exact_mode_agrees_with_monte_carlo() {
     let v = json(&["simulate", "--requests", "4000", "--exact", "2000", "--no-batch"]);
     let rows = v["exact"].as_array().unwrap();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 5);
     for row in rows {
         let mc = &row["monte_carlo"]["mean"];
         let gap = (number(&row["exact_mean"]) - number(&mc["point_estimate"])).abs();
@@ -126,7 +159,8 @@ fn batch_shared_draws_and_explicit_rates() {
     let rows = v["batch"].as_array().unwrap();
     let shared: Vec<_> = rows.iter().filter(|r| r["summary"]["draws"] == "shared-by-batch").collect();
     let own: Vec<_> = rows.iter().filter(|r| r["summary"]["draws"] == "per-request").collect();
-    assert_eq!((shared.len(), own.len()), (2, 2));
+    // Shared: both SGLang methods; per request: real, minimum variance, llama.cpp, the rates pin.
+    assert_eq!((shared.len(), own.len()), (2, 4));
     for r in &shared {
         assert!(number(&r["summary"]["design_effect"]) > 8.0, "{r}");
     }

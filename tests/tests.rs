@@ -2,6 +2,7 @@
 //! commands a user types.
 
 mod accept;
+mod calibration;
 mod curve;
 mod evidence;
 mod no_panic;

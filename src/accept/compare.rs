@@ -1,8 +1,9 @@
 //! Real acceptance beside the engines' synthetic schedules for the same pin: same mean, other shape
-//! (model.md §3).
+//! (model.md §3) — and the rates pin that keeps the shape too.
 
 use serde::Serialize;
 
+use super::pin::{EngineSetting, RatesPin};
 use super::schedule::{ScheduleKind, SyntheticSchedule};
 use super::{Acceptance, Distribution};
 use crate::engine::Engine;
@@ -21,6 +22,10 @@ pub struct PinAnalysis {
     pub real: RealAcceptance,
     /// Each synthetic schedule compared with the real distribution.
     pub schedules: Vec<ScheduleComparison>,
+    /// The per-position rates pin compared in [`PinAnalysis::schedules`].
+    pub rates_pin: RatesPin,
+    /// How the engines that take rates spell that pin.
+    pub rates_settings: Vec<EngineSetting>,
 }
 
 /// The real chain, with its derived views.
@@ -60,14 +65,26 @@ pub struct ScheduleComparison {
 }
 
 impl PinAnalysis {
-    /// Compares `real` acceptance with every engine schedule for `pinned_al` at the real chain's k.
+    /// Compares `real` acceptance with every engine's length schedule for `pinned_al` and with `rates_pin`,
+    /// at the real chain's k.
     ///
     /// # Errors
-    /// As [`crate::units::check_al`] for the pin.
-    pub fn new(real: &Acceptance, pinned_al: f64, source: impl Into<String>) -> Result<PinAnalysis> {
+    /// As [`crate::units::check_al`] for the pin; [`crate::Error::Invalid`] when the rates pin has another k.
+    pub fn new(
+        real: &Acceptance,
+        pinned_al: f64,
+        rates_pin: &RatesPin,
+        source: impl Into<String>,
+    ) -> Result<PinAnalysis> {
         let k = real.k();
+        if rates_pin.k() != k {
+            return Err(crate::Error::invalid(
+                "rates pin",
+                format!("the rates pin has {} positions, the real chain {k}", rates_pin.k()),
+            ));
+        }
         let distribution = real.distribution();
-        let schedules = SyntheticSchedule::all(pinned_al, k)?
+        let schedules = SyntheticSchedule::all(pinned_al, rates_pin.chain())?
             .into_iter()
             .map(|schedule| {
                 let d = &schedule.distribution;
@@ -96,6 +113,8 @@ impl PinAnalysis {
                 distribution,
             },
             schedules,
+            rates_pin: rates_pin.clone(),
+            rates_settings: rates_pin.settings(),
         })
     }
 

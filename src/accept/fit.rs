@@ -226,6 +226,28 @@ pub fn fit(curve: &Curve, kind: FitKind) -> Result<Fit> {
     Ok(Fit { kind, model, residuals, rmse, loo_rmse })
 }
 
+/// The valid chain at draft length `k` closest to `curve`'s points up to `k` that passes through the golden
+/// AL(k): the concave fit (least squares on the cumulative curve under the chain constraints) with AL(k) held.
+///
+/// A pin at k must keep the golden mean first (pins are checked to ±0.005); among chains that do, this one
+/// departs least from the measured AL(1..k). Points past k are other runs the pinned run does not reproduce.
+///
+/// # Errors
+/// [`Error::Lookup`] when the curve has no point at `k`; [`Error::Invalid`] when `k` is out of range or the
+/// curve has no point below `k` to shape the chain with (k > 1).
+pub fn concave_through(curve: &Curve, k: usize) -> Result<Acceptance> {
+    check_draft_len(k, "k")?;
+    curve.al(k)?;
+    let points: BTreeMap<usize, f64> = curve.points().range(..=k).map(|(&i, &al)| (i, al)).collect();
+    if points.len() == 1 && k > 1 {
+        return Err(Error::invalid(
+            curve.field(k),
+            format!("AL at k = {k} alone cannot shape p_1..p_{k}: the curve has no point below k = {k}"),
+        ));
+    }
+    Acceptance::from_unconditional(concave_least_squares(&points, Some(k)), &curve.field(k))
+}
+
 /// Every fit of `curve` that has enough points, best leave-one-k-out error first.
 pub fn fit_all(curve: &Curve) -> Vec<Fit> {
     let mut fits: Vec<Fit> = FitKind::ALL.iter().filter_map(|&kind| fit(curve, kind).ok()).collect();
@@ -300,7 +322,7 @@ fn parameters(kind: FitKind) -> usize {
 
 fn fit_points(points: &BTreeMap<usize, f64>, kind: FitKind) -> ChainModel {
     match kind {
-        FitKind::Concave => ChainModel::Positions { unconditional: concave_least_squares(points) },
+        FitKind::Concave => ChainModel::Positions { unconditional: concave_least_squares(points, None) },
         FitKind::Isotonic => ChainModel::Positions { unconditional: isotonic_increments(points) },
         FitKind::ConstantAlpha => {
             let loss = |x: &[f64]| sum_squares(points, &ChainModel::ConstantAlpha { alpha: x[0].clamp(0.0, 1.0) });
@@ -334,15 +356,17 @@ fn sum_squares(points: &BTreeMap<usize, f64>, model: &ChainModel) -> f64 {
 /// Least squares of AL(k) − 1 ≈ Σ_{i≤k} p_i over chains. With the differences d_j = p_j − p_{j+1} ≥ 0,
 /// p_i = Σ_{j≥i} d_j and AL(k) − 1 = Σ_j min(j, k)·d_j, so the fit is a non-negative least-squares problem,
 /// solved exactly by Lawson–Hanson. The remaining constraint p_1 = Σ d_j ≤ 1 binds only when AL(1) is near
-/// 2; then the fit is repeated with a heavily weighted row pinning Σ d_j to 1.
-fn concave_least_squares(points: &BTreeMap<usize, f64>) -> Vec<f64> {
+/// 2; then the fit is repeated with a heavily weighted row pinning Σ d_j to 1. An `anchor` k is held the same
+/// way: its row weighs so much that the fit passes through AL(anchor).
+fn concave_least_squares(points: &BTreeMap<usize, f64>, anchor: Option<usize>) -> Vec<f64> {
+    const PIN_WEIGHT: f64 = 1e4;
     let max_k = *points.keys().next_back().expect("fits need points");
     let rows: Vec<usize> = points.keys().copied().collect();
-    let mut design = Array2::from_shape_fn((rows.len(), max_k), |(r, j)| rows[r].min(j + 1) as f64);
-    let mut target: Array1<f64> = points.values().map(|al| al - 1.0).collect();
+    let weight = |r: usize| if Some(rows[r]) == anchor { PIN_WEIGHT } else { 1.0 };
+    let mut design = Array2::from_shape_fn((rows.len(), max_k), |(r, j)| weight(r) * rows[r].min(j + 1) as f64);
+    let mut target: Array1<f64> = points.values().enumerate().map(|(r, al)| weight(r) * (al - 1.0)).collect();
     let mut d = nnls(&design, &target);
     if d.sum() > 1.0 {
-        const PIN_WEIGHT: f64 = 1e4;
         design.push_row(Array1::from_elem(max_k, PIN_WEIGHT).view()).expect("row has max_k columns");
         target = target.into_iter().chain([PIN_WEIGHT]).collect();
         d = nnls(&design, &target);
@@ -555,6 +579,24 @@ mod tests {
         }
         let iso = isotonic_increments(c.points());
         assert!(iso.iter().all(|p| (0.0..=1.0).contains(p)));
+    }
+
+    #[test]
+    fn the_chain_through_a_dip_keeps_the_golden_mean() {
+        // dsv4_mtp thinking_off: AL(7) = 3.00 < AL(6) = 3.16, so a pin at k = 7 needs a fitted chain.
+        let c = curve(&[1.92, 2.61, 2.97, 3.00, 3.10, 3.16, 3.00, 3.11]);
+        let chain = concave_through(&c, 7).unwrap();
+        assert_eq!(chain.k(), 7);
+        assert!((chain.acceptance_length() - 3.00).abs() < 1e-6, "{}", chain.acceptance_length());
+        assert!(chain.unconditional().windows(2).all(|w| w[0] + 1e-12 >= w[1]));
+        // A valid chain passes through itself.
+        let valid = concave_through(&c, 3).unwrap();
+        for (got, want) in valid.unconditional().iter().zip([0.92, 0.69, 0.36]) {
+            assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+        }
+        let one = Curve::new("m", ThinkingMode::On, [(3, 2.83)].into_iter().collect()).unwrap();
+        assert!(concave_through(&one, 3).unwrap_err().to_string().contains("no point below"));
+        assert!(concave_through(&c, 9).is_err());
     }
 
     #[test]

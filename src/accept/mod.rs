@@ -8,13 +8,16 @@
 //!
 //! Every distribution on {0..k} is a valid chain and vice versa, so the two convert losslessly.
 //! Submodules derive these from golden curves ([`fit`]) and from the engines' synthetic pins
-//! ([`schedule`]).
+//! ([`schedule`]); [`pin`] writes a curve's own chain as a per-position rates pin.
 
 pub mod compare;
 pub mod fit;
+pub mod pin;
 pub mod schedule;
 
 pub use compare::PinAnalysis;
+pub use pin::RatesPin;
+pub use schedule::geometric_chain;
 
 use serde::Serialize;
 
@@ -23,6 +26,12 @@ use crate::units::{RANGE_EPS, check_al, check_draft_len};
 
 /// Tolerance on a distribution's total probability before it is rejected rather than renormalised.
 const SUM_TOLERANCE: f64 = 1e-6;
+
+/// A rate for messages: at most six decimals, so a golden difference reads 0.41, not 0.41000000000000014.
+fn short(p: f64) -> String {
+    let text = format!("{p:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
 
 /// Per-position acceptance of a chain drafter with k draft positions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,9 +64,11 @@ impl Acceptance {
                 return Err(Error::invalid(
                     field,
                     format!(
-                        "position {} rate {p} exceeds position {} rate {previous}: unconditional rates of a chain never increase",
+                        "position {} rate {} exceeds position {} rate {}: unconditional rates of a chain never increase",
                         i + 1,
-                        i
+                        short(p),
+                        i,
+                        short(previous)
                     ),
                 ));
             }

@@ -21,7 +21,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let real = args.real.resolve()?;
     let pin = args.al.or(real.curve_al).unwrap_or_else(|| real.chain.acceptance_length());
-    let analysis = PinAnalysis::new(&real.chain, pin, real.source)?;
+    let analysis = PinAnalysis::new(&real.chain, pin, &real.rates_pin, real.source)?;
     emit(&report::render(&analysis, args.output.format))?;
     Ok(Outcome::Pass)
 }

@@ -1,25 +1,33 @@
-//! `alsim calibrate`: fit the cost model's efficiencies to measured runs and save a hardware profile.
+//! `alsim calibrate`: fit the step-time model to measured step times or serving pairs, score it on what the
+//! fit did not see, and optionally save the calibrated hardware profile.
 
 use std::path::PathBuf;
 
-use alsim::perf::calibrate::{calibrate, read_measurements, write_profile};
-use alsim::perf::profile::Profiles;
+use alsim::perf::calibrate::{self, write_profile};
 use alsim::report;
 use anyhow::Context;
 
 use super::common::OutputArgs;
+use super::predict::ProfileArgs;
 use super::{Outcome, emit};
 
 /// Flags of `alsim calibrate`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Measured runs, CSV with columns hardware, model, tp, concurrency, k, al, context (or isl, osl,
-    /// prefix_hit), and step_ms, tpot_ms or throughput_per_gpu; optional drafter, precision.
+    /// Measured runs, CSV: step times (hardware, model, tp, concurrency, k, context or isl+osl, and step_ms,
+    /// tpot_ms or throughput_per_gpu; optional al, drafter, precision, kv_dtype, <part>_ms) or serving pairs
+    /// in the columns of InferenceX's spec-versus-off comparisons (none_median_tpot, tput_ratio, conc, …).
     #[arg(value_name = "MEASURED.csv")]
     measured: PathBuf,
-    /// Drafter profile for spec rows (default: the file's drafter column, else the model's only drafter).
+    /// Draft length for serving pairs whose k cell is blank.
+    #[arg(long)]
+    k: Option<usize>,
+    /// Drafter profile for spec rows (default: the file's drafter column, else the model's drafter of the
+    /// row's method).
     #[arg(long)]
     drafter: Option<String>,
+    #[command(flatten)]
+    profiles: ProfileArgs,
     /// Write the calibrated hardware profile here (read by `alsim predict --profile`).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -31,10 +39,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    if let Some(k) = args.k {
+        alsim::units::check_draft_len(k, "--k")?;
+    }
+    let (profiles, _) = args.profiles.load()?;
     let origin = args.measured.display().to_string();
     let text = alsim::input::read_text(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
-    let rows = read_measurements(&text, &origin)?;
-    let mut calibration = calibrate(&Profiles::embedded(), &rows, &origin, args.drafter.as_deref())?;
+    let (measured, notes) = calibrate::read(&text, &origin, args.k)?;
+    let mut calibration = calibrate::calibrate(&profiles, &measured, &origin, args.drafter.as_deref())?;
+    calibration.notes.splice(0..0, notes);
     match &args.output {
         Some(path) => {
             write_profile(&calibration, path, args.force)
@@ -43,9 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 .notes
                 .push(format!("profile written to {}; use it with alsim predict --profile", path.display()));
         }
-        None => {
-            calibration.notes.push("pass --output FILE to save the calibrated profile for predict --profile".into())
-        }
+        None => calibration.notes.push("pass --output FILE to save the pooled profile for predict --profile".into()),
     }
     emit(&report::render(&calibration, args.format.format))?;
     Ok(Outcome::Pass)

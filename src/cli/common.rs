@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use alsim::accept::Acceptance;
 use alsim::accept::fit::{FitKind, fit};
+use alsim::accept::{Acceptance, RatesPin};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use alsim::evidence::{self, InputFormat, ReadOptions};
 use alsim::report::Format;
@@ -46,10 +46,11 @@ impl CurveArgs {
     pub fn curve_set(&self) -> anyhow::Result<CurveSet> {
         let mut files = Vec::new();
         for path in &self.curve_files {
-            files.push(CurveFile::read(path).with_context(|| format!("reading curve file {}", path.display()))?);
+            // The error names the file already.
+            files.push(CurveFile::read(path)?);
         }
         if let Some(dir) = &self.golden {
-            let set = CurveSet::read_dir(dir).with_context(|| format!("reading golden directory {}", dir.display()))?;
+            let set = CurveSet::read_dir(dir)?;
             files.extend(set.files().iter().cloned());
         }
         Ok(if files.is_empty() { CurveSet::embedded() } else { CurveSet::new(files) })
@@ -179,22 +180,25 @@ pub struct RealAcceptance {
     pub source: String,
     /// The golden AL at k, when the chain came from a curve that has that k.
     pub curve_al: Option<f64>,
+    /// The per-position rates a rates pin writes: the curve's own chain (raw or fitted through the golden
+    /// AL), else the real chain itself.
+    pub rates_pin: RatesPin,
 }
 
 impl RealAcceptanceArgs {
     /// Resolves the flags to a chain.
     pub fn resolve(&self) -> anyhow::Result<RealAcceptance> {
         let real = match (&self.rates, &self.conditional) {
-            (Some(rates), _) => RealAcceptance {
-                chain: Acceptance::from_unconditional(rates.0.clone(), "--rates")?,
-                source: "explicit --rates".into(),
-                curve_al: None,
-            },
-            (_, Some(rates)) => RealAcceptance {
-                chain: Acceptance::from_conditional(&rates.0, "--conditional")?,
-                source: "explicit --conditional".into(),
-                curve_al: None,
-            },
+            (Some(rates), _) => {
+                let chain = Acceptance::from_unconditional(rates.0.clone(), "--rates")?;
+                let rates_pin = RatesPin::given(&chain, "explicit --rates");
+                RealAcceptance { chain, source: "explicit --rates".into(), curve_al: None, rates_pin }
+            }
+            (_, Some(rates)) => {
+                let chain = Acceptance::from_conditional(&rates.0, "--conditional")?;
+                let rates_pin = RatesPin::given(&chain, "explicit --conditional");
+                RealAcceptance { chain, source: "explicit --conditional".into(), curve_al: None, rates_pin }
+            }
             _ => {
                 let set = self.curve.curve_set()?;
                 let found = set.lookup(&self.curve.query())?;
@@ -206,10 +210,16 @@ impl RealAcceptanceArgs {
                         String::new(),
                     ),
                 };
+                let source = format!("{} {}{how}", found.file.origin, found.curve.field(k));
+                // Where the curve cannot shape a pin at k (no golden point there, nothing below it), the
+                // rates pin writes the real chain the flags chose, and says so.
+                let rates_pin = RatesPin::from_curve(found.curve, k)
+                    .unwrap_or_else(|why| RatesPin::given(&chain, format!("{source} ({why})")));
                 RealAcceptance {
                     chain,
-                    source: format!("{} {}{how}", found.file.origin, found.curve.field(k)),
+                    source,
                     curve_al: found.curve.points().get(&k).map(|_| found.curve.al(k)).transpose()?,
+                    rates_pin,
                 }
             }
         };

@@ -6,7 +6,6 @@ use alsim::accept::fit::FitSummary;
 use alsim::curve::check::{CheckOptions, CheckReport, DEFAULT_RUN_SE, DEFAULT_Z, check_files};
 use alsim::curve::{CurveFile, CurveSet, CurveView};
 use alsim::report::{self, curve::CurveListing};
-use anyhow::Context;
 
 use super::common::{CurveArgs, OutputArgs};
 use super::{Outcome, emit};
@@ -28,7 +27,8 @@ pub enum Args {
         #[command(flatten)]
         output: OutputArgs,
     },
-    /// Validate curve files (InferenceX golden_al_distribution/*.yaml read unchanged); exit 1 on errors.
+    /// Validate curve files (InferenceX golden_al_distribution/*.yaml read unchanged); exit 1 on errors
+    /// found in the curves, 2 (with each reason on stderr) when a file cannot be read or parsed.
     Check {
         /// Curve files or directories (default: the embedded curves).
         paths: Vec<PathBuf>,
@@ -69,11 +69,21 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             if !(run_se > 0.0 && run_se.is_finite() && z > 0.0 && z.is_finite()) {
                 anyhow::bail!("--run-se and --z must be positive numbers");
             }
-            let (files, mut problems) = read_each(&paths)?;
-            let count = files.len() + problems.len();
-            problems.extend(check_files(&files, &CheckOptions { run_se, z }));
-            let report = CheckReport::new(count, problems);
-            emit(&report::render(&report, output.format))?;
+            let (files, unreadable) = read_each(&paths)?;
+            let report = CheckReport::new(files.len(), check_files(&files, &CheckOptions { run_se, z }));
+            if !files.is_empty() {
+                emit(&report::render(&report, output.format))?;
+            }
+            // An input error outranks what the readable curves show: the check did not see everything.
+            if !unreadable.is_empty() {
+                let reasons: Vec<String> = unreadable.iter().map(ToString::to_string).collect();
+                anyhow::bail!(
+                    "{} of {} curve file(s) could not be read: {}",
+                    unreadable.len(),
+                    files.len() + unreadable.len(),
+                    reasons.join("; ")
+                );
+            }
             return Ok(if report.errors > 0 || (strict && report.warnings > 0) {
                 Outcome::Problem
             } else {
@@ -90,36 +100,36 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 
 /// The files named (directories expanded), or the embedded set; the first unreadable file is an error.
 fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<CurveFile>> {
-    let (files, problems) = read_each(paths)?;
-    if let Some(problem) = problems.first() {
-        anyhow::bail!("{}", problem.message);
+    let (files, mut unreadable) = read_each(paths)?;
+    if !unreadable.is_empty() {
+        return Err(unreadable.swap_remove(0).into());
     }
     Ok(files)
 }
 
-/// Reads each file, keeping unreadable ones as problems so a check reports them all.
-fn read_each(paths: &[PathBuf]) -> anyhow::Result<(Vec<CurveFile>, Vec<alsim::curve::check::Problem>)> {
+/// Reads each file, keeping the errors of unreadable ones so a check can name them all.
+fn read_each(paths: &[PathBuf]) -> anyhow::Result<(Vec<CurveFile>, Vec<alsim::Error>)> {
     if paths.is_empty() {
         return Ok((CurveSet::embedded().files().to_vec(), Vec::new()));
     }
     let mut files = Vec::new();
-    let mut problems = Vec::new();
+    let mut unreadable = Vec::new();
     for path in expand(paths)? {
         match CurveFile::read(&path) {
             Ok(file) => files.push(file),
-            Err(err) => problems.push(CheckReport::unreadable(&path.display().to_string(), err.to_string())),
+            Err(err) => unreadable.push(err),
         }
     }
-    Ok((files, problems))
+    Ok((files, unreadable))
 }
 
 fn expand(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+        let meta = std::fs::metadata(path).map_err(|e| alsim::Error::io(path, e))?;
         if meta.is_dir() {
             let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
-                .with_context(|| format!("{}", path.display()))?
+                .map_err(|e| alsim::Error::io(path, e))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
                 .collect();

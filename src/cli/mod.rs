@@ -53,9 +53,10 @@ enum Command {
     /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env).
     Pin(pins::PinArgs),
     /// Predicted step time, throughput per GPU, per-user speed and speedup for every concurrency and draft
-    /// length k = 0..8, and the best k per concurrency (roofline cost model, model.md §6).
+    /// length k = 0..8; the best k per concurrency with its band and the Pareto frontier (model.md §6).
     Predict(predict::Args),
-    /// Fit the cost model's efficiencies to measured runs (CSV) and optionally save a hardware profile.
+    /// Fit the step-time model to measured step times or serving pairs (CSV), score it on what the fit did
+    /// not see, and optionally save a hardware profile.
     Calibrate(calibrate::Args),
 }
 
@@ -90,7 +91,7 @@ pub fn main() -> ExitCode {
         Ok(Outcome::Undecided) => ExitCode::from(3),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("alsim: error: {}", err.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": "));
+            eprintln!("alsim: error: {}", cause_chain(&err));
             ExitCode::from(2)
         }
     }
@@ -105,6 +106,22 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The error and its causes joined by ": ", each said once: a cause whose text already ends the message
+/// (an I/O error that [`alsim::Error::Io`] both shows and keeps as its source) is not repeated.
+fn cause_chain(err: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in err.chain().map(|c| c.to_string()) {
+        if message.ends_with(&cause) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&cause);
+    }
+    message
+}
+
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }
@@ -116,5 +133,12 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_cause_already_shown_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let err = anyhow::Error::from(alsim::Error::io("/x", io)).context("reading /x");
+        assert_eq!(super::cause_chain(&err), "reading /x: /x: No such file or directory");
     }
 }

@@ -1,4 +1,5 @@
-//! `alsim predict`: throughput per concurrency for every draft length, and the best k.
+//! `alsim predict`: throughput per concurrency for every draft length, the best k with its band, the
+//! Pareto frontier, and — with `--versus` — two drafters compared.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -6,9 +7,9 @@ use std::path::PathBuf;
 use alsim::accept::fit::FitKind;
 use alsim::curve::Curve;
 use alsim::evidence;
-use alsim::perf::cost::{CostModel, Workload};
-use alsim::perf::profile::{Precision, Profiles};
-use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, PredictReport, Sweep};
+use alsim::perf::cost::{CostModel, Deployment, Workload};
+use alsim::perf::profile::{Precision, ProfileKind, Profiles};
+use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, DEFAULT_MODEL_ERROR, PredictReport, Sweep, choice};
 use alsim::report;
 use alsim::units::check_draft_len;
 use anyhow::Context;
@@ -21,26 +22,31 @@ use super::{Outcome, emit};
 pub struct Args {
     #[command(flatten)]
     curve: CurveArgs,
+    /// Compare with this drafter of the same model, on its own golden curve (e.g.
+    /// Inferact/MiniMax-M3-EAGLE3-GQA against the seed's EAGLE3), per concurrency and context.
+    #[arg(long, value_name = "DRAFTER", conflicts_with_all = ["al", "evidence"])]
+    versus: Option<String>,
     /// Hardware profile(s), comma separated, or `all`: mi355x, mi325x, mi300x, b300, b200, h200, h100
     /// [default: mi355x, or the GPU of --profile].
     #[arg(long)]
     hardware: Option<String>,
-    /// A calibrated hardware profile written by `alsim calibrate` (replaces the embedded row of its GPU; used
-    /// as --hardware when that flag is not given).
-    #[arg(long, value_name = "FILE")]
-    profile: Option<PathBuf>,
+    #[command(flatten)]
+    profiles: ProfileArgs,
     /// Tensor parallelism (GPUs per replica).
     #[arg(long, default_value_t = 4)]
     tp: usize,
+    /// Data-parallel attention: each GPU holds its own requests' KV caches.
+    #[arg(long)]
+    dp_attention: bool,
     /// Weight precision: bf16, fp8, fp4 (default: the model profile's checkpoint precision).
     #[arg(long, value_parser = parse_precision)]
     precision: Option<Precision>,
-    /// KV-cache precision: bf16 or fp8.
+    /// KV-cache precision, which attention math runs in: bf16 or fp8.
     #[arg(long, default_value = "bf16", value_parser = parse_precision)]
     kv_dtype: Precision,
-    /// Fixed decode context in tokens (no prefill); instead of --isl/--osl.
+    /// Fixed decode context(s) in tokens, comma separated (no prefill); instead of --isl/--osl.
     #[arg(long, conflicts_with_all = ["isl", "osl", "prefix_hit"])]
-    context: Option<f64>,
+    context: Option<NumberList>,
     /// Input tokens per turn (prefill of the uncached part is charged to each request).
     #[arg(long, default_value_t = 1024.0)]
     isl: f64,
@@ -75,7 +81,11 @@ pub struct Args {
     /// Pick the best k among those with at least this many tokens/s per request.
     #[arg(long)]
     min_user_tps: Option<f64>,
-    // Chart: throughput per GPU against per-user speed, one line per k.
+    /// The model's relative error on throughput, percent: k within it of the top form the band, of which the
+    /// smallest is chosen [default: 5, the median speedup error on the measured serving pairs].
+    #[arg(long, value_name = "PCT")]
+    model_error: Option<f64>,
+    // Chart: throughput per GPU against per-user speed, one line per k, and the Pareto frontier.
     #[command(flatten)]
     plot: PlotArgs,
     #[command(flatten)]
@@ -85,14 +95,41 @@ pub struct Args {
 /// The seed's GPU.
 const DEFAULT_HARDWARE: &str = "mi355x";
 
+/// The user's profile files, each with the columns of the embedded `profiles/*.csv` and a source per row.
+#[derive(Debug, clap::Args)]
+pub struct ProfileArgs {
+    /// Hardware profile file (the columns of profiles/hardware.csv, e.g. what `alsim calibrate --output`
+    /// writes): replaces the embedded row of its GPU; predict uses it as --hardware when that is not given.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Model profile file (the columns of profiles/models.csv): adds models or replaces embedded ones.
+    #[arg(long, value_name = "FILE")]
+    model_profile: Option<PathBuf>,
+    /// Drafter profile file (the columns of profiles/drafters.csv).
+    #[arg(long, value_name = "FILE")]
+    drafter_profile: Option<PathBuf>,
+}
+
+impl ProfileArgs {
+    /// The embedded profiles with the files read in; also the hardware keys of `--profile`.
+    pub fn load(&self) -> anyhow::Result<(Profiles, Option<Vec<String>>)> {
+        let mut profiles = Profiles::embedded();
+        let mut read = |path: &Option<PathBuf>, kind, flag: &str| -> anyhow::Result<Option<Vec<String>>> {
+            path.as_ref()
+                .map(|p| profiles.load_file(kind, p).with_context(|| format!("reading {flag} {}", p.display())))
+                .transpose()
+        };
+        read(&self.model_profile, ProfileKind::Model, "--model-profile")?;
+        read(&self.drafter_profile, ProfileKind::Drafter, "--drafter-profile")?;
+        let hardware = read(&self.profile, ProfileKind::Hardware, "--profile")?;
+        Ok((profiles, hardware))
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let plot = args.plot.target()?;
-    let mut profiles = Profiles::embedded();
-    let mut hardware_names = vec![DEFAULT_HARDWARE.to_string()];
-    if let Some(path) = &args.profile {
-        hardware_names =
-            profiles.load_hardware_file(path).with_context(|| format!("reading --profile {}", path.display()))?;
-    }
+    let (profiles, profile_keys) = args.profiles.load()?;
+    let mut hardware_names = profile_keys.unwrap_or_else(|| vec![DEFAULT_HARDWARE.to_string()]);
     if let Some(list) = &args.hardware {
         hardware_names = list.split(',').map(|s| s.trim().to_string()).collect();
     }
@@ -101,45 +138,75 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     let model_name = args.curve.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let model = profiles.model(&model_name)?;
+    let model_error = match args.model_error {
+        Some(pct) if !(pct > 0.0 && pct < 100.0) => {
+            anyhow::bail!("--model-error: {pct} must be a percentage in (0, 100)")
+        }
+        Some(pct) => pct / 100.0,
+        None => DEFAULT_MODEL_ERROR,
+    };
 
     let mut notes = Vec::new();
-    let (acceptance, curve_drafter) = acceptance(&args, &mut notes)?;
+    let (acceptance, curve_drafter) = resolve_acceptance(&args, &args.curve, &mut notes)?;
     let seed_drafter = args.curve.model.is_none().then(|| DEFAULT_DRAFTER.to_string());
     let drafter_name = args.curve.drafter.clone().or(curve_drafter).or(seed_drafter);
-    let drafter = profiles.drafter(model, drafter_name.as_deref(), args.curve.method.as_deref())?;
-    let workload = match args.context {
-        Some(context) => Workload::Decode { context },
-        None => Workload::Turns { isl: args.isl, osl: args.osl, prefix_hit: args.prefix_hit },
+    let mut drafters =
+        vec![(profiles.drafter(model, drafter_name.as_deref(), args.curve.method.as_deref())?, acceptance)];
+    if let Some(versus) = &args.versus {
+        let mut curve = args.curve.clone();
+        curve.drafter = Some(versus.clone());
+        let (versus_acceptance, _) = resolve_acceptance(&args, &curve, &mut notes)
+            .with_context(|| format!("--versus {versus}: its own golden curve"))?;
+        let other = profiles.drafter(model, Some(versus), None)?;
+        if other.key == drafters[0].0.key {
+            anyhow::bail!("--versus {versus} is the drafter already predicted; name the other one");
+        }
+        drafters.push((other, versus_acceptance));
+    }
+    let workloads: Vec<Workload> = match &args.context {
+        Some(list) => list.0.iter().map(|&context| Workload::Decode { context }).collect(),
+        None => vec![Workload::Turns { isl: args.isl, osl: args.osl, prefix_hit: args.prefix_hit }],
     };
     let precision = args.precision.unwrap_or(model.default_precision);
+    let deployment =
+        Deployment { tp: args.tp, precision, kv_precision: args.kv_dtype, dp_attention: args.dp_attention };
 
     let mut sweeps = Vec::new();
     for name in &hardware_names {
         let hw = profiles.hardware(name)?;
-        let cost = CostModel::new(hw, model, Some(drafter), args.tp, precision, args.kv_dtype)
-            .with_context(|| format!("{} on {}", model.key, hw.key))?;
-        let sweep = Sweep::run(&cost, &acceptance, &args.concurrency.0, &workload, args.min_user_tps)?;
-        if let Some(p) = sweep.predictions.iter().find(|p| !p.fits_memory) {
-            notes.push(format!(
-                "{}: weights plus the KV cache of {} requests at the peak context exceed 90% of HBM; rows from concurrency {} on are optimistic",
-                hw.key, p.concurrency, p.concurrency
-            ));
+        for workload in &workloads {
+            for (drafter, acceptance) in &drafters {
+                let cost = CostModel::new(hw, model, Some(drafter), &deployment)
+                    .with_context(|| format!("{} on {}", model.key, hw.key))?;
+                let sweep =
+                    Sweep::run(&cost, acceptance, &args.concurrency.0, workload, args.min_user_tps, model_error)?;
+                if let Some(p) = sweep.predictions.iter().find(|p| !p.fits_memory) {
+                    notes.push(format!(
+                        "{} with {} at {}: weights plus the KV cache of {} requests at the peak context exceed 90% of HBM; rows from concurrency {} on are optimistic",
+                        hw.key, drafter.key, workload.label(), p.concurrency, p.concurrency
+                    ));
+                }
+                sweeps.push(sweep);
+            }
         }
-        if hw.confidence.contains("UNCONFIRMED") {
+        if hw.confidence.contains("UNCONFIRMED") || hw.confidence.contains("UNCALIBRATED") {
             notes.push(format!("hardware {}: {}", hw.key, hw.confidence));
         }
-        sweeps.push(sweep);
     }
-    for (what, confidence) in [("model", &model.confidence), ("drafter", &drafter.confidence)] {
+    for (what, confidence) in
+        std::iter::once(("model", &model.confidence)).chain(drafters.iter().map(|(d, _)| ("drafter", &d.confidence)))
+    {
         if confidence.contains("UNCONFIRMED") {
             notes.push(format!("{what} profile: {confidence}"));
         }
     }
     let report = PredictReport {
         model: format!("{} ({})", model.key, model.name),
-        acceptance,
-        workload,
+        acceptance: drafters[0].1.clone(),
+        workloads,
         min_user_tps: args.min_user_tps,
+        model_error,
+        comparison: choice::compare_drafters(&sweeps, model_error),
         sweeps,
         notes,
     };
@@ -151,7 +218,11 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 }
 
 /// AL(k) from the source the flags name, and the drafter of the golden curve when that is the source.
-fn acceptance(args: &Args, notes: &mut Vec<String>) -> anyhow::Result<(AcceptanceSource, Option<String>)> {
+fn resolve_acceptance(
+    args: &Args,
+    curve_args: &CurveArgs,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<(AcceptanceSource, Option<String>)> {
     let max_k = args.max_k.unwrap_or(DEFAULT_MAX_K);
     check_draft_len(max_k, "--max-k")?;
     let replaced = if args.al.is_some() { Some("--al") } else { (!args.evidence.is_empty()).then_some("--evidence") };
@@ -222,8 +293,8 @@ fn acceptance(args: &Args, notes: &mut Vec<String>) -> anyhow::Result<(Acceptanc
         };
         return Ok((source, None));
     }
-    let set = args.curve.curve_set()?;
-    let found = set.lookup(&args.curve.query())?;
+    let set = curve_args.curve_set()?;
+    let found = set.lookup(&curve_args.query())?;
     let source = match args.fit {
         None => AcceptanceSource::from_curve(found.curve, &found.file.origin, max_k)
             .context("reading AL(k) from the golden curve (lower --max-k, add --fit, or give --al)")?,

@@ -27,6 +27,11 @@ enum SourceArg {
     SglangMatchExpected,
     /// SGLang multinomial (Normal(AL, 1), clamped and rounded; shared by the batch).
     SglangMultinomial,
+    /// llama.cpp length pin (constant conditional rate, geometric).
+    #[value(alias = "llama.cpp", alias = "llamacpp-geometric")]
+    Llamacpp,
+    /// The rates pin: the curve's own per-position chain as vLLM / llama.cpp rates.
+    RatesPin,
 }
 
 /// Flags of `alsim simulate`.
@@ -102,17 +107,17 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     // The same default pin as `accept`: with --fit the fitted chain's AL differs slightly from the golden
     // point, and the engines pin the golden value.
     let pinned_al = args.al.or(resolved.curve_al).unwrap_or_else(|| resolved.chain.acceptance_length());
-    let (real, real_origin) = (resolved.chain, resolved.source);
+    let (real, real_origin, rates_pin) = (resolved.chain, resolved.source, resolved.rates_pin);
     let mut schedules = Vec::new();
     for source in &args.source {
         let add: &[ScheduleKind] = match source {
             SourceArg::Curve => &[],
-            SourceArg::Schedules => {
-                &[ScheduleKind::MinVariance, ScheduleKind::SglangMatchExpected, ScheduleKind::SglangMultinomial]
-            }
+            SourceArg::Schedules => &ScheduleKind::ALL,
             SourceArg::MinVariance => &[ScheduleKind::MinVariance],
             SourceArg::SglangMatchExpected => &[ScheduleKind::SglangMatchExpected],
             SourceArg::SglangMultinomial => &[ScheduleKind::SglangMultinomial],
+            SourceArg::Llamacpp => &[ScheduleKind::LlamacppGeometric],
+            SourceArg::RatesPin => &[ScheduleKind::RatesPin],
         };
         for kind in add {
             if !schedules.contains(kind) {
@@ -126,6 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     };
     let study = Study {
         pinned_al,
+        rates_pin,
         real,
         real_origin,
         include_real: args.source.contains(&SourceArg::Curve),

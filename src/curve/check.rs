@@ -34,8 +34,6 @@ pub enum Severity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProblemKind {
-    /// The file could not be read or parsed.
-    Unreadable,
     /// AL(k) outside [1, k+1].
     OutOfRange,
     /// An increment below 0: AL(k) < AL(k−1).
@@ -242,7 +240,7 @@ fn drafter_ambiguities(files: &[CurveFile]) -> Vec<Problem> {
 /// The outcome of checking a set of files.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
-    /// How many files were read (including unreadable ones).
+    /// How many files were checked.
     pub files_checked: usize,
     /// Every finding, errors first.
     pub problems: Vec<Problem>,
@@ -258,19 +256,6 @@ impl CheckReport {
         problems.sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.origin.cmp(&b.origin)));
         let errors = problems.iter().filter(|p| p.severity == Severity::Error).count();
         CheckReport { files_checked, warnings: problems.len() - errors, errors, problems }
-    }
-
-    /// A problem for a file that could not be read or parsed.
-    pub fn unreadable(origin: &str, message: String) -> Problem {
-        Problem {
-            severity: Severity::Error,
-            kind: ProblemKind::Unreadable,
-            origin: origin.to_string(),
-            field: String::new(),
-            size: None,
-            noise_se: None,
-            message,
-        }
     }
 }
 

@@ -126,7 +126,8 @@ impl Provenance {
 
 fn after_prefix<'a>(line: &'a str, prefixes: &[&str]) -> Option<&'a str> {
     prefixes.iter().find_map(|p| {
-        (line.len() >= p.len() && line[..p.len()].eq_ignore_ascii_case(p)).then(|| line[p.len()..].trim())
+        // `get`: a multi-byte character may straddle the prefix's length (found by the curve fuzz target).
+        line.get(..p.len()).filter(|head| head.eq_ignore_ascii_case(p)).and_then(|_| line.get(p.len()..)).map(str::trim)
     })
 }
 
@@ -166,6 +167,13 @@ mod tests {
         assert_eq!(p.method.as_deref(), Some("dspark"));
         assert_eq!(p.hardware.as_deref(), Some("B300"));
         assert_eq!(p.engine.as_deref(), Some("vLLM"));
+    }
+
+    #[test]
+    fn multi_byte_characters_where_a_prefix_ends_are_not_a_panic() {
+        // "Measured on " is 12 bytes; 'ٙ' (2 bytes) starts at byte 11 here.
+        let p = header("# Measured onٙ x\n# Golden acceptance lengthsٙor MiniMax");
+        assert_eq!(p.hardware, None);
     }
 
     #[test]

@@ -8,13 +8,18 @@
 //!   any law on [0, k] with that mean can have, so the interval is conservative rather than invented);
 //! - **design effect**: steps of one request (and SGLang's shared batch draw) are correlated, so the
 //!   independent SE is too small. Batch means over a time series (log intervals, scrape deltas, iterations)
-//!   or over several runs give the ratio estimator's SE, √(n/(n−1)·Σ(A_j − r·D_j)²)/ΣD (the standard
-//!   batch-means/linearisation variance of a ratio), with a Student-t interval on n − 1 degrees of
-//!   freedom because n is often small. The design effect is the squared ratio of the two SEs.
+//!   or over several runs give the ratio estimator's SE, √(b/(b−1)·Σ(A_j − r·D_j)²)/ΣD (the standard
+//!   batch-means/linearisation variance of a ratio), with a Student-t interval on b − 1 degrees of
+//!   freedom because b is small. The design effect is the squared ratio of the two SEs.
 //!
-//! Batch means are honest when each batch is long compared with the correlation's reach (a request's
-//! lifetime, a phase): the coverage test in `tests/evidence.rs` checks ≈95% coverage with autocorrelated
-//! acceptance where the independent interval falls far short.
+//! Acceptance drifts in phases (easy and hard prompts, agentic turns) that can outlast a scrape interval,
+//! so successive windows of a time series are correlated and one window per batch under-covers (86% when
+//! phases last half a scrape interval, under 60% at five). [`batch`] therefore groups the n windows into
+//! b = round(n^(1/3)) (at least 2) batches of consecutive windows, so batches grow as n^(2/3) and outlast
+//! any fixed phase length as the series grows. Coverage (`examples/coverage.rs`, `tests/evidence.rs`):
+//! from [`MIN_SERIES`] windows on, ≥ 93% with phases up to five windows long and 95% with independent
+//! steps. A shorter series cannot tell whether phases outlast its batches: the estimate says so
+//! ([`AlEstimate::series_warning`]) and the verdict rests on the wider of the two intervals.
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -66,6 +71,36 @@ impl PositionEstimate {
     }
 }
 
+/// The shortest time series (in windows) whose batch-means interval the coverage check vouches for.
+pub const MIN_SERIES: usize = 100;
+
+/// Groups a time series of `windows` into b = round(n^(1/3)) (at least 2, at most n) batches of
+/// consecutive windows, the first n mod b batches one window longer.
+///
+/// ```
+/// use alsim::evidence::{estimate::batch, Window};
+/// let series: Vec<Window> = (0..125).map(|i| Window::new(10.0, i as f64)).collect();
+/// let batches = batch(&series);
+/// assert_eq!(batches.len(), 5);
+/// assert_eq!(batches[0].steps, 250.0);
+/// ```
+pub fn batch(windows: &[Window]) -> Vec<Window> {
+    let n = windows.len();
+    if n < 2 {
+        return windows.to_vec();
+    }
+    let b = ((n as f64).cbrt().round() as usize).clamp(2, n);
+    let (size, extra) = (n / b, n % b);
+    let mut out = Vec::with_capacity(b);
+    let mut start = 0;
+    for j in 0..b {
+        let end = start + size + usize::from(j < extra);
+        out.push(Window::sum(&windows[start..end]).expect("every batch holds at least one window"));
+        start = end;
+    }
+    out
+}
+
 /// AL with both standard errors, and the per-position rates.
 #[derive(Debug, Clone, Serialize)]
 pub struct AlEstimate {
@@ -87,6 +122,10 @@ pub struct AlEstimate {
     pub design_effect: Option<f64>,
     /// Number of batches behind the design-effect SE.
     pub batches: usize,
+    /// Windows of the time series the batches were formed from; 0 when the batches are separate runs.
+    pub windows: usize,
+    /// Why the design-effect interval may be too narrow, when the series is too short to tell.
+    pub series_warning: Option<String>,
     /// What the batches are (log intervals, scrape deltas, runs…).
     pub batch_source: String,
     /// p̂_1..p̂_k, when the evidence counts positions.
@@ -94,11 +133,16 @@ pub struct AlEstimate {
 }
 
 impl AlEstimate {
-    /// The interval conclusions rest on: the wider of the independent and the design-effect one. Steps are
-    /// never negatively correlated in serving, so a design effect below 1 is noise in the batch means, and
-    /// taking the wider interval keeps the verdict conservative.
+    /// The interval conclusions rest on: the design-effect one when the time series is long enough for its
+    /// coverage to hold ([`MIN_SERIES`] windows), else the wider of the independent and the design-effect
+    /// one. Steps are never negatively correlated in serving, so a design effect below 1 in a short series
+    /// is noise in the batch means, and the wider interval keeps the verdict conservative; in a long series
+    /// the batch means are trusted as they are, which keeps 95% coverage when steps are independent.
     pub fn decisive(&self) -> &Estimate {
-        wider(&self.independent, self.design.as_ref())
+        match &self.design {
+            Some(design) if self.windows >= MIN_SERIES => design,
+            design => wider(&self.independent, design.as_ref()),
+        }
     }
 
     /// Which standard error [`AlEstimate::decisive`] picked.
@@ -115,7 +159,8 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
     }
 }
 
-/// Estimates AL from a run's total counts and its time series of `batches` (which should sum to `total`).
+/// Estimates AL from a run's total counts and `batches` (which should sum to `total`): batches of a time
+/// series of `windows` windows formed by [`batch`], or the totals of several runs (`windows` = 0).
 ///
 /// # Errors
 /// [`Error::Parse`] at `location` when there are no steps; [`Error::Invalid`] for a bad `level` or k.
@@ -124,7 +169,7 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
 /// use alsim::evidence::{estimate, Location, Window};
 /// let total = Window::from_distribution(vec![0.0, 1700.0, 8300.0, 0.0]);
 /// let at = Location { origin: "mtp_stats.json".into(), line: None };
-/// let e = estimate(&total, &[], 3, 0.95, "", &at)?;
+/// let e = estimate(&total, &[], 0, 3, 0.95, "", &at)?;
 /// assert!((e.independent.point_estimate - 2.83).abs() < 1e-12);
 /// assert!((e.step_variance - 0.1411).abs() < 1e-12);
 /// # Ok::<(), alsim::Error>(())
@@ -132,6 +177,7 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
 pub fn estimate(
     total: &Window,
     batches: &[Window],
+    windows: usize,
     k: usize,
     level: f64,
     batch_source: &str,
@@ -194,6 +240,13 @@ pub fn estimate(
         design,
         design_effect,
         batches: batches.len(),
+        windows,
+        series_warning: (batches.len() >= 2 && windows > 0 && windows < MIN_SERIES).then(|| {
+            format!(
+                "the series has {windows} {batch_source}, fewer than {MIN_SERIES}: too short to tell whether acceptance drifts in phases longer than its {} batches, so the design-effect interval may be too narrow",
+                batches.len()
+            )
+        }),
         batch_source: batch_source.to_string(),
         positions,
     })
@@ -251,17 +304,17 @@ mod tests {
     fn chain_moments_match_the_distribution() {
         // Curve chain p = 0.78, 0.60, 0.45 → P(a = 0..3) = 0.22, 0.18, 0.15, 0.45, Var(a) ≈ 1.48 (model.md §2).
         let by_counts =
-            estimate(&Window::from_distribution(vec![2200.0, 1800.0, 1500.0, 4500.0]), &[], 3, 0.95, "", &at())
+            estimate(&Window::from_distribution(vec![2200.0, 1800.0, 1500.0, 4500.0]), &[], 0, 3, 0.95, "", &at())
                 .unwrap();
         let mut w = Window::new(10000.0, 18300.0);
         w.positions = Some(vec![7800.0, 6000.0, 4500.0]);
-        let by_positions = estimate(&w, &[], 3, 0.95, "", &at()).unwrap();
+        let by_positions = estimate(&w, &[], 0, 3, 0.95, "", &at()).unwrap();
         assert!((by_counts.step_variance - by_positions.step_variance).abs() < 1e-9);
         assert!((by_counts.step_variance - 1.4811).abs() < 1e-3);
         assert_eq!(by_positions.positions[1].conditional, 0.6 / 0.78);
-        let bound = estimate(&Window::new(10000.0, 18300.0), &[], 3, 0.95, "", &at()).unwrap();
+        let bound = estimate(&Window::new(10000.0, 18300.0), &[], 0, 3, 0.95, "", &at()).unwrap();
         assert!(bound.step_variance >= by_counts.step_variance);
-        assert!(estimate(&Window::new(0.0, 0.0), &[], 3, 0.95, "", &at()).is_err());
+        assert!(estimate(&Window::new(0.0, 0.0), &[], 0, 3, 0.95, "", &at()).is_err());
     }
 
     #[test]

@@ -1,25 +1,50 @@
 //! JSON evidence: ATOM `/debug/mtp_stats`, TensorRT-LLM iteration stats, AIPerf server-metrics exports
 //! (engines.md §3.2, §4.2, §5).
 //!
-//! - ATOM: `distribution` {a: steps} gives D = Σ n_a, A = Σ a·n_a and k = the largest key; it must agree
-//!   with `total_accepted_tokens` and `total_draft_tokens` (= k·D); `enabled: false` is an error.
+//! - ATOM: `distribution` {a: steps} gives D = Σ n_a, A = Σ a·n_a; it must agree with
+//!   `total_accepted_tokens`, and k = `total_draft_tokens`/D where that counter is given (the docs' example
+//!   omits zero keys, so the largest key is only a lower bound), else the largest key; `enabled: false` is
+//!   an error.
 //! - TensorRT-LLM: a list (or several concatenated lists, one per poll of `/metrics`) of iteration
-//!   elements; each `specDecodingStats` gives one window, D = `numRequestsWithDraftTokens`,
+//!   elements, streamed one element at a time (so a long run costs no more memory than its bounded
+//!   series); each `specDecodingStats` gives one window, D = `numRequestsWithDraftTokens`,
 //!   A = `numAcceptedTokens`, k = `numDraftTokens`/D (the largest over iterations).
 //! - AIPerf: `metrics` maps family names (without `_total`) to `series` of `{labels, stats}`; counters use
 //!   `stats.total` (the increase over the benchmark window), gauges `avg`/`max`; the families are those of
 //!   [`super::prometheus`].
 //!
-//! Syntax errors name the line; semantic errors name the JSON path of the offending value.
+//! Counts must be whole numbers. ATOM and AIPerf documents are read whole up to
+//! [`super::JSON_DOCUMENT_LIMIT`]. Syntax errors name the line; semantic errors name the JSON path of the
+//! offending value.
 
-use std::io::BufRead;
+use std::fmt;
+use std::io::{BufRead, Read};
 
+use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::prometheus::{self, Snapshot, family_of};
-use super::{Evidence, InputFormat, Location, ReadOptions, Window};
+use super::prometheus::{Reducer, Snapshot, family_of};
+use super::validate::{self, metrics};
+use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+
+/// Reads a whole JSON document of at most [`super::JSON_DOCUMENT_LIMIT`] bytes.
+fn document(reader: impl BufRead, origin: &str) -> Result<Value> {
+    let mut bytes = Vec::new();
+    reader.take(super::JSON_DOCUMENT_LIMIT + 1).read_to_end(&mut bytes).map_err(|e| Error::io(origin, e))?;
+    if bytes.len() as u64 > super::JSON_DOCUMENT_LIMIT {
+        return Err(Error::parse(
+            origin,
+            None,
+            format!(
+                "larger than the {} MiB limit for this JSON evidence: not a /debug/mtp_stats or AIPerf export",
+                super::JSON_DOCUMENT_LIMIT >> 20
+            ),
+        ));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| syntax(origin, &e))
+}
 
 fn syntax(origin: &str, e: &serde_json::Error) -> Error {
     let what = if e.is_eof() { "JSON ends early (truncated file?)" } else { "invalid JSON" };
@@ -30,13 +55,11 @@ fn at_path(origin: &str, path: &str, message: impl std::fmt::Display) -> Error {
     Error::parse(origin, None, format!("{path}: {message}"))
 }
 
-/// A finite non-negative number at `path`.
+/// A count (a whole, non-negative number) at `path`.
 fn count(value: Option<&Value>, origin: &str, path: &str) -> Result<f64> {
     let v = value.ok_or_else(|| at_path(origin, path, "missing"))?;
     let n = v.as_f64().ok_or_else(|| at_path(origin, path, format!("{v} is not a number")))?;
-    if !n.is_finite() || n < 0.0 {
-        return Err(at_path(origin, path, format!("{n} is not a finite, non-negative count")));
-    }
+    validate::counter(n, path, origin, None)?;
     Ok(n)
 }
 
@@ -45,7 +68,7 @@ fn count(value: Option<&Value>, origin: &str, path: &str) -> Result<f64> {
 /// # Errors
 /// [`Error::Parse`] for invalid JSON (with its line), a missing or inconsistent field (with its path).
 pub fn read_atom(reader: impl BufRead, origin: &str) -> Result<Evidence> {
-    let doc: Value = serde_json::from_reader(reader).map_err(|e| syntax(origin, &e))?;
+    let doc = document(reader, origin)?;
     if doc.get("enabled").and_then(Value::as_bool) == Some(false) {
         return Err(at_path(origin, "enabled", "MTP statistics are disabled on this server: no acceptance recorded"));
     }
@@ -62,15 +85,15 @@ pub fn read_atom(reader: impl BufRead, origin: &str) -> Result<Evidence> {
             .ok_or_else(|| at_path(origin, &format!("distribution.{key}"), "key is not an accepted-draft count"))?;
         entries.push((a, count(Some(value), origin, &format!("distribution.{key}"))?));
     }
-    let k = entries.iter().map(|e| e.0).max().unwrap_or(0);
-    if k == 0 {
+    let top = entries.iter().map(|e| e.0).max().unwrap_or(0);
+    if top == 0 {
         return Err(at_path(origin, "distribution", "needs keys 0..k with k ≥ 1"));
     }
-    let mut counts = vec![0.0; k + 1];
+    let mut counts = vec![0.0; top + 1];
     for (a, n) in entries {
         counts[a] = n;
     }
-    let window = Window::from_distribution(counts);
+    let mut window = Window::from_distribution(counts);
     if let Some(v) = doc.get("total_accepted_tokens") {
         let accepted = count(Some(v), origin, "total_accepted_tokens")?;
         if (accepted - window.accepted).abs() > 0.5 {
@@ -81,77 +104,114 @@ pub fn read_atom(reader: impl BufRead, origin: &str) -> Result<Evidence> {
             ));
         }
     }
-    let mut notes = vec!["ATOM counts are cumulative since server start".to_string()];
-    if let Some(v) = doc.get("total_draft_tokens") {
-        let drafted = count(Some(v), origin, "total_draft_tokens")?;
-        if (drafted - k as f64 * window.steps).abs() > 0.5 {
-            notes.push(format!(
-                "total_draft_tokens {drafted} is not k·steps = {}: the distribution may omit its top keys, so k = {k} is a lower bound",
-                k as f64 * window.steps
-            ));
-        }
+    // Every request-step adds k draft tokens, so the counter states k where the distribution omits its
+    // top (zero) keys; a counter that is no whole multiple of the steps is checked against k below.
+    let drafted = doc.get("total_draft_tokens").map(|v| count(Some(v), origin, "total_draft_tokens")).transpose()?;
+    let stated = drafted
+        .filter(|_| window.steps > 0.0)
+        .map(|d| d / window.steps)
+        .filter(|per_step| per_step.fract() == 0.0 && *per_step > top as f64 && *per_step <= MAX_K as f64)
+        .map(|per_step| per_step as usize);
+    let k = stated.unwrap_or(top);
+    if let Some(positions) = window.positions.as_mut() {
+        positions.resize(k, 0.0);
     }
+    if let Some(distribution) = window.distribution.as_mut() {
+        distribution.resize(k + 1, 0.0);
+    }
+    window.draft_tokens = drafted;
+    let names = metrics(Engine::Atom, InputFormat::AtomJson);
+    validate::counts(&window, Some(k), &names, origin, None)?;
     let location = Location { origin: origin.to_string(), line: None };
-    window.check(Some(k), origin, None)?;
-    let k_at = Location { origin: origin.to_string(), line: None };
     Ok(Evidence {
-        location,
+        location: location.clone(),
         engine: Engine::Atom,
         format: InputFormat::AtomJson,
-        k: Some((k, k_at)),
+        k: Some((k, location)),
         total: window,
         batches: Vec::new(),
-        notes,
+        notes: vec!["ATOM counts are cumulative since server start".to_string()],
     })
 }
+
+const MAX_K: usize = crate::units::MAX_DRAFT_LEN;
 
 /// Reads TensorRT-LLM iteration stats: one or several concatenated JSON lists (or objects).
 ///
 /// # Errors
 /// [`Error::Parse`] for invalid JSON (with its line) or an invalid `specDecodingStats` field (with its path).
-pub fn read_trtllm(reader: impl BufRead, origin: &str) -> Result<Evidence> {
-    let mut batches = Vec::new();
+pub fn read_trtllm(mut reader: impl BufRead, origin: &str) -> Result<Evidence> {
+    let mut series = Series::new();
     let mut k_max = 0usize;
-    let mut first_line = None;
-    for (doc_index, doc) in serde_json::Deserializer::from_reader(reader).into_iter::<Value>().enumerate() {
-        let doc = doc.map_err(|e| syntax(origin, &e))?;
-        let elements = match doc {
-            Value::Array(items) => items,
-            other => vec![other],
+    let mut first_path = None;
+    let names = metrics(Engine::Trtllm, InputFormat::TrtllmJson);
+    let mut each = |doc_index: usize, i: usize, element: Value| -> Result<()> {
+        let path = format!("document {}[{i}]", doc_index + 1);
+        let Some(stats) = element.get("specDecodingStats") else {
+            if element.is_object() {
+                return Ok(());
+            }
+            return Err(at_path(origin, &path, "is not an iteration-stats object"));
         };
-        for (i, element) in elements.iter().enumerate() {
-            let path = format!("document {}[{i}]", doc_index + 1);
-            let Some(stats) = element.get("specDecodingStats") else {
-                if element.is_object() {
-                    continue;
-                }
-                return Err(at_path(origin, &path, "is not an iteration-stats object"));
-            };
-            let sub = |field: &str| format!("{path}.specDecodingStats.{field}");
-            let n = count(stats.get("numRequestsWithDraftTokens"), origin, &sub("numRequestsWithDraftTokens"))?;
-            let accepted = count(stats.get("numAcceptedTokens"), origin, &sub("numAcceptedTokens"))?;
-            let drafted = count(stats.get("numDraftTokens"), origin, &sub("numDraftTokens"))?;
-            if n == 0.0 {
-                continue;
-            }
-            if accepted > drafted {
-                return Err(at_path(
-                    origin,
-                    &sub("numAcceptedTokens"),
-                    format!("{accepted} exceeds numDraftTokens {drafted}"),
-                ));
-            }
-            k_max = k_max.max((drafted / n).ceil() as usize);
-            first_line.get_or_insert(path);
-            batches.push(Window::new(n, accepted));
+        let sub = |field: &str| format!("{path}.specDecodingStats.{field}");
+        let n = count(stats.get("numRequestsWithDraftTokens"), origin, &sub("numRequestsWithDraftTokens"))?;
+        let accepted = count(stats.get("numAcceptedTokens"), origin, &sub("numAcceptedTokens"))?;
+        let drafted = count(stats.get("numDraftTokens"), origin, &sub("numDraftTokens"))?;
+        if n == 0.0 {
+            return Ok(());
         }
+        let mut w = Window::new(n, accepted);
+        // Each iteration states its own k as draft tokens per drafted request (fewer near a request's end).
+        let k = (drafted / n).ceil().min(MAX_K as f64) as usize;
+        w.draft_tokens = Some(drafted);
+        validate::counts(&w, Some(k.max(1)), &names, &format!("{origin}: {path}"), None)?;
+        k_max = k_max.max(k);
+        first_path.get_or_insert(path);
+        series.push(w);
+        Ok(())
+    };
+    let mut lines_before = 0usize;
+    for doc_index in 0.. {
+        // Documents follow one another with only white space between them.
+        loop {
+            let buf = reader.fill_buf().map_err(|e| Error::io(origin, e))?;
+            let blank = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            lines_before += buf[..blank].iter().filter(|&&b| b == b'\n').count();
+            let done = blank < buf.len() || buf.is_empty();
+            reader.consume(blank);
+            if done {
+                break;
+            }
+        }
+        if reader.fill_buf().map_err(|e| Error::io(origin, e))?.is_empty() {
+            break;
+        }
+        let budget = Budget::default();
+        let mut counting = CountLines { inner: &mut reader, lines: 0, budget: &budget };
+        let mut failure = None;
+        let mut de = serde_json::Deserializer::from_reader(&mut counting);
+        let result = Elements { each: &mut |i, v| each(doc_index, i, v), failure: &mut failure, budget: &budget }
+            .deserialize(&mut de);
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        result.map_err(|e| {
+            let line = (e.line() > 0).then(|| lines_before + e.line());
+            let what = if e.is_eof() { "JSON ends early (truncated file?)" } else { "invalid JSON" };
+            Error::parse(origin, line, format!("{what}: {e}"))
+        })?;
+        lines_before += counting.lines;
     }
-    let Some(first) = first_line else {
+    let inputs = series.inputs();
+    let (batches, stride) = series.finish();
+    let (Some(first), Some(total)) = (first_path, Window::sum(&batches)) else {
         return Err(Error::parse(origin, None, "no iteration with specDecodingStats and drafted requests found"));
     };
-    let total = batches.iter().skip(1).fold(batches[0].clone(), |acc, w| acc.add(w));
     let k = (k_max > 0).then(|| (k_max, Location { origin: format!("{origin} ({first})"), line: None }));
-    total.check(k.as_ref().map(|k| k.0), origin, None)?;
+    let mut notes = vec!["k is the largest numDraftTokens/numRequestsWithDraftTokens over iterations".to_string()];
+    if stride > 1 {
+        notes.push(format!("{inputs} iterations kept as {} windows of {stride} each", batches.len()));
+    }
     Ok(Evidence {
         location: Location { origin: origin.to_string(), line: None },
         engine: Engine::Trtllm,
@@ -159,8 +219,92 @@ pub fn read_trtllm(reader: impl BufRead, origin: &str) -> Result<Evidence> {
         k,
         total,
         batches,
-        notes: vec!["k is the largest numDraftTokens/numRequestsWithDraftTokens over iterations".into()],
+        notes,
     })
+}
+
+/// The largest single iteration element: real ones are a few hundred bytes.
+const MAX_ELEMENT_BYTES: u64 = 1 << 20;
+
+/// Bytes read, and where the element being parsed began: one element never costs more than
+/// [`MAX_ELEMENT_BYTES`] of input (and so a bounded tree), however long the list.
+#[derive(Default)]
+struct Budget {
+    read: std::cell::Cell<u64>,
+    element_start: std::cell::Cell<u64>,
+}
+
+/// Counts the newlines read through it, so a later document's errors can name their line in the file, and
+/// enforces the element [`Budget`].
+struct CountLines<'a, R> {
+    inner: R,
+    lines: usize,
+    budget: &'a Budget,
+}
+
+impl<R: Read> Read for CountLines<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.lines += buf[..n].iter().filter(|&&b| b == b'\n').count();
+        let read = self.budget.read.get() + n as u64;
+        self.budget.read.set(read);
+        if read - self.budget.element_start.get() > MAX_ELEMENT_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "an iteration element longer than {} KiB: not TensorRT-LLM iteration stats",
+                    MAX_ELEMENT_BYTES >> 10
+                ),
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// Hands out the elements of a top-level list one at a time (a lone object counts as a list of one), so
+/// a long iteration list is never held whole.
+struct Elements<'a> {
+    each: &'a mut dyn FnMut(usize, Value) -> Result<()>,
+    /// The first error `each` returned (serde errors cannot carry it).
+    failure: &'a mut Option<Error>,
+    budget: &'a Budget,
+}
+
+impl<'de> DeserializeSeed<'de> for Elements<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> std::result::Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Elements<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of iteration-stats objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        let mut i = 0;
+        self.budget.element_start.set(self.budget.read.get());
+        while let Some(element) = seq.next_element::<Value>()? {
+            self.budget.element_start.set(self.budget.read.get());
+            if let Err(e) = (self.each)(i, element) {
+                *self.failure = Some(e);
+                return Err(serde::de::Error::custom("stopped"));
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<(), A::Error> {
+        let element = serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        (self.each)(0, element).map_err(|e| {
+            *self.failure = Some(e);
+            serde::de::Error::custom("stopped")
+        })
+    }
 }
 
 /// Reads an AIPerf `server_metrics_export.json`.
@@ -169,7 +313,7 @@ pub fn read_trtllm(reader: impl BufRead, origin: &str) -> Result<Evidence> {
 /// [`Error::Parse`] for invalid JSON (with its line), a malformed series (with its path), or no family
 /// alsim reads.
 pub fn read_aiperf(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Vec<Evidence>> {
-    let doc: Value = serde_json::from_reader(reader).map_err(|e| syntax(origin, &e))?;
+    let doc = document(reader, origin)?;
     let metrics = doc
         .get("metrics")
         .and_then(Value::as_object)
@@ -210,7 +354,9 @@ pub fn read_aiperf(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
             "holds no speculative-decoding family (vllm:spec_decode_*, sglang:spec_*, trtllm_spec_decode_*, atom:mtp_*)",
         ));
     }
-    let mut out = prometheus::evidence(vec![snapshot], origin, options)?;
+    let mut reducer = Reducer::new(origin, options);
+    reducer.push(snapshot)?;
+    let mut out = reducer.finish()?;
     for e in &mut out {
         e.format = InputFormat::AiperfJson;
         e.notes = vec!["AIPerf counter totals are the increase over the benchmark window".into()];

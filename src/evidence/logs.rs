@@ -18,7 +18,8 @@ use std::io::BufRead;
 
 use memchr::memmem;
 
-use super::{Evidence, InputFormat, Location, ReadOptions, Window};
+use super::validate::{self, metrics};
+use super::{Evidence, InputFormat, Line, Location, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -26,28 +27,31 @@ const VLLM: &str = "SpecDecoding metrics:";
 const SGLANG: &str = "accept len:";
 const ATOM: &str = "[MTP Stats";
 
-/// One recognised line.
-struct Record {
-    line: usize,
-    engine: Engine,
-    window: Window,
-    k: Option<usize>,
-    cumulative: bool,
-}
-
 /// Reads a server log into evidence.
 ///
 /// # Errors
 /// [`Error::Parse`] naming `origin` and the line for a recognised line that cannot be read, lines of two
 /// engines in one file, or a file without any acceptance line.
 pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Evidence> {
-    let mut records: Vec<Record> = Vec::new();
+    let mut first: Option<(usize, Engine)> = None;
+    let mut k: Option<(usize, Location)> = None;
     let mut skipped_ranks = 0usize;
+    let mut too_long = 0usize;
+    // Interval lines are the series when present; otherwise deltas of cumulative lines.
+    let mut intervals = Series::new();
+    let mut cumulative = Series::new();
+    let mut previous: Option<Window> = None;
+    let mut notes = Vec::new();
     // SIMD substring search: most log lines match nothing, and this keeps them at memory speed.
     let (vllm_marker, sglang_marker, atom_marker) =
         (memmem::Finder::new(VLLM), memmem::Finder::new(SGLANG), memmem::Finder::new(ATOM));
-    let lines = super::for_each_line(reader, origin, |line_no, bytes, _| {
+    let lines = super::for_each_line(reader, origin, |line_no, bytes, end| {
         let here = |message: String| Error::parse(origin, Some(line_no), message);
+        if end == Line::TooLong {
+            // Request dumps and tracebacks can be long; acceptance lines never are.
+            too_long += 1;
+            return Ok(());
+        }
         let record = if let Some(at) = vllm_marker.find(bytes) {
             vllm(&String::from_utf8_lossy(&bytes[at + VLLM.len()..]), options.k).map_err(here)?
         } else if let Some(at) = sglang_marker.find(bytes) {
@@ -65,28 +69,46 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
         } else {
             return Ok(());
         };
-        let (engine, window, k, cumulative) = record;
-        if let Some(first) = records.first() {
-            if first.engine != engine {
-                return Err(here(format!(
-                    "an acceptance line of {} in a {} log (first {} line: {}): give each server's log as its own file",
-                    engine.display_name(),
-                    first.engine.display_name(),
-                    first.engine.display_name(),
-                    first.line
-                )));
-            }
-            if let (Some(a), Some(b)) = (records.iter().find_map(|r| r.k), k)
-                && a != b
-            {
+        let (engine, window, line_k, is_cumulative) = record;
+        if let Some((first_line, first_engine)) = first
+            && first_engine != engine
+        {
+            return Err(here(format!(
+                "an acceptance line of {} in a {} log (first {} line: {first_line}): give each server's log as its own file",
+                engine.display_name(),
+                first_engine.display_name(),
+                first_engine.display_name(),
+            )));
+        }
+        first.get_or_insert((line_no, engine));
+        match (&k, line_k) {
+            (Some((a, _)), Some(b)) if *a != b => {
                 return Err(here(format!("this line has k = {b}, earlier lines k = {a}")));
             }
+            (None, Some(b)) => k = Some((b, Location { origin: origin.to_string(), line: Some(line_no) })),
+            _ => {}
         }
-        window.check(k.or(options.k), origin, Some(line_no))?;
-        records.push(Record { line: line_no, engine, window, k, cumulative });
+        let names = metrics(engine, InputFormat::Log);
+        validate::counts(&window, line_k.or(options.k), &names, origin, Some(line_no))?;
+        if !is_cumulative {
+            intervals.push(window);
+            return Ok(());
+        }
+        let delta = match &previous {
+            Some(p) if window.steps < p.steps || window.accepted < p.accepted => {
+                notes.push(format!(
+                    "line {line_no}: cumulative MTP stats went down: the server restarted; counting from zero after it"
+                ));
+                window.clone()
+            }
+            Some(p) => subtract(&window, p),
+            None => window.clone(),
+        };
+        cumulative.push(delta);
+        previous = Some(window);
         Ok(())
     })?;
-    let Some(first) = records.first() else {
+    let Some((first_line, engine)) = first else {
         return Err(Error::parse(
             origin,
             None,
@@ -95,12 +117,15 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
             ),
         ));
     };
-    let engine = first.engine;
-    let location = Location { origin: origin.to_string(), line: Some(first.line) };
-    let k = records.iter().find_map(|r| r.k.map(|k| (k, Location { origin: origin.to_string(), line: Some(r.line) })));
-    let mut notes = Vec::new();
+    let location = Location { origin: origin.to_string(), line: Some(first_line) };
     if skipped_ranks > 0 {
         notes.push(format!("{skipped_ranks} lines from TP ranks other than 0 skipped (they repeat rank 0's numbers)"));
+    }
+    if too_long > 0 {
+        notes.push(format!(
+            "{too_long} lines longer than {} bytes skipped (no acceptance line is that long)",
+            super::MAX_LINE_BYTES
+        ));
     }
     if engine == Engine::Sglang {
         notes.push(format!(
@@ -108,31 +133,13 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
             options.decode_log_interval
         ));
     }
-    let has_interval = records.iter().any(|r| !r.cumulative);
-    let batches: Vec<Window> = if has_interval {
-        records.iter().filter(|r| !r.cumulative).map(|r| r.window.clone()).collect()
-    } else {
-        let mut out = Vec::new();
-        let mut previous: Option<&Record> = None;
-        for r in &records {
-            let delta = match previous {
-                Some(p) if r.window.steps < p.window.steps || r.window.accepted < p.window.accepted => {
-                    notes.push(format!(
-                        "line {}: cumulative MTP stats went down: the server restarted; counting from zero after it",
-                        r.line
-                    ));
-                    r.window.clone()
-                }
-                Some(p) => subtract(&r.window, &p.window),
-                None => r.window.clone(),
-            };
-            out.push(delta);
-            previous = Some(r);
-        }
-        out
-    };
-    let total = batches.iter().skip(1).fold(batches[0].clone(), |acc, w| acc.add(w));
-    let batches = batches.into_iter().filter(|w| w.steps > 0.0).collect();
+    let series = if intervals.inputs() > 0 { intervals } else { cumulative };
+    let inputs = series.inputs();
+    let (batches, stride) = series.finish();
+    if stride > 1 {
+        notes.push(format!("{inputs} log intervals kept as {} windows of {stride} each", batches.len()));
+    }
+    let total = Window::sum(&batches).unwrap_or_else(|| Window::new(0.0, 0.0));
     Ok(Evidence { location, engine, format: InputFormat::Log, k, total, batches, notes })
 }
 
@@ -146,6 +153,7 @@ fn subtract(a: &Window, b: &Window) -> Window {
         accepted: a.accepted - b.accepted,
         positions: minus(&a.positions, &b.positions),
         distribution: minus(&a.distribution, &b.distribution),
+        draft_tokens: a.draft_tokens.zip(b.draft_tokens).map(|(x, y)| x - y),
     }
 }
 
@@ -169,10 +177,18 @@ fn number(token: &str, what: &str) -> std::result::Result<f64, String> {
     Ok(value)
 }
 
+/// A count: a number that is also whole.
+fn whole(value: f64, what: &str) -> std::result::Result<f64, String> {
+    if value.fract() != 0.0 {
+        return Err(format!("{what} = {value} is not a whole number: it counts tokens or requests"));
+    }
+    Ok(value)
+}
+
 fn vllm(text: &str, k_hint: Option<usize>) -> std::result::Result<Parsed, String> {
     let mean = number_after(text, "Mean acceptance length:")?;
-    let accepted = number_after(text, "Accepted:")?;
-    let drafted = number_after(text, "Drafted:")?;
+    let accepted = whole(number_after(text, "Accepted:")?, "Accepted")?;
+    let drafted = whole(number_after(text, "Drafted:")?, "Drafted")?;
     let mut rates = Vec::new();
     if let Some(at) = text.find("Per-position acceptance rate:") {
         for part in text[at + "Per-position acceptance rate:".len()..].split(',') {
@@ -188,8 +204,12 @@ fn vllm(text: &str, k_hint: Option<usize>) -> std::result::Result<Parsed, String
     } else {
         rates.len()
     };
+    if !(1.0..=k as f64 + 1.0).contains(&mean) {
+        return Err(format!("mean acceptance length {mean} is outside [1, k + 1] = [1, {}]", k + 1));
+    }
     let steps = drafted / k as f64;
     let mut window = Window::new(steps, accepted);
+    window.draft_tokens = Some(drafted);
     if !rates.is_empty() {
         window.positions = Some(rates.iter().map(|r| r * steps).collect());
     }
@@ -212,7 +232,7 @@ fn other_rank(prefix: &str) -> bool {
 }
 
 fn sglang(text: &str, options: &ReadOptions) -> std::result::Result<Parsed, String> {
-    let running = number_after(text, "#running-req:")?;
+    let running = whole(number_after(text, "#running-req:")?, "#running-req")?;
     let al = number_after(text, SGLANG)?;
     if al < 1.0 || options.k.is_some_and(|k| al > k as f64 + 1.0 + 0.005) {
         return Err(format!("accept len {al} is outside [1, k+1]"));
@@ -235,7 +255,8 @@ fn atom(text: &str) -> std::result::Result<Parsed, String> {
     let pair = body[at + label.len()..].trim_start();
     let pair = pair.split([',', ' ']).next().unwrap_or("");
     let (a, t) = pair.split_once('/').ok_or_else(|| format!("'{pair}' is not accepted/total"))?;
-    let (accepted, drafted) = (number(a, "accepted draft tokens")?, number(t, "total draft tokens")?);
+    let accepted = whole(number(a, "accepted draft tokens")?, "accepted draft tokens")?;
+    let drafted = whole(number(t, "total draft tokens")?, "total draft tokens")?;
     let label = "Accepted tokens distribution:";
     let at = body.find(label).ok_or("'Accepted tokens distribution' is missing (truncated line?)")?;
     let dist = body[at + label.len()..].trim_start();
@@ -263,6 +284,19 @@ fn atom(text: &str) -> std::result::Result<Parsed, String> {
     let mut window = Window::from_distribution(counts);
     window.steps = steps;
     window.accepted = accepted;
+    window.draft_tokens = Some(drafted);
+    // The printed mean (2 decimals) must be the counts' AL, inside [1, k + 1].
+    if let Ok(mean) = number_after(body, "Average toks/fwd:") {
+        if !(1.0..=k as f64 + 1.0).contains(&mean) {
+            return Err(format!("Average toks/fwd {mean} is outside [1, k + 1] = [1, {}]", k + 1));
+        }
+        if steps > 0.0 && (1.0 + accepted / steps - mean).abs() > 0.006 {
+            return Err(format!(
+                "Average toks/fwd {mean} disagrees with Accepted/Total Draft tokens at k = {k} ({:.3})",
+                1.0 + accepted / steps
+            ));
+        }
+    }
     Ok((Engine::Atom, window, Some(k), cumulative))
 }
 

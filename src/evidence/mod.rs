@@ -22,11 +22,15 @@
 //! families, several engines in one file, and inconsistent counters are errors; counter resets between
 //! snapshots are handled like Prometheus `increase()` and reported.
 
+pub mod coverage;
 pub mod estimate;
 pub mod json;
 pub mod logs;
 pub mod prometheus;
+mod snapshots;
+pub mod validate;
 pub mod verdict;
+mod window;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -38,10 +42,20 @@ use serde::Serialize;
 
 pub use estimate::{AlEstimate, PositionEstimate, estimate};
 pub use verdict::{EvalReport, FileResult, Heterogeneity, Pin, Verdict, evaluate};
+pub use window::{MAX_SERIES_LEN, Series, Window};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::units::check_draft_len;
+
+/// The longest line the streaming readers (Prometheus text, logs) take: a metrics sample or an acceptance
+/// log line is a few hundred bytes; a longer line is refused (Prometheus) or skipped (logs), never held.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The largest JSON evidence document read whole (ATOM `/debug/mtp_stats` and AIPerf exports are KiBs;
+/// TensorRT-LLM iteration lists are streamed element by element instead). A parsed tree costs up to ~17×
+/// its text (an array of one-digit numbers), so this keeps the worst case near 70 MB.
+pub const JSON_DOCUMENT_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// SGLang's default `--decode-log-interval`: each "Decode batch" log line covers this many decode steps.
 pub const SGLANG_DECODE_LOG_INTERVAL: f64 = 40.0;
@@ -143,104 +157,6 @@ impl FromStr for InputFormat {
     }
 }
 
-/// Counts over one window of a run (a log interval, the gap between two scrapes, one iteration, or the
-/// whole run).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Window {
-    /// Verification steps D (request-steps that carried drafts; vLLM "drafts", ATOM decode steps).
-    pub steps: f64,
-    /// Accepted draft tokens A, excluding the target's own token (so AL = 1 + A/D).
-    pub accepted: f64,
-    /// Accepted drafts at positions 1..k (P_i; estimates p_i = P_i/D), where the engine counts them.
-    pub positions: Option<Vec<f64>>,
-    /// Steps that accepted exactly a = 0..k drafts (ATOM), where the engine counts them.
-    pub distribution: Option<Vec<f64>>,
-}
-
-impl Window {
-    /// A window with only step and acceptance counts.
-    pub fn new(steps: f64, accepted: f64) -> Window {
-        Window { steps, accepted, positions: None, distribution: None }
-    }
-
-    /// A window from per-count step totals n_a (a = 0..k): D = Σ n_a, A = Σ a·n_a, P_i = Σ_{a≥i} n_a.
-    pub fn from_distribution(counts: Vec<f64>) -> Window {
-        let steps = counts.iter().sum();
-        let accepted = counts.iter().enumerate().map(|(a, n)| a as f64 * n).sum();
-        let mut tail = 0.0;
-        let mut positions = vec![0.0; counts.len().saturating_sub(1)];
-        for i in (1..counts.len()).rev() {
-            tail += counts[i];
-            positions[i - 1] = tail;
-        }
-        Window { steps, accepted, positions: Some(positions), distribution: Some(counts) }
-    }
-
-    /// The element-wise sum of two windows; per-position and distribution counts survive only when
-    /// both windows have them with the same k.
-    pub fn add(&self, other: &Window) -> Window {
-        let join = |a: &Option<Vec<f64>>, b: &Option<Vec<f64>>| match (a, b) {
-            (Some(a), Some(b)) if a.len() == b.len() => Some(a.iter().zip(b).map(|(x, y)| x + y).collect()),
-            _ => None,
-        };
-        Window {
-            steps: self.steps + other.steps,
-            accepted: self.accepted + other.accepted,
-            positions: join(&self.positions, &other.positions),
-            distribution: join(&self.distribution, &other.distribution),
-        }
-    }
-
-    /// Checks the counts for one engine window: finite, non-negative, A ≤ k·D, P_1 ≤ D, positions
-    /// non-increasing and summing to A.
-    ///
-    /// # Errors
-    /// [`Error::Parse`] at `origin`/`line` naming the inconsistent counts.
-    pub fn check(&self, k: Option<usize>, origin: &str, line: Option<usize>) -> Result<()> {
-        let bad = |message: String| Err(Error::parse(origin, line, message));
-        let all = [self.steps, self.accepted]
-            .into_iter()
-            .chain(self.positions.iter().flatten().copied())
-            .chain(self.distribution.iter().flatten().copied());
-        for v in all {
-            if !v.is_finite() || v < 0.0 {
-                return bad(format!("count {v} is not a finite, non-negative number"));
-            }
-        }
-        // Rounded log figures (rates with 3 decimals, percentages with 2) leave a little slack.
-        let slack = 0.5 + 2e-3 * self.steps;
-        if let Some(k) = k
-            && self.accepted > k as f64 * self.steps + slack
-        {
-            return bad(format!(
-                "{} accepted drafts in {} steps is more than k = {k} per step",
-                self.accepted, self.steps
-            ));
-        }
-        if let Some(positions) = &self.positions {
-            let mut previous = self.steps;
-            for (i, &p) in positions.iter().enumerate() {
-                if p > previous + slack {
-                    return bad(format!(
-                        "position {} accepted {p} drafts, more than {} at the position before (or steps): a chain never accepts a later draft more often",
-                        i + 1,
-                        previous
-                    ));
-                }
-                previous = p;
-            }
-            let sum: f64 = positions.iter().sum();
-            if (sum - self.accepted).abs() > slack * positions.len().max(1) as f64 {
-                return bad(format!(
-                    "per-position accepted counts sum to {sum} but the accepted-token count is {}",
-                    self.accepted
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
 /// A file position, for messages and annotations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Location {
@@ -322,16 +238,17 @@ pub fn read_path(path: &Path, before: Option<&Path>, options: &ReadOptions) -> R
                 }
             }
             let before_origin = before_path.display().to_string();
-            let mut snapshots = prometheus::parse(first, &before_origin, options.split.as_deref())?;
-            if snapshots.len() != 1 {
+            let mut reducer = prometheus::Reducer::new(&origin, options);
+            prometheus::parse(first, &before_origin, options.split.as_deref(), &mut reducer)?;
+            if reducer.snapshots() != 1 {
                 return Err(Error::parse(
                     &before_origin,
                     None,
-                    format!("--before must be one snapshot, but it holds {} concatenated scrapes", snapshots.len()),
+                    format!("--before must be one snapshot, but it holds {} concatenated scrapes", reducer.snapshots()),
                 ));
             }
-            snapshots.extend(prometheus::parse(second, &origin, options.split.as_deref())?);
-            prometheus::evidence(snapshots, &origin, options)
+            prometheus::parse(second, &origin, options.split.as_deref(), &mut reducer)?;
+            reducer.finish()
         }
     }
 }
@@ -368,10 +285,7 @@ pub fn read(mut reader: impl BufRead, origin: &str, options: &ReadOptions) -> Re
         None => InputFormat::detect(reader.fill_buf().map_err(|e| Error::io(origin, e))?),
     };
     match format {
-        InputFormat::Prometheus => {
-            let snapshots = prometheus::parse(reader, origin, options.split.as_deref())?;
-            prometheus::evidence(snapshots, origin, options)
-        }
+        InputFormat::Prometheus => prometheus::read(reader, origin, options),
         InputFormat::Log => logs::read(reader, origin, options).map(|e| vec![e]),
         InputFormat::AtomJson => json::read_atom(reader, origin).map(|e| vec![e]),
         InputFormat::TrtllmJson => json::read_trtllm(reader, origin).map(|e| vec![e]),
@@ -379,19 +293,33 @@ pub fn read(mut reader: impl BufRead, origin: &str, options: &ReadOptions) -> Re
     }
 }
 
-/// Calls `each(line_number, line, complete)` for every line of `reader`, without the line end (`\n` or
-/// `\r\n`); `complete` is false only for a last line without a newline (a truncation hint). Lines are
-/// handed out of the reader's buffer where they fit in it, so streaming costs one scan for newlines.
+/// How a line handed out by [`for_each_line`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// At a newline.
+    Complete,
+    /// At the end of the input without a newline (a truncation hint).
+    Eof,
+    /// Past [`MAX_LINE_BYTES`]: only the first `MAX_LINE_BYTES` are handed out, the rest is skipped unread
+    /// into memory.
+    TooLong,
+}
+
+/// Calls `each(line_number, line, end)` for every line of `reader`, without the line end (`\n` or
+/// `\r\n`). Lines are handed out of the reader's buffer where they fit in it, so streaming costs one scan
+/// for newlines, and no line costs more than [`MAX_LINE_BYTES`] of memory.
 ///
 /// # Errors
 /// [`Error::Io`] on a read failure, or the first error `each` returns.
 pub(crate) fn for_each_line(
     mut reader: impl BufRead,
     origin: &str,
-    mut each: impl FnMut(usize, &[u8], bool) -> Result<()>,
+    mut each: impl FnMut(usize, &[u8], Line) -> Result<()>,
 ) -> Result<usize> {
     let mut line_no = 0usize;
     let mut carry: Vec<u8> = Vec::new();
+    // Whether the current line already passed the limit (its head was handed out, the rest is skipped).
+    let mut skipping = false;
     let trim = |line: &[u8]| -> usize {
         let mut end = line.len();
         while end > 0 && line[end - 1] == b'\r' {
@@ -407,26 +335,42 @@ pub(crate) fn for_each_line(
         let mut start = 0;
         while let Some(offset) = memchr::memchr(b'\n', &buf[start..]) {
             let end = start + offset;
-            line_no += 1;
-            if carry.is_empty() {
-                let line = &buf[start..end];
-                each(line_no, &line[..trim(line)], true)?;
+            if skipping {
+                skipping = false;
             } else {
-                carry.extend_from_slice(&buf[start..end]);
-                let n = trim(&carry);
-                each(line_no, &carry[..n], true)?;
-                carry.clear();
+                line_no += 1;
+                if carry.is_empty() && end - start <= MAX_LINE_BYTES {
+                    let line = &buf[start..end];
+                    each(line_no, &line[..trim(line)], Line::Complete)?;
+                } else {
+                    carry.extend_from_slice(&buf[start..end]);
+                    if carry.len() > MAX_LINE_BYTES {
+                        each(line_no, &carry[..MAX_LINE_BYTES], Line::TooLong)?;
+                    } else {
+                        let n = trim(&carry);
+                        each(line_no, &carry[..n], Line::Complete)?;
+                    }
+                    carry.clear();
+                }
             }
             start = end + 1;
         }
-        carry.extend_from_slice(&buf[start..]);
+        if !skipping {
+            carry.extend_from_slice(&buf[start..]);
+            if carry.len() > MAX_LINE_BYTES {
+                line_no += 1;
+                each(line_no, &carry[..MAX_LINE_BYTES], Line::TooLong)?;
+                carry = Vec::new();
+                skipping = true;
+            }
+        }
         let used = buf.len();
         reader.consume(used);
     }
     if !carry.is_empty() {
         line_no += 1;
         let n = trim(&carry);
-        each(line_no, &carry[..n], false)?;
+        each(line_no, &carry[..n], Line::Eof)?;
     }
     Ok(line_no)
 }
@@ -451,7 +395,8 @@ pub struct MeasuredAl {
 ///
 /// # Errors
 /// [`Error::Invalid`] when there is no evidence or its k is unknown; [`Error::Parse`] naming the file where
-/// an item's k differs from the others' or from `k`, or an item counts no verification steps.
+/// an item's k differs from the others' or from `k`, an item counts no verification steps, or
+/// [`validate::check`] refuses it (impossible counts, a pinned read-back, too small a sample).
 ///
 /// ```
 /// use alsim::evidence::{measured_al, read, ReadOptions};
@@ -496,6 +441,11 @@ pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl
                 ev.location.line,
                 "the evidence counts no verification steps",
             ));
+        }
+        // The checks `eval` makes before a verdict; a sample too small to judge a pin by is too small to
+        // predict from.
+        if let Some(reason) = validate::check(ev, run_k)?.too_small {
+            return Err(Error::parse(&ev.location.origin, ev.location.line, format!("{reason}: measure a longer run")));
         }
         runs.push((ev.location.clone(), 1.0 + ev.total.accepted / ev.total.steps));
     }
@@ -573,19 +523,23 @@ mod tests {
         })
         .unwrap();
         assert_eq!(n, 4);
-        assert_eq!(seen[0], (1, "a".to_string(), true));
-        assert_eq!(seen[2], (3, String::new(), true));
-        assert_eq!(seen[3], (4, "ccc".to_string(), false));
+        assert_eq!(seen[0], (1, "a".to_string(), Line::Complete));
+        assert_eq!(seen[2], (3, String::new(), Line::Complete));
+        assert_eq!(seen[3], (4, "ccc".to_string(), Line::Eof));
     }
 
     #[test]
-    fn distribution_window_matches_the_atom_example() {
-        let w = Window::from_distribution(vec![0.0, 1700.0, 8300.0, 0.0]);
-        assert_eq!(w.steps, 10000.0);
-        assert_eq!(w.accepted, 18300.0);
-        assert_eq!(w.positions, Some(vec![10000.0, 8300.0, 0.0]));
-        assert!(w.check(Some(3), "x", None).is_ok());
-        assert!(Window::new(10.0, 31.0).check(Some(3), "x", Some(4)).unwrap_err().to_string().contains("x:4"));
+    fn an_over_long_line_is_cut_and_skipped_not_held() {
+        let mut text = vec![b'x'; 3 * MAX_LINE_BYTES];
+        text.extend_from_slice(b"\nnext\n");
+        let mut seen = Vec::new();
+        let reader = std::io::BufReader::with_capacity(4096, &text[..]);
+        for_each_line(reader, "t", |i, line, end| {
+            seen.push((i, line.len(), end));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, [(1, MAX_LINE_BYTES, Line::TooLong), (2, 4, Line::Complete)]);
     }
 
     #[test]

@@ -14,21 +14,26 @@
 //!   against `atom:mtp_accepted_tokens` and `atom:mtp_draft_tokens` when present.
 //!
 //! Samples of one family with different label sets (engines, ranks, models) are summed, or split into
-//! separate evidence by a label. A series that appears a second time starts the next snapshot; deltas
-//! between consecutive snapshots are the time series for batch means, and a counter that goes down marks a
-//! server restart: the delta restarts from zero (Prometheus `increase()` semantics) and a note says so.
+//! separate evidence by a label. A series that appears a second time starts the next snapshot, which is
+//! handed to a [`Reducer`] at once (deltas, restarts and the time series are its business).
 //!
 //! Parsing streams line by line and only fully parses the few lines of these families; other lines are
 //! checked for a well-formed metric name (and fully, when the file ends without a newline, to catch
-//! truncation).
+//! truncation). Counter values must be whole numbers (fractional or tiny values are not counts); lines
+//! are bounded by [`super::MAX_LINE_BYTES`] and one scrape by [`MAX_SERIES_PER_SCRAPE`] label sets, so no
+//! input costs more than a few MiB of memory.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};
 use std::io::BufRead;
 
-use super::{Evidence, InputFormat, Location, ReadOptions, Window};
+pub use super::snapshots::Reducer;
+use super::{Evidence, Line, ReadOptions};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+
+/// The most label sets of the families alsim reads in one scrape: real servers export a few per rank.
+pub const MAX_SERIES_PER_SCRAPE: usize = 100_000;
 
 /// A metric family alsim reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -138,9 +143,9 @@ type SeriesKey = (Family, Option<usize>, Option<String>);
 
 /// A sample's value and where it was read.
 #[derive(Debug, Clone, Copy)]
-struct Sample {
-    value: f64,
-    line: Option<usize>,
+pub(crate) struct Sample {
+    pub(crate) value: f64,
+    pub(crate) line: Option<usize>,
 }
 
 /// One scrape: the families alsim reads, with label sets summed except the index and split labels.
@@ -150,7 +155,11 @@ pub struct Snapshot {
     /// (family, hash of the sorted label set) of every series seen: a repeat starts the next scrape.
     seen: HashSet<(Family, u64)>,
     /// The file the snapshot came from.
-    origin: String,
+    pub(crate) origin: String,
+    /// Whether any sample carried the split label.
+    pub(crate) split_seen: bool,
+    /// Label names met (a few), for messages.
+    label_names: BTreeSet<String>,
 }
 
 impl Snapshot {
@@ -183,6 +192,9 @@ impl Snapshot {
                 if family.is_counter() { "counters" } else { "these gauges" }
             )));
         }
+        if family.is_counter() {
+            super::validate::counter(value, family.name(), &self.origin, line)?;
+        }
         labels.sort();
         let index = match family.index_label() {
             None => None,
@@ -205,12 +217,27 @@ impl Snapshot {
                 Some(index)
             }
         };
-        let split_value =
-            split.map(|s| labels.iter().find(|(n, _)| n == s).map_or_else(String::new, |(_, v)| v.clone()));
+        let split_value = split.map(|s| match labels.iter().find(|(n, _)| n == s) {
+            Some((_, v)) => {
+                self.split_seen = true;
+                v.clone()
+            }
+            None => String::new(),
+        });
+        for (name, _) in labels.iter() {
+            if self.label_names.len() < 32 && !self.label_names.contains(name) {
+                self.label_names.insert(name.clone());
+            }
+        }
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         labels.hash(&mut hasher);
         if !self.seen.insert((family, hasher.finish())) {
             return Ok(false);
+        }
+        if self.seen.len() > MAX_SERIES_PER_SCRAPE {
+            return Err(here(format!(
+                "more than {MAX_SERIES_PER_SCRAPE} label sets of speculative-decoding families in one scrape: not a server's metrics page"
+            )));
         }
         let entry = self.series.entry((family, index, split_value)).or_insert(Sample { value: 0.0, line });
         entry.value += value;
@@ -221,19 +248,61 @@ impl Snapshot {
     pub fn is_empty(&self) -> bool {
         self.series.is_empty()
     }
+
+    /// The split groups present.
+    pub(crate) fn groups(&self) -> BTreeSet<Option<String>> {
+        self.series.keys().map(|(_, _, g)| g.clone()).collect()
+    }
+
+    /// Every reduced series.
+    pub(crate) fn series(&self) -> impl Iterator<Item = (&SeriesKey, &Sample)> {
+        self.series.iter()
+    }
+
+    /// Each family present with the line of its first sample.
+    pub(crate) fn families(&self) -> Vec<(Family, Option<usize>)> {
+        let mut first: BTreeMap<Family, Option<usize>> = BTreeMap::new();
+        for ((family, _, _), sample) in &self.series {
+            let line = first.entry(*family).or_insert(sample.line);
+            *line = (*line).min(sample.line).or(sample.line);
+        }
+        first.into_iter().collect()
+    }
+
+    /// Label names met (at most 32), sorted.
+    pub(crate) fn label_names(&self) -> Vec<String> {
+        self.label_names.iter().cloned().collect()
+    }
 }
 
-/// Parses Prometheus text from `reader` into one snapshot per concatenated scrape.
+/// Reads Prometheus text from `reader` into evidence (one per split group).
 ///
 /// # Errors
-/// [`Error::Io`] on a read failure; [`Error::Parse`] naming `origin` and the line for a malformed or
-/// truncated sample of a family alsim reads, a malformed metric name anywhere, non-finite or negative
-/// values, or no family alsim reads at all.
-pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>) -> Result<Vec<Snapshot>> {
-    let mut snapshots = Vec::new();
+/// As [`parse`] and [`Reducer::push`].
+pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Vec<Evidence>> {
+    let mut reducer = Reducer::new(origin, options);
+    parse(reader, origin, options.split.as_deref(), &mut reducer)?;
+    reducer.finish()
+}
+
+/// Parses Prometheus text from `reader`, handing each concatenated scrape to `reducer` as it completes.
+///
+/// # Errors
+/// [`Error::Io`] on a read failure; [`Error::Parse`] naming `origin` and the line for a malformed,
+/// truncated or over-long line, a malformed metric name anywhere, values that cannot be counts, or no
+/// family alsim reads at all; and what `reducer` refuses.
+pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &mut Reducer) -> Result<()> {
     let mut current = Snapshot::new(origin);
-    let lines = super::for_each_line(reader, origin, |line_no, line, complete| {
+    let mut pushed = 0usize;
+    let lines = super::for_each_line(reader, origin, |line_no, line, end| {
         let here = |message: String| Error::parse(origin, Some(line_no), message);
+        if end == Line::TooLong {
+            return Err(here(format!(
+                "line longer than {} bytes: not Prometheus text exposition",
+                super::MAX_LINE_BYTES
+            )));
+        }
+        let complete = end == Line::Complete;
         let start = line.iter().position(|b| *b != b' ' && *b != b'\t').unwrap_or(line.len());
         let line = &line[start..];
         if line.is_empty() || line[0] == b'#' {
@@ -258,15 +327,15 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>) -> Result<
         let (mut labels, value) = parse_sample(&line[name_len..]).map_err(|m| here(format!("{name}: {m}")))?;
         let Some(family) = family else { return Ok(()) };
         if !current.add(family, &mut labels, value, split, Some(line_no))? {
-            snapshots.push(std::mem::replace(&mut current, Snapshot::new(origin)));
+            reducer.push(std::mem::replace(&mut current, Snapshot::new(origin)))?;
+            pushed += 1;
             current.add(family, &mut labels, value, split, Some(line_no))?;
         }
         Ok(())
     })?;
     if !current.is_empty() {
-        snapshots.push(current);
-    }
-    if snapshots.is_empty() {
+        reducer.push(current)?;
+    } else if pushed == 0 {
         return Err(Error::parse(
             origin,
             (lines > 0).then_some(lines),
@@ -276,7 +345,7 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>) -> Result<
             ),
         ));
     }
-    Ok(snapshots)
+    Ok(())
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -383,290 +452,12 @@ fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The counters of one snapshot for one split group: (family, index) → sample.
-type Reduced = BTreeMap<(Family, Option<usize>), Sample>;
-
-/// Turns snapshots into evidence: one per split group, with deltas between consecutive snapshots as its
-/// time series.
-///
-/// # Errors
-/// [`Error::Parse`] naming file and line for families of several engines, missing families, or
-/// inconsistent counts.
-pub fn evidence(snapshots: Vec<Snapshot>, origin: &str, options: &ReadOptions) -> Result<Vec<Evidence>> {
-    let groups: BTreeSet<Option<String>> =
-        snapshots.iter().flat_map(|s| s.series.keys().map(|(_, _, g)| g.clone())).collect();
-    let mut out = Vec::new();
-    for group in groups {
-        let reduced: Vec<(Reduced, &Snapshot)> = snapshots
-            .iter()
-            .map(|s| {
-                let map = s
-                    .series
-                    .iter()
-                    .filter(|((_, _, g), _)| *g == group)
-                    .map(|((f, i, _), sample)| ((*f, *i), *sample))
-                    .collect();
-                (map, s)
-            })
-            .collect();
-        let label = match (&group, &options.split) {
-            (Some(value), Some(split)) => format!("{origin}[{split}={value}]"),
-            _ => origin.to_string(),
-        };
-        out.push(group_evidence(&reduced, &label, options)?);
-    }
-    Ok(out)
-}
-
-fn group_evidence(snapshots: &[(Reduced, &Snapshot)], label: &str, options: &ReadOptions) -> Result<Evidence> {
-    let engine = single_engine(snapshots.iter().flat_map(|(m, s)| m.iter().map(move |(k, v)| (k.0, v.line, *s))))?;
-    let mut notes = Vec::new();
-    let (last, last_snapshot) = snapshots.last().expect("parse returns at least one snapshot");
-    let (k, line) = engine_k(engine, last, &last_snapshot.origin)?;
-    let location = Location { origin: label.to_string(), line };
-    let mut batches = Vec::new();
-    if snapshots.len() == 1 {
-        notes.push(
-            "one snapshot: counts are cumulative since the server started (an earlier snapshot, eval --before, or concatenated scrapes give a window and a time series)"
-                .into(),
-        );
-        let total = window(engine, last, k.as_ref().map(|k| k.0), &last_snapshot.origin, options)?;
-        return Ok(Evidence { location, engine, format: InputFormat::Prometheus, k, total, batches, notes });
-    }
-    for pair in snapshots.windows(2) {
-        let ((before, _), (after, after_snapshot)) = (&pair[0], &pair[1]);
-        let fell = after
-            .iter()
-            .find(|(key, now)| key.0.is_counter() && before.get(key).is_some_and(|was| was.value > now.value));
-        let delta: Reduced = match fell {
-            Some((key, now)) => {
-                notes.push(format!(
-                    "line {}: {} went down (from {} to {}): the server restarted between scrapes; counting from zero after the restart, so steps before it are lost",
-                    now.line.map_or("?".into(), |l| l.to_string()),
-                    key.0.name(),
-                    before.get(key).map_or(0.0, |s| s.value),
-                    now.value
-                ));
-                after.clone()
-            }
-            None => after
-                .iter()
-                .map(|(key, now)| {
-                    let was = if key.0.is_counter() { before.get(key).map_or(0.0, |s| s.value) } else { 0.0 };
-                    (*key, Sample { value: now.value - was, line: now.line })
-                })
-                .collect(),
-        };
-        let w = window(engine, &delta, k.as_ref().map(|k| k.0), &after_snapshot.origin, options)?;
-        batches.push(w);
-    }
-    let total = batches.iter().skip(1).fold(batches[0].clone(), |acc, w| acc.add(w));
-    batches.retain(|w| w.steps > 0.0);
-    Ok(Evidence { location, engine, format: InputFormat::Prometheus, k, total, batches, notes })
-}
-
-/// The one engine whose families appear; several engines in one file is an error naming both.
-fn single_engine<'a>(families: impl Iterator<Item = (Family, Option<usize>, &'a Snapshot)>) -> Result<Engine> {
-    let mut first: BTreeMap<Engine, (Family, Option<usize>, &Snapshot)> = BTreeMap::new();
-    for (family, line, snapshot) in families {
-        let entry = first.entry(family.engine()).or_insert((family, line, snapshot));
-        if line < entry.1 {
-            *entry = (family, line, snapshot);
-        }
-    }
-    let mut engines = first.into_iter();
-    let (engine, (family, line, snapshot)) = engines.next().expect("snapshots are never empty");
-    if let Some((other, (other_family, other_line, _))) = engines.next() {
-        return Err(Error::parse(
-            &snapshot.origin,
-            other_line.max(line),
-            format!(
-                "metrics of two engines in one file: {} ({} at line {}) and {} ({} at line {}); give each server's scrape as its own file",
-                engine.display_name(),
-                family.name(),
-                line.map_or("?".into(), |l| l.to_string()),
-                other.display_name(),
-                other_family.name(),
-                other_line.map_or("?".into(), |l| l.to_string()),
-            ),
-        ));
-    }
-    Ok(engine)
-}
-
-/// The draft length the metrics state, where they state it, and the line of the step counter.
-/// The draft length with where it was stated, and the line of the step counter.
-type KAndLine = (Option<(usize, Location)>, Option<usize>);
-
-fn engine_k(engine: Engine, m: &Reduced, origin: &str) -> Result<KAndLine> {
-    let at = |line| Location { origin: origin.to_string(), line };
-    let max_index = |family: Family| {
-        m.iter().filter(|((f, _), _)| *f == family).filter_map(|((_, i), s)| i.map(|i| (i, s.line))).max_by_key(|x| x.0)
-    };
-    let line_of = |family: Family| m.iter().find(|((f, _), _)| *f == family).and_then(|(_, s)| s.line);
-    Ok(match engine {
-        Engine::Vllm => {
-            (max_index(Family::VllmPerPosition).map(|(i, line)| (i + 1, at(line))), line_of(Family::VllmDrafts))
-        }
-        Engine::Atom => (
-            max_index(Family::AtomDecodeSteps).filter(|(i, _)| *i > 0).map(|(i, line)| (i, at(line))),
-            line_of(Family::AtomDecodeSteps).or(line_of(Family::AtomDraftTokens)),
-        ),
-        Engine::Sglang => {
-            let k = match m.get(&(Family::SglangNumSteps, None)) {
-                Some(s) if s.value >= 1.0 && s.value.fract() == 0.0 => Some((s.value as usize, at(s.line))),
-                Some(s) => {
-                    return Err(Error::parse(
-                        origin,
-                        s.line,
-                        format!("sglang:spec_num_steps = {} is not a draft length", s.value),
-                    ));
-                }
-                None => None,
-            };
-            (k, line_of(Family::SglangVerifyCalls))
-        }
-        Engine::Trtllm => (None, line_of(Family::TrtllmDraftTokens)),
-    })
-}
-
-fn missing(origin: &str, line: Option<usize>, engine: Engine, family: Family, extra: &str) -> Error {
-    Error::parse(
-        origin,
-        line,
-        format!(
-            "{} metrics found but {} (or {}_total) is missing{extra}",
-            engine.display_name(),
-            family.name(),
-            family.name()
-        ),
-    )
-}
-
-/// The counts of one snapshot or delta.
-fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: &ReadOptions) -> Result<Window> {
-    let get = |family: Family| m.get(&(family, None)).copied();
-    // The line of the engine's first sample, so the message points at the metrics that are incomplete.
-    let first_line = m.values().filter_map(|s| s.line).min();
-    let need =
-        |family: Family, extra: &str| get(family).ok_or_else(|| missing(origin, first_line, engine, family, extra));
-    let indexed = |family: Family| -> Vec<(usize, Sample)> {
-        m.iter().filter(|((f, _), _)| *f == family).filter_map(|((_, i), s)| i.map(|i| (i, *s))).collect()
-    };
-    let (w, line) = match engine {
-        Engine::Vllm => {
-            let drafts = need(Family::VllmDrafts, "")?;
-            let accepted = need(Family::VllmAccepted, "")?;
-            let per_pos = indexed(Family::VllmPerPosition);
-            let mut w = Window::new(drafts.value, accepted.value);
-            if !per_pos.is_empty() {
-                for (expect, (i, s)) in per_pos.iter().enumerate() {
-                    if *i != expect {
-                        return Err(Error::parse(
-                            origin,
-                            s.line,
-                            format!(
-                                "{} has position=\"{i}\" but no position=\"{expect}\"",
-                                Family::VllmPerPosition.name()
-                            ),
-                        ));
-                    }
-                }
-                w.positions = Some(per_pos.iter().map(|(_, s)| s.value).collect());
-            }
-            (w, drafts.line)
-        }
-        Engine::Sglang => {
-            let gauge = get(Family::SglangAcceptLength)
-                .map(|s| format!("; the gauge sglang:spec_accept_length ({}) alone has no step count, read the server log's 'Decode batch' lines instead", s.value))
-                .unwrap_or_default();
-            let calls = need(Family::SglangVerifyCalls, &gauge)?;
-            let tokens = need(Family::SglangGenerationTokens, &gauge)?;
-            if tokens.value < calls.value {
-                return Err(Error::parse(
-                    origin,
-                    tokens.line,
-                    format!(
-                        "sglang:generation_tokens ({}) is below sglang:spec_verify_calls ({}): every verify call emits at least one token",
-                        tokens.value, calls.value
-                    ),
-                ));
-            }
-            (Window::new(calls.value, tokens.value - calls.value), calls.line)
-        }
-        Engine::Trtllm => {
-            let drafted = need(Family::TrtllmDraftTokens, "")?;
-            let accepted = need(Family::TrtllmAccepted, "")?;
-            let k = k.or(options.k).ok_or_else(|| {
-                Error::parse(
-                    origin,
-                    drafted.line,
-                    "TensorRT-LLM exports draft tokens but no draft (step) counter: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps",
-                )
-            })?;
-            (Window::new(drafted.value / k as f64, accepted.value), drafted.line)
-        }
-        Engine::Atom => {
-            let steps = indexed(Family::AtomDecodeSteps);
-            if steps.is_empty() {
-                let drafted = need(Family::AtomDraftTokens, "")?;
-                let accepted = need(Family::AtomAccepted, "")?;
-                let k = k.or(options.k).ok_or_else(|| {
-                    Error::parse(
-                        origin,
-                        drafted.line,
-                        "ATOM metrics without atom:mtp_decode_steps have no step count: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps",
-                    )
-                })?;
-                (Window::new(drafted.value / k as f64, accepted.value), drafted.line)
-            } else {
-                let top = steps.iter().map(|(i, _)| *i).max().unwrap_or(0);
-                let mut counts = vec![0.0; top + 1];
-                for (i, s) in &steps {
-                    counts[*i] = s.value;
-                }
-                let line = steps[0].1.line;
-                let w = Window::from_distribution(counts);
-                if let Some(acc) = get(Family::AtomAccepted)
-                    && (acc.value - w.accepted).abs() > 0.5
-                {
-                    return Err(Error::parse(
-                        origin,
-                        acc.line,
-                        format!(
-                            "atom:mtp_accepted_tokens is {} but atom:mtp_decode_steps implies {} accepted drafts",
-                            acc.value, w.accepted
-                        ),
-                    ));
-                }
-                if let (Some(drafted), Some(k)) = (get(Family::AtomDraftTokens), k)
-                    && (drafted.value - k as f64 * w.steps).abs() > 0.5
-                {
-                    return Err(Error::parse(
-                        origin,
-                        drafted.line,
-                        format!(
-                            "atom:mtp_draft_tokens is {} but {} decode steps at k = {k} draft {}",
-                            drafted.value,
-                            w.steps,
-                            k as f64 * w.steps
-                        ),
-                    ));
-                }
-                (w, line)
-            }
-        }
-    };
-    w.check(k, origin, line)?;
-    Ok(w)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn read(text: &str) -> Result<Vec<Evidence>> {
-        evidence(parse(text.as_bytes(), "t.prom", None)?, "t.prom", &ReadOptions::default())
+        super::read(text.as_bytes(), "t.prom", &ReadOptions::default())
     }
 
     #[test]

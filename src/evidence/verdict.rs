@@ -20,7 +20,8 @@
 use serde::Serialize;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
-use super::estimate::{AlEstimate, estimate};
+use super::estimate::{AlEstimate, batch, estimate};
+use super::validate;
 use super::{Evidence, InputFormat, Location, Window};
 use crate::accept::Acceptance;
 use crate::engine::Engine;
@@ -155,6 +156,9 @@ pub struct FileResult {
     /// Further verification steps needed to decide, when inconclusive (`None` when the estimate sits on a
     /// band edge and no number of steps decides).
     pub further_steps: Option<f64>,
+    /// Why the sample is too small for any verdict (too few steps, or zero variance at the boundary), when
+    /// it is: the verdict is then inconclusive whatever the interval says.
+    pub sample_too_small: Option<String>,
     /// The pin's implied decode-throughput error.
     pub throughput_error: ThroughputError,
     /// Per-position comparison with the golden chain (empty without one or without per-position counts).
@@ -227,8 +231,15 @@ pub fn evaluate(pin: &Pin, evidence: &[Evidence]) -> Result<EvalReport> {
             InputFormat::TrtllmJson => "iterations",
             _ => "scrape deltas",
         };
-        let est = estimate(&ev.total, &ev.batches, pin.k, pin.confidence, source, &ev.location)?;
-        files.push(judge(pin, est, ev.location.clone(), ev.engine, Some(ev.format), notes)?);
+        let findings = validate::check(ev, pin.k)?;
+        let batches = batch(&ev.batches);
+        let est = estimate(&ev.total, &batches, ev.batches.len(), pin.k, pin.confidence, source, &ev.location)?;
+        notes.extend(est.series_warning.clone());
+        let mut result = judge(pin, est, ev.location.clone(), ev.engine, Some(ev.format), notes)?;
+        if let Some(reason) = findings.too_small {
+            undecided(&mut result, reason);
+        }
+        files.push(result);
     }
     if files.len() == 1 {
         let overall = files[0].verdict;
@@ -257,16 +268,18 @@ fn combine(verdicts: impl Iterator<Item = Verdict> + Clone) -> Verdict {
 fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
     let total = evidence.iter().skip(1).fold(evidence[0].total.clone(), |acc, e| acc.add(&e.total));
     let every_series = evidence.iter().all(|e| e.batches.len() >= 2);
-    let (batches, source): (Vec<Window>, String) = if every_series {
+    // Separate runs are independent batches, not a time series (windows = 0).
+    let (batches, windows, source): (Vec<Window>, usize, String) = if every_series {
         (
-            evidence.iter().flat_map(|e| e.batches.iter().cloned()).collect(),
-            format!("batches of {} files", evidence.len()),
+            evidence.iter().flat_map(|e| batch(&e.batches)).collect(),
+            evidence.iter().map(|e| e.batches.len()).sum(),
+            format!("windows of {} files", evidence.len()),
         )
     } else {
-        (evidence.iter().map(|e| e.total.clone()).collect(), format!("{} runs", evidence.len()))
+        (evidence.iter().map(|e| e.total.clone()).collect(), 0, format!("{} runs", evidence.len()))
     };
     let location = Location { origin: format!("pooled ({} files)", evidence.len()), line: None };
-    let est = estimate(&total, &batches, pin.k, pin.confidence, &source, &location)?;
+    let est = estimate(&total, &batches, windows, pin.k, pin.confidence, &source, &location)?;
     let formats: Vec<InputFormat> = evidence.iter().map(|e| e.format).collect();
     let format = formats.iter().all(|f| *f == formats[0]).then_some(formats[0]);
     let engine = evidence[0].engine;
@@ -274,7 +287,21 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
     if evidence.iter().any(|e| e.engine != engine) {
         notes.push("pooled across engines".to_string());
     }
-    judge(pin, est, location, engine, format, notes)
+    notes.extend(est.series_warning.clone());
+    let steps = total.steps;
+    let mut result = judge(pin, est, location, engine, format, notes)?;
+    if steps < validate::MIN_STEPS {
+        undecided(&mut result, format!("only {steps} verification steps pooled"));
+    }
+    Ok(result)
+}
+
+/// Makes `result` inconclusive because the sample is too small for its interval to mean anything.
+fn undecided(result: &mut FileResult, reason: String) {
+    result.verdict = Verdict::Inconclusive;
+    let short = validate::MIN_STEPS - result.estimate.steps;
+    result.further_steps = (short > 0.0).then(|| short.ceil());
+    result.sample_too_small = Some(reason);
 }
 
 fn cochran(files: &[FileResult], confidence: f64) -> Result<Heterogeneity> {
@@ -357,6 +384,7 @@ fn judge(
         estimate: est,
         verdict,
         further_steps,
+        sample_too_small: None,
         throughput_error,
         departures,
         first_departure,

@@ -1,22 +1,34 @@
-//! The roofline cost model of model.md §6: the time of one decode step for B concurrent requests at draft
-//! length k, per GPU under tensor parallelism.
+//! The deployment: hardware, model, drafter, parallelism and precisions bound together, pricing one decode
+//! step as [`StepTerms`] (model.md §6; the parts and their evidence are in [`super::terms`]).
 //!
-//! One forward over n tokens for S sequences at context L:
-//!   T(n) = max(Bytes(n) / (BW · bw_eff), FLOPs(n) / (F · flops_eff)) + T_comm(n) + T_fixed
-//! - Bytes: base weights once; routed experts by the expected number touched, E(n) = N_e·(1 − (1 − k_e/N_e)^n)
-//!   per MoE layer; the BF16 LM head; each sequence's KV once per forward (sparse layers read at most their
-//!   key cap, sparse indexers scan every index key); KV written per token; linear-attention state read and
-//!   written per sequence.
-//! - FLOPs: 2·(active params + LM head)·n plus attention 4·heads·head_dim per (query, key) pair.
-//! - T_comm: two all-reduces per layer under TP, each latency + 2(TP−1)/TP · n · hidden · 2 bytes / link.
+//! One forward over n tokens of S sequences at context L, per GPU under tensor parallelism TP:
+//! - dense weights: every non-expert weight once, `dense_params · bytes / TP`; their GEMMs `2·n·dense_params / TP`
+//!   FLOPs at the weights' precision;
+//! - routed experts: E(n') = N·(1 − (1 − k/N)^n') experts touched per MoE layer, each read once, where
+//!   n' = S + ν·(n − S) counts a sequence's further tokens at the model's expert novelty ν (the share of their
+//!   routing not already woken by the sequence's first token; see [`ModelProfile::expert_novelty`]); the
+//!   active experts' GEMMs `2·n·top_k·expert_params` per MoE layer;
+//! - attention: each sequence's KV cache once per forward (layers with a key cap read at most the cap, sparse
+//!   indexers scan every index key), KV written per token, recurrent state read and written per sequence; the
+//!   math `4·heads·head_dim` FLOPs per (query, key) pair at the KV cache's precision. MLA's one latent per
+//!   token is replicated on every GPU under TP; with DP attention each GPU holds its own sequences' caches;
+//! - LM head: BF16, read once per forward, `2·hidden·vocab` FLOPs per token whose logits are needed;
+//! - communication: two all-reduces per layer under TP, latency + 2(TP−1)/TP · n · hidden · 2 bytes / link.
 //!
-//! A speculative step is T_SD = k·T_draft(B) + T_verify(B(k+1)) (one draft forward of B·k tokens for block
-//! drafters); spec off is T_AR = T_verify(B). Agentic workloads add each request's prefill of its uncached
-//! input, amortised over the steps that request decodes: + B · T_prefill · AL / OSL per step.
+//! A speculative step at draft length k with acceptance length AL:
+//!   T_SD = verify(B·(k+1) tokens) + draft-extend(B·AL tokens) + (k−1) drafts(B tokens) + speculation overhead
+//! for a chain drafter (EAGLE3, MTP, a draft model: one forward per draft token, the first one also
+//! re-reading the accepted tokens); a block drafter drafts all k tokens in one forward of B·k tokens. Spec
+//! off is T_AR = verify(B tokens). Each draft forward reads the drafter's own KV cache over the whole context
+//! — an MHA drafter as much per layer as the target's widest layer. Turns (`--isl/--osl`) add each request's
+//! prefill of its uncached input, amortised over the steps it decodes: + B · T_prefill · AL / OSL per step.
 
 use serde::Serialize;
 
+pub use super::workload::Workload;
+
 use super::profile::{DrafterProfile, HardwareProfile, ModelProfile, Precision};
+use super::terms::{Efficiencies, ForwardTerms, Roof, StepTerms, StepTime};
 use crate::error::{Error, Result};
 
 /// Bytes per element of linear-attention recurrent state (FP32 accumulators).
@@ -24,121 +36,41 @@ const STATE_BYTES: f64 = 4.0;
 /// Bytes per activation element in TP all-reduces (BF16).
 const ACTIVATION_BYTES: f64 = 2.0;
 /// LM heads are kept in BF16 by every quantised checkpoint alsim profiles.
-const LM_HEAD_BYTES: f64 = 2.0;
+const LM_HEAD: Precision = Precision::Bf16;
 /// Fraction of HBM usable for weights and KV (the rest: activations, graphs, fragmentation).
 const USABLE_HBM: f64 = 0.9;
 
-/// What the requests look like: a fixed decode context, or turns of input and output with prefill.
+/// How the model is spread over GPUs and in which number formats.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Workload {
-    /// Pure decode at a fixed context length (tokens already in the KV cache).
-    Decode {
-        /// Context length in tokens.
-        context: f64,
-    },
-    /// Each request prefills `isl` input tokens (a fraction `prefix_hit` from the prefix cache) and decodes
-    /// `osl` output tokens; decode runs at the mean context isl + osl/2.
-    Turns {
-        /// Input tokens per turn.
-        isl: f64,
-        /// Output tokens per turn.
-        osl: f64,
-        /// Fraction of input found in the prefix cache, in [0, 1].
-        prefix_hit: f64,
-    },
+pub struct Deployment {
+    /// Tensor parallelism = GPUs per replica.
+    pub tp: usize,
+    /// Weight precision (experts; dense weights may be kept wider, see [`ModelProfile::dense_precision`]).
+    pub precision: Precision,
+    /// KV-cache precision, which is also the attention math's.
+    pub kv_precision: Precision,
+    /// Data-parallel attention: each GPU holds its own sequences' KV caches (no replication).
+    pub dp_attention: bool,
 }
 
-impl Workload {
-    /// Checks the ranges, naming the flag.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] for a negative or non-finite length, zero output, or a hit rate outside [0, 1].
-    pub fn validate(&self) -> Result<()> {
-        match *self {
-            Workload::Decode { context } if !(context >= 0.0 && context.is_finite()) => {
-                Err(Error::invalid("--context", format!("{context} must be a token count ≥ 0")))
-            }
-            Workload::Turns { isl, .. } if !(isl >= 0.0 && isl.is_finite()) => {
-                Err(Error::invalid("--isl", format!("{isl} must be a token count ≥ 0")))
-            }
-            Workload::Turns { osl, .. } if !(osl >= 1.0 && osl.is_finite()) => {
-                Err(Error::invalid("--osl", format!("{osl} must be at least 1 output token")))
-            }
-            Workload::Turns { prefix_hit, .. } if !(0.0..=1.0).contains(&prefix_hit) => {
-                Err(Error::invalid("--prefix-hit", format!("{prefix_hit} must lie in [0, 1]")))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// The mean context length during decode.
-    pub fn decode_context(&self) -> f64 {
-        match *self {
-            Workload::Decode { context } => context,
-            Workload::Turns { isl, osl, .. } => isl + osl / 2.0,
-        }
-    }
-
-    /// The longest context a request reaches (what the KV cache must hold).
-    pub fn peak_context(&self) -> f64 {
-        match *self {
-            Workload::Decode { context } => context,
-            Workload::Turns { isl, osl, .. } => isl + osl,
-        }
-    }
-}
-
-/// The pieces of one step's time, seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct StepTime {
-    /// Effective time per step including amortised prefill.
-    pub total: f64,
-    /// The target's verification (or plain decode) forward.
-    pub verify: f64,
-    /// All draft forwards of the step.
-    pub draft: f64,
-    /// Amortised prefill per step.
-    pub prefill: f64,
-    /// Whether the verify forward is limited by memory (true) or compute.
-    pub memory_bound: bool,
-}
-
-/// Which efficiency terms one forward's time depends on, for calibration: time = a·x + b·y + c·fixed + comm,
-/// with a = 1/bw_eff, b = 1/flops_eff, c = the fixed time of that forward; x or y is zero depending on the
-/// regime.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Terms {
-    /// Seconds at full bandwidth (bytes / peak bandwidth), when memory-bound.
-    pub x: f64,
-    /// Seconds at full compute (FLOPs / peak), when compute-bound.
-    pub y: f64,
-    /// Number of fixed overheads (target forwards).
-    pub target_fixed: f64,
-    /// Number of draft forwards.
-    pub draft_fixed: f64,
-    /// Communication seconds (no free parameter).
-    pub comm: f64,
-}
-
-impl Terms {
-    fn add(&mut self, other: Terms, weight: f64) {
-        self.x += weight * other.x;
-        self.y += weight * other.y;
-        self.target_fixed += weight * other.target_fixed;
-        self.draft_fixed += weight * other.draft_fixed;
-        self.comm += weight * other.comm;
+impl Deployment {
+    /// TP `tp` at `precision` with a `kv_precision` cache, attention split by heads.
+    pub fn new(tp: usize, precision: Precision, kv_precision: Precision) -> Deployment {
+        Deployment { tp, precision, kv_precision, dp_attention: false }
     }
 }
 
 /// Per-forward shape: what a target or drafter forward reads and computes.
 #[derive(Debug, Clone, PartialEq)]
 struct Shape {
-    base_params: f64,
+    dense_params: f64,
+    dense_bytes: f64,
+    dense_peak: Precision,
     moe_layers: f64,
     experts: f64,
     top_k: f64,
     expert_params: f64,
+    expert_novelty: f64,
     lm_head_params: f64,
     kv_dense_per_token: f64,
     kv_sparse_per_token: f64,
@@ -151,26 +83,31 @@ struct Shape {
     attn_flops_sparse: f64,
     layers: f64,
     hidden: f64,
+    draft: bool,
 }
 
 impl Shape {
     fn expected_experts(&self, n: f64) -> f64 {
-        if self.experts == 0.0 {
-            return 0.0;
-        }
-        self.experts * (1.0 - (1.0 - self.top_k / self.experts).powf(n))
+        expected_experts(self.experts, self.top_k, n)
     }
 }
 
-/// A deployment: hardware, model, drafter, TP and precisions, with the step-time model bound to them.
+/// Distinct experts `n` independently routed tokens wake in one MoE layer of `experts` experts, `top_k` each:
+/// E(n) = N·(1 − (1 − k/N)^n).
+pub fn expected_experts(experts: f64, top_k: f64, n: f64) -> f64 {
+    if experts == 0.0 {
+        return 0.0;
+    }
+    experts * (1.0 - (1.0 - top_k / experts).powf(n))
+}
+
+/// A deployment: hardware, model, drafter, parallelism and precisions, with the step-time model bound to them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostModel {
     hardware: HardwareProfile,
     model: ModelProfile,
     drafter: Option<DrafterProfile>,
-    tp: usize,
-    precision: Precision,
-    kv_precision: Precision,
+    deployment: Deployment,
     target: Shape,
     draft: Option<Shape>,
 }
@@ -181,17 +118,31 @@ impl CostModel {
     /// # Errors
     /// [`Error::Invalid`] naming `--tp` when TP is 0, does not divide the query heads, or splits the KV heads
     /// unevenly (neither KV heads % TP nor TP % KV heads is 0; when TP exceeds the KV heads they are
-    /// replicated, as vLLM and SGLang do); `--kv-dtype` for an FP4 KV cache; and when the weights do not fit
-    /// the GPUs' memory.
+    /// replicated, as vLLM and SGLang do); `--kv-dtype` for an FP4 KV cache; `--drafter` for another
+    /// model's drafter; and when the weights do not fit the GPUs' memory.
     pub fn new(
         hardware: &HardwareProfile,
         model: &ModelProfile,
         drafter: Option<&DrafterProfile>,
-        tp: usize,
-        precision: Precision,
-        kv_precision: Precision,
+        deployment: &Deployment,
+    ) -> Result<CostModel> {
+        Self::for_measurements(hardware, model, drafter, deployment)?.check_capacity()
+    }
+
+    /// Binds the profiles without asking whether the weights fit: what measured steps are priced with — a
+    /// harness that times a few full-width layers of a model larger than its GPU and scales them by layer
+    /// count still measures steps (capacity limits a deployment, not a step's time).
+    ///
+    /// # Errors
+    /// As [`CostModel::new`], except for memory.
+    pub fn for_measurements(
+        hardware: &HardwareProfile,
+        model: &ModelProfile,
+        drafter: Option<&DrafterProfile>,
+        deployment: &Deployment,
     ) -> Result<CostModel> {
         hardware.validate()?;
+        let tp = deployment.tp;
         if tp == 0 {
             return Err(Error::invalid("--tp", "tensor parallelism must be at least 1"));
         }
@@ -201,29 +152,35 @@ impl CostModel {
                 format!("{} has {} query heads, which TP {tp} does not divide", model.key, model.q_heads),
             ));
         }
-        if kv_precision == Precision::Fp4 {
+        if deployment.kv_precision == Precision::Fp4 {
             return Err(Error::invalid("--kv-dtype", "KV caches are bf16 or fp8"));
         }
-        let target_split = kv_split(model.kv_heads, tp, &model.key)?;
+        let split = |kv_heads: usize, owner: &str| -> Result<f64> {
+            if deployment.dp_attention { Ok(tp as f64) } else { kv_split(kv_heads, tp, owner) }
+        };
         let attn_per_key = 4.0 * (model.q_heads * model.head_dim) as f64;
         let target = Shape {
-            base_params: model.base_params_b * 1e9,
+            dense_params: model.base_params_b * 1e9,
+            dense_bytes: model.dense_bytes(deployment.precision),
+            dense_peak: model.dense_precision.map_or(deployment.precision, |d| d.max(deployment.precision)),
             moe_layers: model.moe_layers as f64,
             experts: model.experts as f64,
             top_k: model.top_k as f64,
             expert_params: model.expert_params_m * 1e6,
+            expert_novelty: model.expert_novelty,
             lm_head_params: model.lm_head_params(),
             kv_dense_per_token: ((model.attn_layers - model.sparse_layers) * model.kv_elems_per_token_layer) as f64,
             kv_sparse_per_token: (model.sparse_layers * model.kv_elems_per_token_layer) as f64,
             sparse_cap: model.sparse_keys as f64,
             index_per_token: model.index_elems_per_token as f64,
             kv_write_per_token: (model.attn_layers * model.kv_elems_per_token_layer) as f64,
-            kv_split: target_split,
+            kv_split: split(model.kv_heads, &model.key)?,
             state_elems: model.state_elems_per_seq as f64,
             attn_flops_dense: attn_per_key * (model.attn_layers - model.sparse_layers) as f64,
             attn_flops_sparse: attn_per_key * model.sparse_layers as f64,
             layers: model.layers as f64,
             hidden: model.hidden as f64,
+            draft: false,
         };
         let draft = match drafter {
             None => None,
@@ -233,53 +190,60 @@ impl CostModel {
                     format!("drafter {} is for {}, not {}", d.key, d.target, model.key),
                 ));
             }
-            Some(d) => Some(Shape {
-                base_params: d.params_b * 1e9,
-                moe_layers: d.moe_layers as f64,
-                experts: target.experts,
-                top_k: target.top_k,
-                expert_params: target.expert_params,
-                lm_head_params: if d.lm_head_params_b > 0.0 { d.lm_head_params_b * 1e9 } else { target.lm_head_params },
-                kv_dense_per_token: d.kv_elems_per_token as f64,
-                kv_sparse_per_token: 0.0,
-                sparse_cap: 0.0,
-                index_per_token: 0.0,
-                kv_write_per_token: d.kv_elems_per_token as f64,
-                kv_split: kv_split(d.kv_heads, tp, &d.key)?,
-                state_elems: 0.0,
-                // QK and PV products over each cached element: 2 FLOPs each (exact for MHA drafters).
-                attn_flops_dense: 2.0 * d.kv_elems_per_token as f64,
-                attn_flops_sparse: 0.0,
-                layers: d.layers as f64,
-                hidden: target.hidden,
-            }),
+            // MTP heads ship quantised with the target; EAGLE3 heads and draft models ship in BF16.
+            Some(d) => {
+                let precision = if d.method == "mtp" { target.dense_peak } else { Precision::Bf16 };
+                Some(Shape {
+                    dense_params: d.params_b * 1e9,
+                    dense_bytes: precision.bytes(),
+                    dense_peak: precision,
+                    moe_layers: d.moe_layers as f64,
+                    lm_head_params: (d.hidden * if d.vocab > 0 { d.vocab } else { model.vocab }) as f64,
+                    kv_dense_per_token: d.kv_elems_per_token as f64,
+                    kv_sparse_per_token: 0.0,
+                    sparse_cap: 0.0,
+                    index_per_token: 0.0,
+                    kv_write_per_token: d.kv_elems_per_token as f64,
+                    kv_split: split(d.kv_heads, &d.key)?,
+                    state_elems: 0.0,
+                    attn_flops_dense: 4.0 * (d.q_heads * d.head_dim * d.layers) as f64,
+                    attn_flops_sparse: 0.0,
+                    layers: d.layers as f64,
+                    hidden: d.hidden as f64,
+                    draft: true,
+                    ..target.clone()
+                })
+            }
         };
-        let cost = CostModel {
+        Ok(CostModel {
             hardware: hardware.clone(),
             model: model.clone(),
             drafter: drafter.cloned(),
-            tp,
-            precision,
-            kv_precision,
+            deployment: *deployment,
             target,
             draft,
-        };
-        let weights = cost.weight_bytes_per_gpu();
-        let usable = hardware.hbm_gb * 1e9 * USABLE_HBM;
+        })
+    }
+
+    fn check_capacity(self) -> Result<CostModel> {
+        let weights = self.weight_bytes_per_gpu();
+        let usable = self.hardware.hbm_gb * 1e9 * USABLE_HBM;
         if weights > usable {
             return Err(Error::invalid(
                 "--tp",
                 format!(
-                    "{} in {precision} needs {:.0} GB of weights per GPU at TP {tp}, more than {:.0}% of the {} GB of a {}; raise --tp or lower --precision",
-                    model.key,
+                    "{} in {} needs {:.0} GB of weights per GPU at TP {}, more than {:.0}% of the {} GB of a {}; raise --tp or lower --precision",
+                    self.model.key,
+                    self.deployment.precision,
                     weights / 1e9,
+                    self.tp(),
                     USABLE_HBM * 100.0,
-                    hardware.hbm_gb,
-                    hardware.name
+                    self.hardware.hbm_gb,
+                    self.hardware.name
                 ),
             ));
         }
-        Ok(cost)
+        Ok(self)
     }
 
     /// The hardware profile.
@@ -287,9 +251,11 @@ impl CostModel {
         &self.hardware
     }
 
-    /// The hardware profile, for calibration to adjust efficiencies in place.
-    pub fn hardware_mut(&mut self) -> &mut HardwareProfile {
-        &mut self.hardware
+    /// The same deployment under other efficiencies (what calibration tries).
+    pub fn with_efficiency(&self, efficiency: Efficiencies) -> CostModel {
+        let mut cost = self.clone();
+        cost.hardware.efficiency = efficiency;
+        cost
     }
 
     /// The model profile.
@@ -302,142 +268,148 @@ impl CostModel {
         self.drafter.as_ref()
     }
 
+    /// Parallelism and precisions.
+    pub fn deployment(&self) -> &Deployment {
+        &self.deployment
+    }
+
     /// Tensor parallelism = GPUs per replica.
     pub fn tp(&self) -> usize {
-        self.tp
-    }
-
-    /// Weight precision.
-    pub fn precision(&self) -> Precision {
-        self.precision
-    }
-
-    /// KV-cache precision.
-    pub fn kv_precision(&self) -> Precision {
-        self.kv_precision
+        self.deployment.tp
     }
 
     /// Weights held per GPU (target and drafter), bytes.
     pub fn weight_bytes_per_gpu(&self) -> f64 {
         let model = &self.model;
-        let mut bytes = (model.total_params() - 2.0 * model.lm_head_params()) * self.precision.bytes()
-            + 2.0 * model.lm_head_params() * LM_HEAD_BYTES;
-        if let Some(d) = &self.drafter {
-            bytes += d.params_b * 1e9 * self.precision.bytes() + d.lm_head_params_b * 1e9 * LM_HEAD_BYTES;
+        let t = &self.target;
+        let mut bytes = t.dense_params * t.dense_bytes
+            + model.expert_params() * self.deployment.precision.bytes()
+            + 2.0 * t.lm_head_params * LM_HEAD.bytes();
+        if let (Some(d), Some(shape)) = (&self.drafter, &self.draft) {
+            bytes += shape.dense_params * shape.dense_bytes
+                + (d.moe_layers * model.experts) as f64 * t.expert_params * self.deployment.precision.bytes();
+            if d.vocab > 0 {
+                bytes += shape.lm_head_params * LM_HEAD.bytes();
+            }
         }
-        bytes / self.tp as f64
+        bytes / self.tp() as f64
     }
 
     /// Whether `batch` requests at the workload's peak context fit in the GPUs' memory beside the weights.
     pub fn kv_fits(&self, batch: usize, workload: &Workload) -> bool {
-        let kv_bytes = self.kv_precision.bytes();
-        let per_seq_target = workload.peak_context()
-            * (self.target.kv_write_per_token / self.target.kv_split + self.target.index_per_token)
-            * kv_bytes
-            + self.target.state_elems * STATE_BYTES / self.tp as f64;
-        let per_seq_draft =
-            self.draft.as_ref().map_or(0.0, |d| workload.peak_context() * d.kv_write_per_token / d.kv_split * kv_bytes);
+        let kv_bytes = self.deployment.kv_precision.bytes();
+        let tp = self.tp() as f64;
+        let context = workload.peak_context();
+        let t = &self.target;
+        let per_seq_target = context * (t.kv_write_per_token / t.kv_split + t.index_per_token) * kv_bytes
+            + t.state_elems * STATE_BYTES / tp;
+        let per_seq_draft = self.draft.as_ref().map_or(0.0, |d| context * d.kv_write_per_token / d.kv_split * kv_bytes);
         let needed = self.weight_bytes_per_gpu() + batch as f64 * (per_seq_target + per_seq_draft);
         needed <= self.hardware.hbm_gb * 1e9 * USABLE_HBM
     }
 
-    /// The calibration terms of one forward over `n` tokens for `seqs` sequences at context `context`.
-    fn terms(&self, shape: &Shape, n: f64, seqs: f64, context: f64, draft: bool) -> Terms {
-        let tp = self.tp as f64;
-        let wb = self.precision.bytes();
-        let kvb = self.kv_precision.bytes();
+    /// One forward of `shape` taking `n_in` tokens of `seqs` sequences at mean context `context`, computing
+    /// logits for `n_out` of them.
+    fn forward(&self, shape: &Shape, n_in: f64, n_out: f64, seqs: f64, context: f64) -> ForwardTerms {
+        // A sequence's further tokens route partly to experts its first token already woke.
+        let n_experts = seqs + shape.expert_novelty * (n_in - seqs).max(0.0);
+        let hw = &self.hardware;
+        let tp = self.tp() as f64;
+        let bw = hw.bandwidth();
+        let weight_peak = hw.peak_flops(self.deployment.precision);
+        let kv_precision = self.deployment.kv_precision;
+        let kvb = kv_precision.bytes();
+        // Capped layers pick keys per query: a sequence's w queries together read up to w times the cap.
         let sparse_keys = context.min(shape.sparse_cap);
-        let weight_bytes = (shape.base_params * wb
-            + shape.moe_layers * shape.expected_experts(n) * shape.expert_params * wb
-            + shape.lm_head_params * LM_HEAD_BYTES)
-            / tp;
+        let sparse_read = context.min(shape.sparse_cap * n_in / seqs.max(1.0));
         let kv_read = seqs
             * kvb
-            * ((shape.kv_dense_per_token * context + shape.kv_sparse_per_token * sparse_keys) / shape.kv_split
+            * ((shape.kv_dense_per_token * context + shape.kv_sparse_per_token * sparse_read) / shape.kv_split
                 + shape.index_per_token * context);
-        let kv_write = n * kvb * shape.kv_write_per_token / shape.kv_split;
+        let kv_write = n_in * kvb * shape.kv_write_per_token / shape.kv_split;
         let state = seqs * shape.state_elems * STATE_BYTES * 2.0 / tp;
-        let bytes = weight_bytes + kv_read + kv_write + state;
-        let active = shape.base_params + shape.moe_layers * shape.top_k * shape.expert_params + shape.lm_head_params;
-        let flops =
-            (2.0 * n * active + n * (shape.attn_flops_dense * context + shape.attn_flops_sparse * sparse_keys)) / tp;
-        let memory_s = bytes / (self.hardware.hbm_tb_s * 1e12);
-        let compute_s = flops / self.hardware.peak_flops(self.precision);
-        let memory_bound = memory_s / self.hardware.bw_eff >= compute_s / self.hardware.flops_eff;
-        let comm = if self.tp > 1 {
+        let comm = if self.tp() > 1 {
             2.0 * shape.layers
-                * (self.hardware.allreduce_us * 1e-6
-                    + 2.0 * (tp - 1.0) / tp * n * shape.hidden * ACTIVATION_BYTES / (self.hardware.link_gb_s * 1e9))
+                * (hw.allreduce_us * 1e-6
+                    + 2.0 * (tp - 1.0) / tp * n_in * shape.hidden * ACTIVATION_BYTES / (hw.link_gb_s * 1e9))
         } else {
             0.0
         };
-        Terms {
-            x: if memory_bound { memory_s } else { 0.0 },
-            y: if memory_bound { 0.0 } else { compute_s },
-            target_fixed: if draft { 0.0 } else { 1.0 },
-            draft_fixed: if draft { 1.0 } else { 0.0 },
-            comm,
+        let expert_bytes = self.deployment.precision.bytes();
+        ForwardTerms {
+            dense: Roof {
+                memory_s: shape.dense_params * shape.dense_bytes / tp / bw,
+                compute_s: 2.0 * n_in * shape.dense_params / tp / hw.peak_flops(shape.dense_peak),
+            },
+            experts: Roof {
+                memory_s: shape.moe_layers * shape.expected_experts(n_experts) * shape.expert_params * expert_bytes
+                    / tp
+                    / bw,
+                compute_s: 2.0 * n_in * shape.moe_layers * shape.top_k * shape.expert_params / tp / weight_peak,
+            },
+            attention: Roof {
+                memory_s: (kv_read + kv_write + state) / bw,
+                compute_s: n_in * (shape.attn_flops_dense * context + shape.attn_flops_sparse * sparse_keys)
+                    / tp
+                    / hw.peak_flops(kv_precision),
+            },
+            lm_head: Roof {
+                memory_s: shape.lm_head_params * LM_HEAD.bytes() / tp / bw,
+                compute_s: 2.0 * n_out * shape.lm_head_params / tp / hw.peak_flops(LM_HEAD),
+            },
+            comm_s: comm,
+            target_forwards: if shape.draft { 0.0 } else { 1.0 },
+            draft_forwards: if shape.draft { 1.0 } else { 0.0 },
+            layers: shape.layers,
+            moe_layers: shape.moe_layers,
+            tokens: n_out,
         }
     }
 
-    fn seconds(&self, t: &Terms) -> f64 {
-        t.x / self.hardware.bw_eff
-            + t.y / self.hardware.flops_eff
-            + t.target_fixed * self.hardware.t_fixed_us * 1e-6
-            + t.draft_fixed * self.hardware.draft_fixed_us * 1e-6
-            + t.comm
-    }
-
-    /// The calibration terms of one whole step (verify, drafts, amortised prefill), plus the verify terms.
+    /// The terms of one whole step (verify, drafts, amortised prefill, speculation counts) for `batch`
+    /// requests at draft length `k` with acceptance length `al`.
     ///
     /// # Errors
     /// [`Error::Invalid`] when `k` > 0 without a drafter, or `batch` is 0.
-    pub fn step_terms(&self, batch: usize, k: usize, al: f64, workload: &Workload) -> Result<(Terms, Terms, Terms)> {
+    pub fn step_terms(&self, batch: usize, k: usize, al: f64, workload: &Workload) -> Result<StepTerms> {
         if batch == 0 {
             return Err(Error::invalid("--concurrency", "concurrency must be at least 1"));
         }
         let b = batch as f64;
         let context = workload.decode_context();
-        let verify = self.terms(&self.target, b * (k as f64 + 1.0), b, context, false);
-        let mut draft = Terms::default();
+        let w = b * (k as f64 + 1.0);
+        let verify = self.forward(&self.target, w, w, b, context);
+        let mut draft = ForwardTerms::default();
         if k > 0 {
             let shape = self
                 .draft
                 .as_ref()
                 .ok_or_else(|| Error::invalid("--drafter", format!("draft length k = {k} needs a drafter profile")))?;
-            let block = self.drafter.as_ref().is_some_and(|d| d.block);
-            if block {
-                draft.add(self.terms(shape, b * k as f64, b, context, true), 1.0);
+            if self.drafter.as_ref().is_some_and(|d| d.block) {
+                draft.add(&self.forward(shape, b * k as f64, b * k as f64, b, context), 1.0);
             } else {
-                draft.add(self.terms(shape, b, b, context, true), k as f64);
+                draft.add(&self.forward(shape, b * al.max(1.0), b, b, context), 1.0);
+                draft.add(&self.forward(shape, b, b, b, context), k as f64 - 1.0);
             }
         }
-        let mut prefill = Terms::default();
+        let mut prefill = ForwardTerms::default();
         if let Workload::Turns { isl, osl, prefix_hit } = *workload {
             let uncached = isl * (1.0 - prefix_hit);
             if uncached > 0.0 {
-                prefill.add(self.terms(&self.target, uncached, 1.0, isl, false), b * al / osl);
+                let mean_context = isl - uncached / 2.0;
+                prefill.add(&self.forward(&self.target, uncached, 1.0, 1.0, mean_context), b * al / osl);
             }
         }
-        Ok((verify, draft, prefill))
+        let spec = k > 0;
+        Ok(StepTerms { verify, draft, prefill, spec_steps: if spec { 1.0 } else { 0.0 }, draft_tokens: b * k as f64 })
     }
 
-    /// The time of one step for `batch` requests at draft length `k` with acceptance length `al`.
+    /// The time of one step under the hardware profile's efficiencies.
     ///
     /// # Errors
     /// As [`CostModel::step_terms`].
     pub fn step_time(&self, batch: usize, k: usize, al: f64, workload: &Workload) -> Result<StepTime> {
-        let (verify, draft, prefill) = self.step_terms(batch, k, al, workload)?;
-        let verify_s = self.seconds(&verify);
-        let draft_s = self.seconds(&draft);
-        let prefill_s = self.seconds(&prefill);
-        Ok(StepTime {
-            total: verify_s + draft_s + prefill_s,
-            verify: verify_s,
-            draft: draft_s,
-            prefill: prefill_s,
-            memory_bound: verify.x > 0.0,
-        })
+        Ok(self.step_terms(batch, k, al, workload)?.time(&self.hardware.efficiency))
     }
 }
 
@@ -462,17 +434,22 @@ fn kv_split(kv_heads: usize, tp: usize, owner: &str) -> Result<f64> {
 mod tests {
     use super::*;
     use crate::perf::profile::Profiles;
+    use proptest::prelude::*;
 
-    fn seed() -> CostModel {
+    fn deployment(tp: usize, precision: Precision) -> Deployment {
+        Deployment::new(tp, precision, Precision::Bf16)
+    }
+
+    fn seed(drafter: &str) -> CostModel {
         let p = Profiles::embedded();
         let m = p.model("minimax-m3").unwrap();
-        let d = p.drafter(m, Some("Inferact/MiniMax-M3-EAGLE3"), None).unwrap();
-        CostModel::new(p.hardware("mi355x").unwrap(), m, Some(d), 4, Precision::Fp4, Precision::Bf16).unwrap()
+        let d = p.drafter(m, Some(drafter), None).unwrap();
+        CostModel::new(p.hardware("mi355x").unwrap(), m, Some(d), &deployment(4, Precision::Fp4)).unwrap()
     }
 
     #[test]
     fn expected_experts_match_model_md() {
-        let c = seed();
+        let c = seed("Inferact/MiniMax-M3-EAGLE3");
         assert!((c.target.expected_experts(1.0) - 4.0).abs() < 1e-9);
         assert!((c.target.expected_experts(4.0) - 15.3).abs() < 0.05);
         assert!(c.target.expected_experts(10_000.0) <= 128.0);
@@ -480,11 +457,11 @@ mod tests {
 
     #[test]
     fn speculation_costs_more_per_step_and_prefill_is_amortised() {
-        let c = seed();
+        let c = seed("Inferact/MiniMax-M3-EAGLE3");
         let w = Workload::Decode { context: 2048.0 };
         let ar = c.step_time(8, 0, 1.0, &w).unwrap();
         let sd = c.step_time(8, 3, 2.83, &w).unwrap();
-        assert!(sd.total > ar.total && sd.draft > 0.0 && ar.draft == 0.0);
+        assert!(sd.total > ar.total && sd.draft > 0.0 && ar.draft == 0.0 && sd.speculation > 0.0);
         let turns = Workload::Turns { isl: 1024.0, osl: 1024.0, prefix_hit: 0.0 };
         let cached = Workload::Turns { isl: 1024.0, osl: 1024.0, prefix_hit: 1.0 };
         assert!(c.step_time(8, 0, 1.0, &turns).unwrap().prefill > 0.0);
@@ -492,24 +469,91 @@ mod tests {
     }
 
     #[test]
+    fn an_mha_drafter_reads_its_cache_many_times_over_a_gqa_one_at_long_context() {
+        let mha = seed("Inferact/MiniMax-M3-EAGLE3");
+        let gqa = seed("Inferact/MiniMax-M3-EAGLE3-GQA");
+        let w = Workload::Decode { context: 131_072.0 };
+        let eff = &mha.hardware().efficiency;
+        let attention = |c: &CostModel, b| c.step_terms(b, 3, 2.8, &w).unwrap().part("drafter_attention", eff).unwrap();
+        // 64 KV heads against 4: a 16-fold cache at the same query heads.
+        let ratio = attention(&mha, 64) / attention(&gqa, 64);
+        assert!(ratio > 5.0, "{ratio}");
+        let drafter = |c: &CostModel, b| c.step_time(b, 3, 2.8, &w).unwrap().draft;
+        assert!(drafter(&mha, 64) > 3.0 * drafter(&gqa, 64));
+        // At short context and batch 1 the two cost about the same.
+        let short = Workload::Decode { context: 512.0 };
+        let t = |c: &CostModel| c.step_time(1, 3, 2.8, &short).unwrap().draft;
+        assert!((t(&mha) / t(&gqa) - 1.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn attention_math_runs_at_the_cache_precision_not_the_weights() {
+        let p = Profiles::embedded();
+        let m = p.model("minimax-m3").unwrap();
+        let hw = p.hardware("b300").unwrap();
+        let w = Workload::Decode { context: 32_768.0 };
+        let math = |kv| {
+            let c = CostModel::new(hw, m, None, &Deployment::new(4, Precision::Fp4, kv)).unwrap();
+            c.step_terms(16, 0, 1.0, &w).unwrap().verify.attention.compute_s
+        };
+        // FP4 weights do not make attention run at the FP4 peak: BF16 attention at the BF16 peak.
+        let bf16 = math(Precision::Bf16);
+        let fp8 = math(Precision::Fp8);
+        assert!((bf16 / fp8 - hw.fp8_tflops / hw.bf16_tflops).abs() < 1e-9, "{bf16} {fp8}");
+    }
+
+    #[test]
     fn inconsistent_tp_is_a_clear_error() {
         let p = Profiles::embedded();
         let hw = p.hardware("mi355x").unwrap();
         let m3 = p.model("minimax-m3").unwrap();
-        let err = CostModel::new(hw, m3, None, 3, Precision::Fp4, Precision::Bf16).unwrap_err().to_string();
+        let err = CostModel::new(hw, m3, None, &deployment(3, Precision::Fp4)).unwrap_err().to_string();
         assert!(err.contains("query heads"), "{err}");
         let mut odd = m3.clone();
         odd.kv_heads = 6;
-        let err = CostModel::new(hw, &odd, None, 4, Precision::Fp4, Precision::Bf16).unwrap_err().to_string();
+        let err = CostModel::new(hw, &odd, None, &deployment(4, Precision::Fp4)).unwrap_err().to_string();
         assert!(err.contains("6 KV heads"), "{err}");
         // TP 8 over 4 KV heads replicates each head on two GPUs.
-        assert!(CostModel::new(hw, m3, None, 8, Precision::Fp4, Precision::Bf16).is_ok());
-        let err = CostModel::new(p.hardware("h100").unwrap(), m3, None, 1, Precision::Bf16, Precision::Bf16)
+        assert!(CostModel::new(hw, m3, None, &deployment(8, Precision::Fp4)).is_ok());
+        let err = CostModel::new(p.hardware("h100").unwrap(), m3, None, &deployment(1, Precision::Bf16))
             .unwrap_err()
             .to_string();
         assert!(err.contains("GB of weights"), "{err}");
+        let other = p.drafter(p.model("glm-5.2").unwrap(), None, None).unwrap();
+        let err = CostModel::new(hw, m3, Some(other), &deployment(4, Precision::Fp4)).unwrap_err().to_string();
+        assert!(err.contains("is for glm-5.2"), "{err}");
         assert!(Workload::Turns { isl: 10.0, osl: 0.0, prefix_hit: 0.0 }.validate().is_err());
         assert!(Workload::Turns { isl: 10.0, osl: 5.0, prefix_hit: 1.5 }.validate().is_err());
         assert!(Workload::Decode { context: -1.0 }.validate().is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn verify_cost_grows_with_tokens_and_drafter_cost_with_batch(
+            b in 1usize..256, k in 1usize..8, context in 0.0f64..100_000.0
+        ) {
+            let c = seed("Inferact/MiniMax-M3-EAGLE3-GQA");
+            let w = Workload::Decode { context };
+            let t = |b, k| c.step_time(b, k, 1.0 + k as f64 * 0.5, &w).unwrap();
+            prop_assert!(t(b, k + 1).verify > t(b, k).verify);
+            prop_assert!(t(b + 1, k).draft > t(b, k).draft);
+            prop_assert!(t(b, k).total > t(b, 0).total);
+        }
+
+        #[test]
+        fn bandwidth_never_slows(b in 1usize..256, k in 0usize..=8, context in 0.0f64..200_000.0, scale in 1.0f64..4.0) {
+            let p = Profiles::embedded();
+            let m = p.model("minimax-m3").unwrap();
+            let d = p.drafter(m, Some("Inferact/MiniMax-M3-EAGLE3-GQA"), None).unwrap();
+            let hw = p.hardware("b200").unwrap();
+            let mut faster = hw.clone();
+            faster.hbm_tb_s *= scale;
+            let w = Workload::Decode { context };
+            let al = 1.0 + k as f64 * 0.5;
+            let dep = Deployment::new(4, Precision::Fp4, Precision::Fp8);
+            let slow = CostModel::new(hw, m, Some(d), &dep).unwrap().step_time(b, k, al, &w).unwrap().total;
+            let quick = CostModel::new(&faster, m, Some(d), &dep).unwrap().step_time(b, k, al, &w).unwrap().total;
+            prop_assert!(quick <= slow * (1.0 + 1e-12));
+        }
     }
 }

@@ -10,7 +10,13 @@ pub struct CsvTable {
     origin: String,
     headers: Vec<String>,
     rows: Vec<(usize, Vec<String>)>,
+    comments: Vec<String>,
 }
+
+/// Comment lines kept for the report (a measurement's GPU, driver and library versions): the first few, each
+/// cut to a readable length.
+const KEPT_COMMENTS: usize = 20;
+const COMMENT_CHARS: usize = 300;
 
 /// One row of a [`CsvTable`], with typed accessors that name the file, line and column in errors.
 #[derive(Debug, Clone, Copy)]
@@ -29,10 +35,17 @@ impl CsvTable {
     pub fn parse(text: &str, origin: &str) -> Result<CsvTable> {
         let mut headers: Option<Vec<String>> = None;
         let mut rows = Vec::new();
+        let mut comments = Vec::new();
         for (index, line) in text.lines().enumerate() {
             let number = index + 1;
             let trimmed = line.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
+            if let Some(comment) = trimmed.strip_prefix('#') {
+                if comments.len() < KEPT_COMMENTS {
+                    comments.push(comment.trim().chars().take(COMMENT_CHARS).collect());
+                }
+                continue;
+            }
+            if trimmed.is_empty() {
                 continue;
             }
             let cells = split_line(trimmed).map_err(|m| Error::parse(origin, Some(number), m))?;
@@ -49,12 +62,22 @@ impl CsvTable {
             }
         }
         let headers = headers.ok_or_else(|| Error::parse(origin, None, "no header line (only comments or blanks)"))?;
-        Ok(CsvTable { origin: origin.to_string(), headers, rows })
+        Ok(CsvTable { origin: origin.to_string(), headers, rows, comments })
     }
 
     /// Where the text came from.
     pub fn origin(&self) -> &str {
         &self.origin
+    }
+
+    /// The column names, lower-cased.
+    pub fn headers(&self) -> &[String] {
+        &self.headers
+    }
+
+    /// The first `#` comment lines, without the `#`.
+    pub fn comments(&self) -> &[String] {
+        &self.comments
     }
 
     /// Whether the header has `column`.
@@ -193,6 +216,8 @@ mod tests {
     fn quotes_comments_and_typed_cells() {
         let t = CsvTable::parse("# c\na,b,c\n1,\"x, \"\"y\"\"\",\n# mid\n2.5,z,3\n", "f.csv").unwrap();
         assert_eq!(t.rows().count(), 2);
+        assert_eq!(t.comments(), ["c", "mid"]);
+        assert_eq!(t.headers(), ["a", "b", "c"]);
         let rows: Vec<_> = t.rows().collect();
         assert_eq!(rows[0].str("b").unwrap(), "x, \"y\"");
         assert_eq!(rows[0].opt_f64("c").unwrap(), None);

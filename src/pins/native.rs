@@ -74,6 +74,7 @@ pub fn native_setting(
             "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS={}",
             plain_number(Spelling::AcceptedDrafts.from_al(al, k, "accepted drafts")?, 4)
         )],
+        Engine::Llamacpp => crate::accept::pin::llamacpp_length_setting(al, k)?,
     };
     Ok(NativeSetting { engine, k, al, source: source.into(), lines })
 }

@@ -75,6 +75,16 @@ impl Report for PinAnalysis {
     fn notes(&self) -> Vec<String> {
         let mut notes: Vec<String> =
             self.schedules.iter().map(|s| format!("{}: {}", s.schedule.kind.label(), s.schedule.note)).collect();
+        let pin = &self.rates_pin;
+        notes.push(format!(
+            "rates pin [{}]: {}; implied AL {}",
+            pin.list(", "),
+            pin.describe(),
+            fixed(pin.implied_al(), 4)
+        ));
+        for setting in &self.rates_settings {
+            notes.push(format!("{} rates pin: {}", setting.engine.display_name(), setting.lines.join(" ")));
+        }
         if let Some(pinned) = self.schedule(crate::accept::schedule::ScheduleKind::MinVariance) {
             let spread = match pinned.variance_ratio {
                 Some(ratio) => {

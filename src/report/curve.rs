@@ -142,11 +142,28 @@ impl Report for Conversion {
         for s in &self.spellings {
             t.row(vec![s.spelling.name().into(), fixed(s.value, 4), s.used_by.into()]);
         }
-        t.row(vec![
-            "forced per-position rates".into(),
-            self.forced_rates.iter().map(|r| fixed(*r, 4)).collect::<Vec<_>>().join(", "),
-            "vLLM synthetic_acceptance_rates, ATOM resolved rates (minimum-variance schedule)".into(),
+        let rates = |r: &[f64]| r.iter().map(|r| fixed(*r, 4)).collect::<Vec<_>>().join(", ");
+        let mut shapes = Table::new(
+            format!("Per-position unconditional rates p_1..p_{} with that mean", self.k),
+            &["shape", "p_1..p_k", "used by"],
+        );
+        shapes.row(vec![
+            "minimum variance".into(),
+            rates(&self.forced_rates),
+            "vLLM synthetic_acceptance_length, ATOM, TensorRT-LLM length pins; SGLang match-expected's marginal".into(),
         ]);
-        vec![t]
+        shapes.row(vec![
+            format!("geometric, constant conditional p = {}", fixed(self.geometric_p, 4)),
+            rates(&self.geometric_rates),
+            "llama.cpp --spec-synth-len".into(),
+        ]);
+        if let Some(given) = &self.given_rates {
+            shapes.row(vec![
+                "rates as given".into(),
+                rates(given),
+                "vLLM synthetic_acceptance_rates, llama.cpp --spec-synth-rates".into(),
+            ]);
+        }
+        vec![t, shapes]
     }
 }

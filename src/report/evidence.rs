@@ -20,6 +20,9 @@ fn percent(x: f64) -> String {
 }
 
 fn verdict_cell(r: &FileResult) -> String {
+    if r.sample_too_small.is_some() {
+        return "inconclusive: sample too small".into();
+    }
     match (r.verdict, r.further_steps) {
         (Verdict::Inconclusive, Some(n)) => format!("inconclusive: ≈{n:.0} more steps"),
         (Verdict::Inconclusive, None) => "inconclusive: on the band edge".into(),
@@ -162,6 +165,10 @@ fn explain(report: &EvalReport, r: &FileResult) -> String {
             r.verdict.label(),
             if r.throughput_error.point_estimate > 0.0 { "overstates" } else { "understates" },
             100.0 * r.throughput_error.point_estimate.abs()
+        ),
+        Verdict::Inconclusive if r.sample_too_small.is_some() => format!(
+            "{ci}, but {}: no verdict from so small a sample",
+            r.sample_too_small.as_deref().unwrap_or_default()
         ),
         Verdict::Inconclusive => match r.further_steps {
             Some(n) => {

@@ -20,6 +20,20 @@ fn with_interval(e: &Estimate, digits: usize) -> String {
     )
 }
 
+/// One pin's TPOT tails against real acceptance's.
+struct TailGap<'a> {
+    label: &'a str,
+    p50_ms: f64,
+    p99_ms: f64,
+    p99_relative: f64,
+    matches: bool,
+}
+
+/// Percentile `pct` of a source's per-request TPOT.
+fn tpot(source: &SourceResult, pct: f64) -> &Estimate {
+    source.summary.tpot_ms.percentile(pct).expect("every metric carries the standard percentiles")
+}
+
 /// The percentiles on the slow side: p90/p99 of a lower-is-better metric, p10/p1 of a higher-is-better one.
 fn slow_tail(metric: &Metric, higher_is_better: bool) -> [&Estimate; 3] {
     let pick = |pct: f64| metric.percentile(pct).expect("every metric carries the standard percentiles");
@@ -44,6 +58,67 @@ impl SimReport {
             table.row(row);
         }
         table
+    }
+
+    /// Each pinned source's TPOT tails beside real acceptance's: the gap at p50 and p99, and whether both
+    /// intervals overlap real's (the pin reproduces the real tail within the simulation's own uncertainty).
+    fn tail_gaps(&self) -> Vec<TailGap<'_>> {
+        let Some(real) = self.sources.iter().find(|s| s.source == crate::sim::SourceKind::Real) else {
+            return Vec::new();
+        };
+        let overlap = |a: &Estimate, b: &Estimate| {
+            a.confidence_interval.lower_bound <= b.confidence_interval.upper_bound
+                && b.confidence_interval.lower_bound <= a.confidence_interval.upper_bound
+        };
+        let (real50, real99) = (tpot(real, 50.0), tpot(real, 99.0));
+        self.sources
+            .iter()
+            .filter(|s| matches!(s.source, crate::sim::SourceKind::Pinned { .. }))
+            .map(|source| {
+                let (p50, p99) = (tpot(source, 50.0), tpot(source, 99.0));
+                TailGap {
+                    label: source.label.trim_start_matches("pinned: "),
+                    p50_ms: p50.point_estimate - real50.point_estimate,
+                    p99_ms: p99.point_estimate - real99.point_estimate,
+                    p99_relative: p99.point_estimate / real99.point_estimate - 1.0,
+                    matches: overlap(p50, real50) && overlap(p99, real99),
+                }
+            })
+            .collect()
+    }
+
+    fn tails_table(gaps: &[TailGap<'_>]) -> Table {
+        let mut table = Table::new(
+            "TPOT tails against real acceptance (same step time, same requests)",
+            &["pin", "p50 − real", "p99 − real", "p99 vs real", "p50 and p99 match real"],
+        );
+        for gap in gaps {
+            table.row(vec![
+                gap.label.to_string(),
+                format!("{:+.3} ms", gap.p50_ms),
+                format!("{:+.3} ms", gap.p99_ms),
+                format!("{:+.1}%", gap.p99_relative * 100.0),
+                if gap.matches { "yes" } else { "no" }.into(),
+            ]);
+        }
+        table
+    }
+
+    /// Which pins reproduce real acceptance's TPOT tails and which do not.
+    fn tails_note(gaps: &[TailGap<'_>]) -> String {
+        let names = |matches: bool| {
+            let named: Vec<String> = gaps
+                .iter()
+                .filter(|g| g.matches == matches)
+                .map(|g| format!("{} ({:+.1}% at p99)", g.label, g.p99_relative * 100.0))
+                .collect();
+            if named.is_empty() { "none".to_string() } else { named.join(", ") }
+        };
+        format!(
+            "TPOT p50 and p99 within the intervals of real acceptance's: {}; not: {}. A pin with real's per-step law draws real's random streams, so it matches exactly",
+            names(true),
+            names(false)
+        )
     }
 
     /// The real source and the first pinned one, for the headline comparison.
@@ -84,6 +159,10 @@ impl Report for SimReport {
             3,
             |s| &s.summary.tpot_ms,
         ));
+        let gaps = self.tail_gaps();
+        if !gaps.is_empty() {
+            tables.push(Self::tails_table(&gaps));
+        }
         tables.push(self.metric_table("Per-user decode speed, tokens/s", true, 1, |s| &s.summary.tokens_per_second));
         if let Some(first) = self.batch.first() {
             let mut batch = Table::new(
@@ -150,6 +229,7 @@ impl Report for SimReport {
             self.confidence_level * 100.0
         )];
         notes.push(format!("real acceptance from {}", self.real_origin));
+        notes.push(format!("rates pin [{}]: {}", self.rates_pin.list(", "), self.rates_pin.describe()));
         if let Some((real, pinned)) = self.real_and_pinned() {
             let p99 = |s: &SourceResult| s.summary.tpot_ms.percentile(99.0).map_or(f64::NAN, |e| e.point_estimate);
             let (r, p) = (p99(real), p99(pinned));
@@ -164,6 +244,10 @@ impl Report for SimReport {
                 pinned.label,
                 (r / p - 1.0) * 100.0
             ));
+        }
+        let gaps = self.tail_gaps();
+        if !gaps.is_empty() {
+            notes.push(Self::tails_note(&gaps));
         }
         if let Some(het) = self.sources.iter().find(|s| s.source == crate::sim::SourceKind::RealHeterogeneous) {
             let base = self.sources.iter().find(|s| s.source == crate::sim::SourceKind::Real);

@@ -35,7 +35,7 @@ pub use summary::{Metric, Percentile, SourceSummary};
 use serde::Serialize;
 
 use crate::accept::schedule::{ScheduleKind, SyntheticSchedule};
-use crate::accept::{Acceptance, Distribution};
+use crate::accept::{Acceptance, Distribution, RatesPin};
 use crate::error::{Error, Result};
 
 /// The seed used when the user gives none (printed with every report).
@@ -113,8 +113,10 @@ pub struct Study {
     pub real_origin: String,
     /// Whether to simulate the real chain at all.
     pub include_real: bool,
-    /// The pinned AL the schedules honour.
+    /// The pinned AL the length schedules honour.
     pub pinned_al: f64,
+    /// The per-position rates the rates pin writes ([`ScheduleKind::RatesPin`]), at the real chain's k.
+    pub rates_pin: RatesPin,
     /// Synthetic schedules to simulate (each per request, and in the batch section with its own sharing).
     pub schedules: Vec<ScheduleKind>,
     /// Heterogeneity of real requests; when active, real acceptance is shown both with and without it.
@@ -148,6 +150,8 @@ pub struct SimReport {
     pub real_al: f64,
     /// Pinned AL.
     pub pinned_al: f64,
+    /// The rates pin the rates-pin source draws from.
+    pub rates_pin: RatesPin,
     /// Step time, ms.
     pub step_ms: f64,
     /// Output lengths.
@@ -180,6 +184,12 @@ impl Study {
         self.lengths.validated("--output-len")?;
         self.heterogeneity.validated()?;
         crate::units::check_al(self.pinned_al, self.real.k(), "--al")?;
+        if self.rates_pin.k() != self.real.k() {
+            return Err(Error::invalid(
+                "rates pin",
+                format!("{} rates for a real chain of k = {}", self.rates_pin.k(), self.real.k()),
+            ));
+        }
         if let Some(b) = self.batch {
             BatchConfig::new(b, self.run.requests, self.run.seed)?;
         }
@@ -204,16 +214,20 @@ impl Study {
 
     /// The i.i.d. sources: (label, kind, law).
     fn iid_sources(&self) -> Result<Vec<(String, SourceKind, Distribution)>> {
-        let k = self.real.k();
         let mut out = Vec::new();
         if self.include_real {
             out.push(("real".to_string(), SourceKind::Real, self.real.distribution()));
         }
         for &schedule in self.per_request_schedules() {
-            let law = SyntheticSchedule::new(schedule, self.pinned_al, k)?.distribution;
+            let law = self.schedule(schedule)?;
             out.push((format!("pinned: {}", schedule.label()), SourceKind::Pinned { schedule }, law));
         }
         Ok(out)
+    }
+
+    /// The per-step law of `kind` for this study's pins.
+    fn schedule(&self, kind: ScheduleKind) -> Result<Distribution> {
+        Ok(SyntheticSchedule::pinned(kind, self.pinned_al, self.rates_pin.chain())?.distribution)
     }
 
     /// Schedules simulated request by request: SGLang match-expected draws per request exactly like the
@@ -261,7 +275,7 @@ impl Study {
             for (label, draws, schedule) in self.batch_rows() {
                 let law = match schedule {
                     None => self.real.distribution(),
-                    Some(s) => SyntheticSchedule::new(s, self.pinned_al, k)?.distribution,
+                    Some(s) => self.schedule(s)?,
                 };
                 let summary = simulate_batches(&StepSampler::new(&law), draws, self.lengths, config, self.level)?;
                 progress(self.run.requests);
@@ -282,6 +296,7 @@ impl Study {
             real_origin: self.real_origin.clone(),
             real_al: self.real.acceptance_length(),
             pinned_al: self.pinned_al,
+            rates_pin: self.rates_pin.clone(),
             step_ms: self.step_ms,
             output_lengths: self.lengths,
             heterogeneity: self.heterogeneity,

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Checks the harness on this GPU before trusting its timings: the machine's two ceilings, the attention kernel
+and both routed-expert implementations against float32 references on fresh random inputs, the attention and
+expert kernels against the alternatives, and the assembled step (pieces timed apart, scaled) against one graph of
+the whole built stack.
+
+    python3 calibration/check.py [--model minimax-m3] [--device cuda]
+"""
+
+import argparse
+import sys
+
+import torch
+import torch.nn.functional as F
+
+from measure import PROFILES, Bench
+from stepkit import moe, shapes
+from stepkit.attention import attend, attend_reference
+from stepkit.stack import DTYPE, Config
+from stepkit.timing import Timer, ceilings
+
+FAILED = []
+
+
+def rel(out, ref):
+    err = (out.float() - ref.float()).norm() / ref.float().norm()
+    return float("nan") if not torch.isfinite(out.float()).all() else float(err)
+
+
+def verdict(name, err, limit):
+    ok = err <= limit  # NaN fails
+    if not ok:
+        FAILED.append(name)
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: rel. error {err:.2e} (limit {limit:.0e})", flush=True)
+
+
+def attention_checks(dev):
+    gen = torch.Generator(device=dev).manual_seed(1)
+    cases = [  # (name, sequences, kv heads, query rows per head, context, sparse)
+        ("dense GQA, w=3 x 16 heads", 3, 4, 48, 1000, False),
+        ("dense GQA, w=9 x 8 heads", 2, 8, 72, 3000, False),
+        ("drafter MHA, one query", 5, 64, 1, 700, False),
+        ("sparse per token, 16 heads", 6, 4, 16, 4000, True),
+    ]
+    for name, seqs, heads, rows, length, sparse in cases:
+        d = 128
+        k = torch.randn(seqs, heads, length + 200, d, device=dev, dtype=DTYPE, generator=gen)
+        v = torch.randn_like(k)
+        nb = shapes.blocks(length)
+        if sparse:
+            w = 3
+            q = torch.randn(seqs * w, heads, rows, d, device=dev, dtype=DTYPE, generator=gen)
+            table = torch.stack([torch.randperm(nb, device=dev, generator=gen)[:17] for _ in range(seqs * w)])
+            table = table.to(torch.int32)
+            per = w
+        else:
+            q = torch.randn(seqs, heads, rows, d, device=dev, dtype=DTYPE, generator=gen)
+            table, per = torch.arange(nb, device=dev, dtype=torch.int32)[None, :], 1
+        verdict(f"attention {name}", rel(attend(q, k, v, table, length, per),
+                                          attend_reference(q, k, v, table, length, per)), 2e-2)
+
+
+def moe_checks(dev, impls):
+    h, inter, experts = 512, 256, 16
+    w13 = torch.randn(experts, 2 * inter, h, device=dev, dtype=DTYPE) * 0.05
+    w2 = torch.randn(experts, h, inter, device=dev, dtype=DTYPE) * 0.05
+    for n in (1, 7, 64, 300):
+        x = torch.randn(n, h, device=dev, dtype=DTYPE)
+        routing = moe.route(n, experts, 4, torch.Generator().manual_seed(n), dev, DTYPE)
+        ref = moe.reference(x, w13, w2, routing)
+        for name in impls:
+            verdict(f"experts {name}, {n} tokens", rel(moe.IMPLEMENTATIONS[name](x, w13, w2, routing), ref), 2e-2)
+
+
+def alternatives(dev, timer, impls):
+    """Our kernels against what PyTorch offers, at MiniMax-M3 widths (context 8192)."""
+    b, heads, g, length, d = 32, 4, 16, 8192, 128
+    k = torch.randn(b, heads, length + 256, d, device=dev, dtype=DTYPE)
+    v = torch.randn_like(k)
+    table = torch.arange(shapes.blocks(length), device=dev, dtype=torch.int32)[None, :]
+    kv_bytes = 2 * b * heads * length * d * 2
+    for w in (1, 2, 4, 9):
+        q = torch.randn(b, heads, w * g, d, device=dev, dtype=DTYPE)
+        ours = timer(lambda: attend(q, k, v, table, length, 1))
+        folded = timer(lambda: F.scaled_dot_product_attention(q, k[:, :, :length], v[:, :, :length]))
+        qh = q.view(b, heads, w, g, d).transpose(1, 2).reshape(b, w, heads * g, d).transpose(1, 2)
+        gqa = timer(lambda: F.scaled_dot_product_attention(qh, k[:, :, :length], v[:, :, :length], enable_gqa=True))
+        print(f"attention B={b} w={w}: triton {ours:.3f} ms ({kv_bytes / ours / 1e9:.2f} TB/s of KV), "
+              f"sdpa folded {folded:.3f} ms, sdpa enable_gqa {gqa:.3f} ms")
+    h, inter, experts = 6144, 3072, 128
+    w13 = torch.randn(experts, 2 * inter, h, device=dev, dtype=DTYPE)
+    w2 = torch.randn(experts, h, inter, device=dev, dtype=DTYPE)
+    for n in (1, 4, 16, 48, 128, 512, 1152):
+        x = torch.randn(n, h, device=dev, dtype=DTYPE)
+        routing = moe.route(n, experts, 4, torch.Generator().manual_seed(n), dev, DTYPE)
+        gb = routing.touched * 3 * h * inter * 2 / 1e9
+        line = ", ".join(f"{name} {(ms := timer(lambda: moe.IMPLEMENTATIONS[name](x, w13, w2, routing))):.3f} ms "
+                         f"({gb / ms:.2f} TB/s)" for name in impls)
+        print(f"experts {n} tokens ({routing.touched} touched, {gb:.2f} GB): {line}")
+
+
+def assembled(model, dev, impls):
+    """Pieces timed apart and summed against one graph of the whole built stack."""
+    shape = shapes.model_shape(shapes.find(shapes.read_rows(PROFILES / "models.csv"), model, "model"))
+    bench = Bench(shape, [], [128], [9], [8192], 2, impls, dev)
+    for b, w, ctx in ((1, 1, 8192), (16, 4, 8192), (128, 9, 8192), (8, 2, 1024)):
+        cfg = Config(b, w, ctx)
+        point, _ = bench.point(cfg)
+        n = cfg.tokens
+        summed = sum(len(bench.layers[name]) * p["layer_ms"] for name, p in point["types"].items())
+        summed += point["head_ms"]
+
+        def whole():
+            x = bench.head.embed(bench.tokens[:n])
+            for built in bench.layers.values():
+                x = bench.run_layers(built, x, cfg)
+            bench.head.logits(x)
+
+        one = bench.timer(whole)
+        parts = {name: {k: round(v, 3) for k, v in p.items() if k.endswith("_ms")} for name, p in point["types"].items()}
+        print(f"{model} built stack B={b} w={w} ctx={ctx}: one graph {one:.3f} ms, assembled {summed:.3f} ms "
+              f"({(summed / one - 1) * 100:+.1f}%); per layer {parts}; head {point['head_ms']:.3f}")
+    del bench
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", action="append", help="models whose assembled step to check")
+    p.add_argument("--device", default="cuda")
+    args = p.parse_args()
+    dev = torch.device(args.device)
+    timer = Timer(dev)
+    impls = ["loop", "grouped"] if dev.type == "cuda" else ["loop"]
+    if dev.type == "cuda":
+        print(torch.cuda.get_device_name(dev), torch.__version__, torch.version.cuda, flush=True)
+        copy, matmul = ceilings(dev, timer)
+        print(f"ceilings: device copy {copy:.2f} TB/s (read + write), bf16 matmul 8192^3 {matmul:.0f} TFLOP/s")
+    attention_checks(dev)
+    moe_checks(dev, impls)
+    if dev.type == "cuda":
+        alternatives(dev, timer, impls)
+        for model in args.model or []:
+            assembled(model, dev, impls)
+    print("checks failed: " + ", ".join(FAILED) if FAILED else "all checks passed")
+    sys.exit(1 if FAILED else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Decode/verify attention over a KV cache: w query tokens per sequence, keys read by 128-token blocks.
+
+Why a kernel of our own: on PyTorch 2.11 `scaled_dot_product_attention(..., enable_gqa=True)` falls to a slow
+kernel once a sequence has more than one query (20-25x at q = 2), and expanding KV heads copies the cache. Serving
+engines use split-KV flash-decoding kernels that pack a KV head's query heads (and, for verify, its w tokens) into
+one tile and read each key block once; `attend` is such a kernel in Triton. `attend_reference` computes the same in
+plain torch (the CPU path, and the check the GPU kernel is held to).
+
+Layout: q (R, H, M, D) — R query groups, H KV heads, M query rows per head (w·group for dense attention, group
+for one token of sparse attention); K/V caches (Bc, H, Lmax, D); table (R or 1, nb) int32 block ids; row r reads
+cache sequence r // rows_per_seq. Within the verified window no causal mask is applied: it changes no byte or
+FLOP that matters for timing (w ≤ 9 keys of thousands).
+"""
+
+import math
+import os
+
+import torch
+
+from .shapes import PAGE
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # CPU smoke tests run without Triton
+    triton = None
+
+SMS_TARGET = 264  # two waves' worth of programs on a 132-SM H200
+# TRITON_INTERPRET=1 runs the kernel on the CPU (slowly): how the tests check it without a GPU.
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def attend_reference(q, k_cache, v_cache, table, seq_len, rows_per_seq):
+    """Plain-torch attention with the layout of the module docs (fp32 softmax)."""
+    r, h, m, d = q.shape
+    tab = table.expand(r, -1).long()
+    pos = (tab[:, :, None] * PAGE + torch.arange(PAGE, device=q.device)).reshape(r, -1)
+    valid = pos < seq_len
+    pos = pos.clamp(max=k_cache.shape[2] - 1)
+    seq = torch.arange(r, device=q.device) // rows_per_seq
+    kg = k_cache.permute(0, 2, 1, 3)[seq[:, None], pos].permute(0, 2, 1, 3).float()  # (R, H, P, D)
+    vg = v_cache.permute(0, 2, 1, 3)[seq[:, None], pos].permute(0, 2, 1, 3).float()
+    s = torch.einsum("rhmd,rhpd->rhmp", q.float(), kg) / math.sqrt(d)
+    s = s.masked_fill(~valid[:, None, None, :], float("-inf"))
+    return torch.einsum("rhmp,rhpd->rhmd", s.softmax(-1), vg).to(q.dtype)
+
+
+if triton is not None:
+
+    @triton.jit
+    def _split_kernel(
+        Q, K, V, T, O, LSE,
+        sq_r, sq_h, sq_m,
+        sk_b, sk_h, sk_l,
+        sv_b, sv_h, sv_l,
+        st_r, st_j,
+        so_r, so_h, so_s, so_m,
+        sl_r, sl_h, sl_s,
+        seq_len, n_blocks, per_split, rows_per_seq, M, m_tiles, scale,
+        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, D: tl.constexpr, PG: tl.constexpr,
+    ):
+        r = tl.program_id(0)
+        h = tl.program_id(1) // m_tiles
+        mt = tl.program_id(1) % m_tiles
+        s = tl.program_id(2)
+        # 64-bit offsets: a drafter's MHA cache at B = 128 and 8k context holds more than 2^31 elements.
+        b = (r // rows_per_seq).to(tl.int64)
+        h = h.to(tl.int64)
+        offs_m = mt * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_d = tl.arange(0, D)
+        offs_n = tl.arange(0, BLOCK_N)
+        q = tl.load(Q + r.to(tl.int64) * sq_r + h * sq_h + offs_m[:, None] * sq_m + offs_d[None, :],
+                    mask=offs_m[:, None] < M, other=0.0)
+        m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+        l_i = tl.zeros([BLOCK_M], tl.float32)
+        acc = tl.zeros([BLOCK_M, D], tl.float32)
+        for jj in range(0, per_split):
+            j = s * per_split + jj
+            # The last split may hold fewer blocks: its extra iterations read nothing (all keys invalid).
+            blk = tl.load(T + r * st_r + j * st_j, mask=j < n_blocks, other=0)
+            for n0 in tl.static_range(0, PG, BLOCK_N):
+                pos = blk * PG + n0 + offs_n
+                valid = (pos < seq_len) & (j < n_blocks)
+                k = tl.load(K + b * sk_b + h * sk_h + pos[:, None] * sk_l + offs_d[None, :],
+                            mask=valid[:, None], other=0.0)
+                qk = tl.dot(q, tl.trans(k)) * scale
+                qk = tl.where(valid[None, :], qk, float("-inf"))
+                m_new = tl.maximum(m_i, tl.max(qk, 1))
+                p = tl.exp(qk - m_new[:, None])
+                alpha = tl.exp(m_i - m_new)
+                l_i = l_i * alpha + tl.sum(p, 1)
+                v = tl.load(V + b * sv_b + h * sv_h + pos[:, None] * sv_l + offs_d[None, :],
+                            mask=valid[:, None], other=0.0)
+                acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+                m_i = m_new
+        acc = acc / l_i[:, None]
+        tl.store(O + r * so_r + h * so_h + s * so_s + offs_m[:, None] * so_m + offs_d[None, :], acc,
+                 mask=offs_m[:, None] < M)
+        tl.store(LSE + r * sl_r + h * sl_h + s * sl_s + offs_m, m_i + tl.log(l_i), mask=offs_m < M)
+
+
+def attend(q, k_cache, v_cache, table, seq_len, rows_per_seq):
+    """Split-KV flash-decoding in Triton (see the module docs); falls back to the reference without Triton
+    or off the GPU."""
+    if triton is None or not (q.is_cuda or INTERPRET):
+        return attend_reference(q, k_cache, v_cache, table, seq_len, rows_per_seq)
+    r, h, m, d = q.shape
+    n_blocks = table.shape[1]
+    block_m = min(64, max(16, triton.next_power_of_2(m)))
+    m_tiles = triton.cdiv(m, block_m)
+    # Split the key blocks so the grid fills the chip; every split gets at least one block.
+    want = max(1, SMS_TARGET // (r * h * m_tiles))
+    per_split = triton.cdiv(n_blocks, min(want, n_blocks))
+    splits = triton.cdiv(n_blocks, per_split)
+    out = torch.empty((r, h, splits, m, d), device=q.device, dtype=torch.float32)
+    lse = torch.empty((r, h, splits, m), device=q.device, dtype=torch.float32)
+    _split_kernel[(r, h * m_tiles, splits)](
+        q, k_cache, v_cache, table, out, lse,
+        q.stride(0), q.stride(1), q.stride(2),
+        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+        table.stride(0) if table.shape[0] > 1 else 0, table.stride(1),
+        out.stride(0), out.stride(1), out.stride(2), out.stride(3),
+        lse.stride(0), lse.stride(1), lse.stride(2),
+        seq_len, n_blocks, per_split, rows_per_seq, m, m_tiles, 1.0 / math.sqrt(d),
+        BLOCK_M=block_m, BLOCK_N=64, D=d, PG=PAGE, num_warps=4, num_stages=2,
+    )
+    if splits == 1:
+        return out[:, :, 0].to(q.dtype)
+    weight = torch.softmax(lse, dim=2)  # each split's share of the softmax mass
+    return (out * weight[..., None]).sum(2).to(q.dtype)

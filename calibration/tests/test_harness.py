@@ -1,0 +1,144 @@
+"""Tests of the calibration harness that need no GPU: shapes from profile rows, CSV rows, and — where torch is
+installed — a CPU smoke run of the whole harness and the Triton attention kernel in Triton's interpreter.
+
+    python3 -m unittest discover -s calibration/tests
+"""
+
+import csv
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KIT = HERE.parent
+REPO = KIT.parent
+sys.path.insert(0, str(KIT))
+
+from stepkit import shapes  # noqa: E402
+from stepkit.output import COLUMNS, step_row, write_csv  # noqa: E402
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def model(key):
+    return shapes.model_shape(shapes.find(shapes.read_rows(REPO / "profiles/models.csv"), key, "model"))
+
+
+def drafter(key, target):
+    return shapes.drafter_shape(shapes.find(shapes.read_rows(REPO / "profiles/drafters.csv"), key, "drafter"), target)
+
+
+class Shapes(unittest.TestCase):
+    def test_minimax_m3_widths_match_its_config(self):
+        m = model("MiniMax-M3")
+        self.assertEqual((m.dense_inter, m.shared_inter, m.moe_inter), (12288, 3072, 3072))
+        self.assertEqual([(t.name, t.count) for t in m.types], [("dense", 3), ("moe-sparse", 57)])
+        self.assertEqual((m.group, m.sparse_keys, m.index_dim), (16, 2176, 128))
+
+    def test_llama_mlp_width_matches_its_config(self):
+        m = model("llama-3.3-70b")
+        self.assertEqual((m.dense_inter, m.experts, m.types[0].name, m.types[0].count), (28672, 0, "dense", 80))
+
+    def test_drafters(self):
+        m = model("minimax-m3")
+        mha, gqa = drafter("Inferact/MiniMax-M3-EAGLE3", m), drafter("inferact-minimax-m3-eagle3-gqa", m)
+        self.assertEqual((mha.kv_heads, mha.head_dim, mha.vocab), (64, 128, 200064))
+        self.assertEqual((gqa.kv_heads, gqa.head_dim), (4, 128))
+        llama = drafter("llama-3.3-70b-eagle3", model("llama-3.3-70b"))
+        self.assertEqual(llama.vocab, 32000)  # the pruned draft vocabulary of the profile
+
+    def test_unbuildable_rows_are_named(self):
+        for key, words in [("kimi-k2.5", "MLA"), ("qwen3.5-397b-a17b", "linear-attention")]:
+            with self.assertRaises(shapes.ProfileError) as e:
+                model(key)
+            self.assertIn(words, str(e.exception))
+            self.assertIn("models.csv:", str(e.exception))
+        with self.assertRaises(shapes.ProfileError) as e:
+            drafter("llama-3.2-1b", model("llama-3.3-70b"))
+        self.assertIn("one-layer", str(e.exception))
+        with self.assertRaises(shapes.ProfileError) as e:
+            model("no-such-model")
+        self.assertIn("known: minimax-m3", str(e.exception))
+
+    def test_lists(self):
+        self.assertEqual(shapes.parse_list("1-3,8,2", "--widths"), [1, 2, 3, 8])
+        for bad in ["0", "3-1", "x"]:
+            with self.assertRaises(shapes.ProfileError):
+                shapes.parse_list(bad, "--widths")
+
+
+class Rows(unittest.TestCase):
+    def test_step_is_layers_by_count_plus_head_plus_drafts(self):
+        m = model("minimax-m3")
+        point = {
+            "batch": 4, "width": 3, "context": 1024, "head_ms": 0.5, "lm_head_ms": 0.4,
+            "types": {
+                "dense": {"layer_ms": 1.0, "dense_ms": 0.5, "attention_ms": 0.25, "attention_impl": "sdpa"},
+                "moe-sparse": {"layer_ms": 2.0, "dense_ms": 0.5, "attention_ms": 0.25, "experts_ms": 1.0,
+                               "touched": 11.5, "impl": "loop", "attention_impl": "triton"},
+            },
+        }
+        row = step_row(m, "h200", "inferact-minimax-m3-eagle3", point, 1.5)
+        self.assertAlmostEqual(row["verify_ms"], 3 * 1.0 + 57 * 2.0 + 0.5)
+        self.assertAlmostEqual(row["step_ms"], row["verify_ms"] + 2 * 1.5)
+        self.assertAlmostEqual(row["experts_ms"], 57.0)
+        self.assertEqual((row["k"], row["al"], row["experts_touched"]), (2, 3, 11.5))
+        self.assertEqual(row["attention_impl"], "sdpa/triton")
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "x.csv"
+            write_csv(path, ["gpu: test"], COLUMNS, [row])
+            lines = path.read_text().splitlines()
+            self.assertEqual(lines[0], "# gpu: test")
+            back = next(csv.DictReader(lines[1:]))
+            # What alsim calibrate requires of a step-time file.
+            for column in ["hardware", "model", "tp", "concurrency", "k", "al", "context", "step_ms"]:
+                self.assertIn(column, back)
+            self.assertEqual(float(back["step_ms"]), round(row["step_ms"], 4))
+
+
+@unittest.skipUnless(HAS_TORCH, "torch is not installed")
+class Torch(unittest.TestCase):
+    def test_cpu_smoke_run_writes_the_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            args = [sys.executable, str(KIT / "measure.py"), "--model", "tiny-moe", "--device", "cpu",
+                    "--models-csv", str(HERE / "tiny_models.csv"), "--drafters-csv", str(HERE / "tiny_drafters.csv"),
+                    "--batches", "1,2", "--widths", "1,2", "--contexts", "100,300", "--out", d]
+            subprocess.run(args, check=True, capture_output=True)
+            with open(Path(d) / "cpu-tiny-moe-eagle3.csv", encoding="utf-8") as f:
+                rows = list(csv.DictReader(line for line in f if line[0] != "#"))
+            self.assertEqual(len(rows), 2 * 2 * 2)
+            for r in rows:
+                self.assertAlmostEqual(float(r["step_ms"]), float(r["verify_ms"]) + float(r["drafter_ms"]), places=3)
+                self.assertGreater(float(r["experts_touched"]), 0)
+            again = subprocess.run(args, capture_output=True, text=True)
+            self.assertNotEqual(again.returncode, 0)
+            self.assertIn("--force", again.stderr)
+
+    @unittest.skipUnless(importlib.util.find_spec("triton") is not None, "triton is not installed")
+    def test_attention_kernel_in_the_interpreter(self):
+        # Triton's interpreter mishandles bf16 dots, so the kernel's indexing is checked in float32 here;
+        # check.py holds the bf16 kernel to the reference on the GPU.
+        code = (
+            "import torch; from stepkit.attention import attend, attend_reference; from stepkit import shapes\n"
+            "torch.manual_seed(0)\n"
+            "for b, h, m, length, sparse in [(2, 2, 12, 300, False), (1, 1, 150, 1000, False),"
+            " (2, 4, 16, 700, True), (11, 8, 1, 1000, False)]:\n"
+            "    k = torch.randn(b, h, length + 140, 128); v = torch.randn_like(k); nb = shapes.blocks(length)\n"
+            "    r, per = (b * 3, 3) if sparse else (b, 1)\n"
+            "    q = torch.randn(r, h, m, 128)\n"
+            "    t = (torch.stack([torch.randperm(nb)[:3] for _ in range(r)]) if sparse"
+            " else torch.arange(nb)[None]).to(torch.int32)\n"
+            "    o, ref = attend(q, k, v, t, length, per), attend_reference(q, k, v, t, length, per)\n"
+            "    assert ((o - ref).norm() / ref.norm()) < 1e-4, (b, h, m, length)\n"
+        )
+        env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(KIT))
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+
+
+if __name__ == "__main__":
+    unittest.main()

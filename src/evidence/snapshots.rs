@@ -1,0 +1,417 @@
+//! From metric snapshots to evidence, streaming: each scrape is reduced against the one before it as
+//! it arrives, so only two snapshots and the bounded [`Series`] of deltas are ever held, however many
+//! scrapes a file concatenates.
+//!
+//! Deltas between consecutive snapshots are the time series for batch means. A counter that goes down
+//! marks a server restart: the delta restarts from zero (Prometheus `increase()` semantics) and a note
+//! says so. Across the two files of `eval --before`, counters that all fall mean the snapshots are
+//! swapped (or every series restarted at once): that is refused rather than judging the later page's
+//! cumulative counts as if they were the window.
+
+use std::collections::BTreeMap;
+
+use super::prometheus::{Family, Sample, Snapshot};
+use super::validate::{self, metrics};
+use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+
+/// The counters of one snapshot for one split group: (family, index) → sample.
+type Reduced = BTreeMap<(Family, Option<usize>), Sample>;
+
+/// One split group's state.
+#[derive(Debug)]
+struct Group {
+    /// The cumulative window of the first snapshot that held this group.
+    first: Option<Window>,
+    /// Deltas between consecutive snapshots.
+    series: Series,
+    /// Draft length the metrics state, where they state it.
+    k: Option<(usize, Location)>,
+    /// The line of the step counter in the first snapshot.
+    line: Option<usize>,
+}
+
+/// Reduces snapshots, pushed in time order, to evidence (one per split group).
+#[derive(Debug)]
+pub struct Reducer<'a> {
+    /// The evidence's name: the file whose counts are judged (the later one with `--before`).
+    origin: String,
+    options: &'a ReadOptions,
+    /// The engine of the first family seen, with that family, its line and file.
+    engine: Option<(Engine, Family, Option<usize>, String)>,
+    previous: Option<Snapshot>,
+    snapshots: usize,
+    groups: BTreeMap<Option<String>, Group>,
+    notes: Vec<String>,
+    /// Whether any sample carried the `--split` label.
+    split_seen: bool,
+}
+
+impl<'a> Reducer<'a> {
+    /// A reducer for evidence named `origin`.
+    pub fn new(origin: &str, options: &'a ReadOptions) -> Reducer<'a> {
+        Reducer {
+            origin: origin.to_string(),
+            options,
+            engine: None,
+            previous: None,
+            snapshots: 0,
+            groups: BTreeMap::new(),
+            notes: Vec::new(),
+            split_seen: false,
+        }
+    }
+
+    /// Snapshots pushed so far.
+    pub fn snapshots(&self) -> usize {
+        self.snapshots
+    }
+
+    /// Takes the next snapshot in time order.
+    ///
+    /// # Errors
+    /// [`Error::Parse`] naming file and line for families of several engines, missing families, a draft
+    /// length that changes, impossible counts, or a `--before` snapshot later than the file it precedes.
+    pub fn push(&mut self, snapshot: Snapshot) -> Result<()> {
+        let engine = self.engine(&snapshot)?;
+        self.split_seen |= snapshot.split_seen;
+        let origin = snapshot.origin.clone();
+        let previous = self.previous.take();
+        let options = self.options;
+        for group_key in snapshot.groups() {
+            let now = reduce(&snapshot, &group_key);
+            let (k, line) = engine_k(engine, &now, &origin)?;
+            let group = self.groups.entry(group_key.clone()).or_insert_with(|| Group {
+                first: None,
+                series: Series::new(),
+                k: k.clone(),
+                line,
+            });
+            match (&group.k, &k) {
+                (Some((was, at)), Some((new, new_at))) if was != new => {
+                    return Err(Error::parse(
+                        &new_at.origin,
+                        new_at.line,
+                        format!(
+                            "the metrics show k = {new} here but k = {was} at {at}: the server changed its draft length; give one run per file"
+                        ),
+                    ));
+                }
+                (None, Some(_)) => group.k = k.clone(),
+                _ => {}
+            }
+            let k_value = group.k.as_ref().map(|k| k.0);
+            let Some(before_snapshot) = &previous else {
+                group.first = Some(window(engine, &now, k_value, &origin, options)?);
+                continue;
+            };
+            let before = reduce(before_snapshot, &group_key);
+            let counters = || now.iter().filter(|(key, _)| key.0.is_counter());
+            let fell = counters().find(|(key, s)| before.get(key).is_some_and(|was| was.value > s.value));
+            let rose = counters().any(|(key, s)| before.get(key).is_none_or(|was| was.value < s.value));
+            let delta: Reduced = match fell {
+                Some((key, s)) if !rose && before_snapshot.origin != origin => {
+                    return Err(Error::parse(
+                        &origin,
+                        s.line,
+                        format!(
+                            "every counter is lower than in the --before snapshot {} ({} {} → {}): the two snapshots are swapped, or every series restarted between them; give the earlier scrape as --before (after a restart, the later scrape alone covers the run since then)",
+                            before_snapshot.origin,
+                            key.0.name(),
+                            before.get(key).map_or(0.0, |b| b.value),
+                            s.value
+                        ),
+                    ));
+                }
+                Some((key, s)) => {
+                    self.notes.push(format!(
+                        "line {}: {} went down (from {} to {}): the server restarted between scrapes; counting from zero after the restart, so steps before it are lost",
+                        s.line.map_or("?".into(), |l| l.to_string()),
+                        key.0.name(),
+                        before.get(key).map_or(0.0, |b| b.value),
+                        s.value
+                    ));
+                    now.clone()
+                }
+                None => now
+                    .iter()
+                    .map(|(key, s)| {
+                        let was = if key.0.is_counter() { before.get(key).map_or(0.0, |b| b.value) } else { 0.0 };
+                        (*key, Sample { value: s.value - was, line: s.line })
+                    })
+                    .collect(),
+            };
+            group.series.push(window(engine, &delta, k_value, &origin, options)?);
+        }
+        self.previous = Some(snapshot);
+        self.snapshots += 1;
+        Ok(())
+    }
+
+    /// The evidence of every split group.
+    ///
+    /// # Errors
+    /// [`Error::Parse`] when no snapshot was pushed; [`Error::Invalid`] when `--split` names a label no
+    /// sample carries.
+    pub fn finish(self) -> Result<Vec<Evidence>> {
+        let Some((engine, ..)) = self.engine else {
+            return Err(Error::parse(&self.origin, None, "no speculative-decoding metrics found"));
+        };
+        if let Some(split) = &self.options.split
+            && !self.split_seen
+        {
+            return Err(Error::invalid(
+                "--split",
+                format!(
+                    "no speculative-decoding sample in {} carries the label '{split}': nothing to split by (labels present: {})",
+                    self.origin,
+                    self.previous.as_ref().map_or(String::new(), |s| s.label_names().join(", "))
+                ),
+            ));
+        }
+        let mut out = Vec::new();
+        for (group_key, group) in self.groups {
+            let origin = match (&group_key, &self.options.split) {
+                (Some(value), Some(split)) => format!("{}[{split}={value}]", self.origin),
+                _ => self.origin.clone(),
+            };
+            let location = Location { origin, line: group.line };
+            let mut notes = self.notes.clone();
+            let inputs = group.series.inputs();
+            let (total, batches) = if self.snapshots == 1 {
+                notes.push(
+                    "one snapshot: counts are cumulative since the server started (an earlier snapshot, eval --before, or concatenated scrapes give a window and a time series)"
+                        .into(),
+                );
+                (group.first.unwrap_or_else(|| Window::new(0.0, 0.0)), Vec::new())
+            } else {
+                let (batches, stride) = group.series.finish();
+                if stride > 1 {
+                    notes.push(format!(
+                        "{inputs} scrape deltas kept as {} windows of {stride} neighbours each (the series is bounded in memory)",
+                        batches.len()
+                    ));
+                }
+                (Window::sum(&batches).unwrap_or_else(|| Window::new(0.0, 0.0)), batches)
+            };
+            out.push(Evidence { location, engine, format: InputFormat::Prometheus, k: group.k, total, batches, notes });
+        }
+        Ok(out)
+    }
+
+    /// The one engine whose families appear; several engines is an error naming both.
+    fn engine(&mut self, snapshot: &Snapshot) -> Result<Engine> {
+        for (family, line) in snapshot.families() {
+            match &self.engine {
+                None => self.engine = Some((family.engine(), family, line, snapshot.origin.clone())),
+                Some((engine, first, first_line, first_origin)) if *engine != family.engine() => {
+                    return Err(Error::parse(
+                        &snapshot.origin,
+                        line,
+                        format!(
+                            "metrics of two engines: {} ({} at {first_origin}:{}) and {} ({}); give each server's scrape as its own file",
+                            engine.display_name(),
+                            first.name(),
+                            first_line.map_or("?".into(), |l| l.to_string()),
+                            family.engine().display_name(),
+                            family.name(),
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        self.engine.as_ref().map(|e| e.0).ok_or_else(|| Error::parse(&snapshot.origin, None, "empty snapshot"))
+    }
+}
+
+fn reduce(snapshot: &Snapshot, group: &Option<String>) -> Reduced {
+    snapshot.series().filter(|((_, _, g), _)| g == group).map(|((f, i, _), sample)| ((*f, *i), *sample)).collect()
+}
+/// The draft length the metrics state, where they state it, and the line of the step counter.
+/// The draft length with where it was stated, and the line of the step counter.
+type KAndLine = (Option<(usize, Location)>, Option<usize>);
+
+fn engine_k(engine: Engine, m: &Reduced, origin: &str) -> Result<KAndLine> {
+    let at = |line| Location { origin: origin.to_string(), line };
+    let max_index = |family: Family| {
+        m.iter().filter(|((f, _), _)| *f == family).filter_map(|((_, i), s)| i.map(|i| (i, s.line))).max_by_key(|x| x.0)
+    };
+    let line_of = |family: Family| m.iter().find(|((f, _), _)| *f == family).and_then(|(_, s)| s.line);
+    Ok(match engine {
+        Engine::Vllm => {
+            // Without per-position counters, the draft-token counter states k: k tokens per draft.
+            let from_tokens = || {
+                let drafts = m.get(&(Family::VllmDrafts, None)).filter(|s| s.value > 0.0)?;
+                let tokens = m.get(&(Family::VllmDraftTokens, None))?;
+                let k = tokens.value / drafts.value;
+                (k.fract() == 0.0 && (1.0..=crate::units::MAX_DRAFT_LEN as f64).contains(&k))
+                    .then(|| (k as usize, at(tokens.line)))
+            };
+            let k = max_index(Family::VllmPerPosition).map(|(i, line)| (i + 1, at(line))).or_else(from_tokens);
+            (k, line_of(Family::VllmDrafts))
+        }
+        Engine::Atom => (
+            max_index(Family::AtomDecodeSteps).filter(|(i, _)| *i > 0).map(|(i, line)| (i, at(line))),
+            line_of(Family::AtomDecodeSteps).or(line_of(Family::AtomDraftTokens)),
+        ),
+        Engine::Sglang => {
+            let k = match m.get(&(Family::SglangNumSteps, None)) {
+                Some(s) if s.value >= 1.0 && s.value.fract() == 0.0 => Some((s.value as usize, at(s.line))),
+                Some(s) => {
+                    return Err(Error::parse(
+                        origin,
+                        s.line,
+                        format!("sglang:spec_num_steps = {} is not a draft length", s.value),
+                    ));
+                }
+                None => None,
+            };
+            (k, line_of(Family::SglangVerifyCalls))
+        }
+        Engine::Trtllm => (None, line_of(Family::TrtllmDraftTokens)),
+        // No metric family maps to llama.cpp yet, so no page reaches here as llama.cpp.
+        Engine::Llamacpp => (None, None),
+    })
+}
+
+fn missing(origin: &str, line: Option<usize>, engine: Engine, family: Family, extra: &str) -> Error {
+    Error::parse(
+        origin,
+        line,
+        format!(
+            "{} metrics found but {} (or {}_total) is missing{extra}",
+            engine.display_name(),
+            family.name(),
+            family.name()
+        ),
+    )
+}
+
+/// The counts of one snapshot or delta.
+fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: &ReadOptions) -> Result<Window> {
+    let get = |family: Family| m.get(&(family, None)).copied();
+    // The line of the engine's first sample, so the message points at the metrics that are incomplete.
+    let first_line = m.values().filter_map(|s| s.line).min();
+    let need =
+        |family: Family, extra: &str| get(family).ok_or_else(|| missing(origin, first_line, engine, family, extra));
+    let indexed = |family: Family| -> Vec<(usize, Sample)> {
+        m.iter().filter(|((f, _), _)| *f == family).filter_map(|((_, i), s)| i.map(|i| (i, *s))).collect()
+    };
+    let (w, line) = match engine {
+        Engine::Vllm => {
+            let drafts = need(Family::VllmDrafts, "")?;
+            let accepted = need(Family::VllmAccepted, "")?;
+            let per_pos = indexed(Family::VllmPerPosition);
+            let mut w = Window::new(drafts.value, accepted.value);
+            w.draft_tokens = get(Family::VllmDraftTokens).map(|s| s.value);
+            if !per_pos.is_empty() {
+                for (expect, (i, s)) in per_pos.iter().enumerate() {
+                    if *i != expect {
+                        return Err(Error::parse(
+                            origin,
+                            s.line,
+                            format!(
+                                "{} has position=\"{i}\" but no position=\"{expect}\"",
+                                Family::VllmPerPosition.name()
+                            ),
+                        ));
+                    }
+                }
+                w.positions = Some(per_pos.iter().map(|(_, s)| s.value).collect());
+            }
+            (w, drafts.line)
+        }
+        Engine::Sglang => {
+            let gauge = get(Family::SglangAcceptLength)
+                .map(|s| format!("; the gauge sglang:spec_accept_length ({}) alone has no step count, read the server log's 'Decode batch' lines instead", s.value))
+                .unwrap_or_default();
+            if let Some(al) = get(Family::SglangAcceptLength) {
+                let top = k.or(options.k).map(|k| k as f64 + 1.0);
+                if al.value < 1.0 || top.is_some_and(|top| al.value > top + 0.005) {
+                    return Err(Error::parse(
+                        origin,
+                        al.line,
+                        format!(
+                            "sglang:spec_accept_length = {} contradicts the counters: an acceptance length lies in [1, {}]",
+                            al.value,
+                            top.map_or("k + 1".into(), |t| t.to_string())
+                        ),
+                    ));
+                }
+            }
+            let calls = need(Family::SglangVerifyCalls, &gauge)?;
+            let tokens = need(Family::SglangGenerationTokens, &gauge)?;
+            if tokens.value < calls.value {
+                return Err(Error::parse(
+                    origin,
+                    tokens.line,
+                    format!(
+                        "sglang:generation_tokens ({}) is below sglang:spec_verify_calls ({}): every verify call emits at least one token",
+                        tokens.value, calls.value
+                    ),
+                ));
+            }
+            (Window::new(calls.value, tokens.value - calls.value), calls.line)
+        }
+        Engine::Trtllm => {
+            let drafted = need(Family::TrtllmDraftTokens, "")?;
+            let accepted = need(Family::TrtllmAccepted, "")?;
+            let k = k.or(options.k).ok_or_else(|| {
+                Error::parse(
+                    origin,
+                    drafted.line,
+                    "TensorRT-LLM exports draft tokens but no draft (step) counter: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps",
+                )
+            })?;
+            let mut w = Window::new(drafted.value / k as f64, accepted.value);
+            w.draft_tokens = Some(drafted.value);
+            (w, drafted.line)
+        }
+        Engine::Atom => {
+            let steps = indexed(Family::AtomDecodeSteps);
+            if steps.is_empty() {
+                let drafted = need(Family::AtomDraftTokens, "")?;
+                let accepted = need(Family::AtomAccepted, "")?;
+                let k = k.or(options.k).ok_or_else(|| {
+                    Error::parse(
+                        origin,
+                        drafted.line,
+                        "ATOM metrics without atom:mtp_decode_steps have no step count: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps",
+                    )
+                })?;
+                let mut w = Window::new(drafted.value / k as f64, accepted.value);
+                w.draft_tokens = Some(drafted.value);
+                (w, drafted.line)
+            } else {
+                let top = steps.iter().map(|(i, _)| *i).max().unwrap_or(0);
+                let mut counts = vec![0.0; top + 1];
+                for (i, s) in &steps {
+                    counts[*i] = s.value;
+                }
+                let line = steps[0].1.line;
+                let mut w = Window::from_distribution(counts);
+                w.draft_tokens = get(Family::AtomDraftTokens).map(|s| s.value);
+                if let Some(acc) = get(Family::AtomAccepted)
+                    && (acc.value - w.accepted).abs() > 0.5
+                {
+                    return Err(Error::parse(
+                        origin,
+                        acc.line,
+                        format!(
+                            "atom:mtp_accepted_tokens is {} but atom:mtp_decode_steps implies {} accepted drafts",
+                            acc.value, w.accepted
+                        ),
+                    ));
+                }
+                (w, line)
+            }
+        }
+        Engine::Llamacpp => {
+            return Err(Error::parse(origin, first_line, "llama.cpp publishes no metrics alsim reads yet"));
+        }
+    };
+    validate::counts(&w, k.or(options.k), &metrics(engine, InputFormat::Prometheus), origin, line)?;
+    Ok(w)
+}

@@ -1,0 +1,483 @@
+//! The fits calibration makes: scales on groups of the step-time coefficients by bounded least squares in
+//! relative error, and one acceptance length per group of serving pairs by a one-dimensional search.
+//!
+//! The step time is linear in its coefficients (`T = comm + Σ cᵢ·fᵢ`, [`crate::perf::terms`]), so scaling
+//! the profile's default coefficients group by group keeps the fit linear. How many groups a fit may move
+//! depends on how many distinct points it has: one point scales every target coefficient together (the
+//! defaults' shape, measured level); two separate the fixed time from the rest; three or more separate
+//! memory, compute and fixed time. Scales that would push an efficiency above 1 (or below 1 %) or a time below
+//! zero are clamped to the bound and the rest refitted; the result says which.
+//!
+//! Spec-off rows carry no speculation features, yet the speculation overheads move with the target's: the
+//! per-draft-token overhead with the per-token ones (compute group), the per-draft-forward and per-step ones
+//! with the fixed times (fixed group) — they are the same engine work, and a kernel-only measurement (no
+//! engine) that fits the target's overheads near zero must not keep a serving engine's speculation costs.
+
+use serde::Serialize;
+
+use crate::perf::terms::{Efficiencies, PARAMETERS, StepTerms};
+
+/// Lowest efficiency a fit may reach: below it the "efficiency" is absorbing something the model lacks.
+const MIN_EFFICIENCY: f64 = 0.01;
+/// Largest factor a fit may put on a default overhead.
+const MAX_OVERHEAD_SCALE: f64 = 100.0;
+
+/// Re-linearisations of a fit whose parts overlap memory and math (features move with the efficiencies).
+const MAX_ROUNDS: usize = 100;
+
+/// One measured step and its terms under the model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observation {
+    /// The modelled step's terms.
+    pub terms: StepTerms,
+    /// Measured step, seconds.
+    pub measured_s: f64,
+}
+
+impl Observation {
+    /// The modelled step under `eff`, seconds.
+    pub fn predicted(&self, eff: &Efficiencies) -> f64 {
+        self.terms.time(eff).total
+    }
+}
+
+/// A group of coefficients that one scale moves together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Group {
+    /// HBM efficiency.
+    Memory,
+    /// GEMM and attention efficiencies and the per-token overheads (per token and per draft token).
+    Compute,
+    /// Fixed time per forward, per layer, per MoE layer, per draft forward and per speculative step.
+    Fixed,
+    /// Draft-forward, per-step and per-draft-token speculation overheads.
+    Speculation,
+}
+
+impl Group {
+    /// The coefficient indices (in [`crate::perf::terms::COLUMNS`] order) the group moves.
+    pub fn members(self) -> &'static [usize] {
+        match self {
+            Group::Memory => &[0],
+            Group::Compute => &[1, 2, 6, 9],
+            Group::Fixed => &[3, 4, 5, 7, 8],
+            Group::Speculation => &[7, 8, 9],
+        }
+    }
+
+    /// The name printed in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Memory => "memory",
+            Group::Compute => "compute",
+            Group::Fixed => "fixed",
+            Group::Speculation => "speculation",
+        }
+    }
+}
+
+/// One fitted scale.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scale {
+    /// The groups it moves together.
+    pub groups: Vec<Group>,
+    /// The factor on the default coefficients (time at default × scale).
+    pub value: f64,
+    /// Clamped at its bound (efficiency 1 or 1 %, time 0, or the overhead cap).
+    pub at_bound: bool,
+}
+
+/// The result of a fit: the efficiencies and the scales that produced them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScaleFit {
+    /// The efficiencies after the fit.
+    pub efficiency: Efficiencies,
+    /// What moved.
+    pub scales: Vec<Scale>,
+    /// Whether the overlap was fitted too, and if so whether it sits at 1 or at [`MAX_FITTED_OVERLAP`].
+    pub overlap_at_bound: Option<bool>,
+}
+
+impl ScaleFit {
+    /// Whether any fitted quantity sits at its bound.
+    pub fn at_bound(&self) -> bool {
+        self.scales.iter().any(|s| s.at_bound) || self.overlap_at_bound == Some(true)
+    }
+}
+
+/// Largest overlap a fit may choose: beyond it the p-norm is a roofline's max for any practical purpose.
+pub const MAX_FITTED_OVERLAP: f64 = 4.0;
+
+/// Distinct points a target fit needs before it also fits the overlap (three scales and the exponent).
+pub const OVERLAP_POINTS: usize = 4;
+
+/// The target fit: [`fit_scales`] over [`target_groups`]; with `overlap` and enough points, also the
+/// overlap exponent that minimises the squared relative error (a one-dimensional search around the linear fits).
+pub fn fit_target(start: &Efficiencies, obs: &[Observation], overlap: bool) -> Option<ScaleFit> {
+    let points = distinct_points(obs);
+    let groups = target_groups(points);
+    if !overlap || points < OVERLAP_POINTS {
+        return fit_scales(start, obs, &groups);
+    }
+    let at = |p: f64| Efficiencies { overlap: p, ..*start };
+    let error =
+        |fit: &ScaleFit| obs.iter().map(|o| (o.predicted(&fit.efficiency) / o.measured_s - 1.0).powi(2)).sum::<f64>();
+    let p =
+        minimise(1.0, MAX_FITTED_OVERLAP, |p| fit_scales(&at(p), obs, &groups).map_or(f64::INFINITY, |f| error(&f)));
+    let mut fit = fit_scales(&at(p), obs, &groups)?;
+    fit.overlap_at_bound = Some(p - 1.0 < 1e-3 || MAX_FITTED_OVERLAP - p < 1e-3);
+    Some(fit)
+}
+
+/// The scale groups a target fit with `points` distinct points may separate.
+pub fn target_groups(points: usize) -> Vec<Vec<Group>> {
+    match points {
+        0 => Vec::new(),
+        1 => vec![vec![Group::Memory, Group::Compute, Group::Fixed]],
+        2 => vec![vec![Group::Memory, Group::Compute], vec![Group::Fixed]],
+        _ => vec![vec![Group::Memory], vec![Group::Compute], vec![Group::Fixed]],
+    }
+}
+
+/// The number of distinct settings among `obs` (rows repeated at one setting count once).
+pub fn distinct_points(obs: &[Observation]) -> usize {
+    let mut seen: Vec<&StepTerms> = Vec::new();
+    for o in obs {
+        if !seen.contains(&&o.terms) {
+            seen.push(&o.terms);
+        }
+    }
+    seen.len()
+}
+
+/// Fits one scale per entry of `groups` to `obs`, minimising the squared relative error, starting from
+/// `start`. When the rows cannot separate the groups (say, one batch at several contexts), it merges them:
+/// of the mergers with the most scales the rows still determine, the one that fits best. `None` when even
+/// one scale is undetermined (no observations or all-zero features).
+pub fn fit_scales(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group>]) -> Option<ScaleFit> {
+    let error =
+        |fit: &ScaleFit| obs.iter().map(|o| (o.predicted(&fit.efficiency) / o.measured_s - 1.0).powi(2)).sum::<f64>();
+    let mut candidates = partitions(groups);
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.len()));
+    for size in (1..=groups.len()).rev() {
+        let best = candidates
+            .iter()
+            .filter(|c| c.len() == size)
+            .filter_map(|c| iterate(start, obs, c))
+            .min_by(|a, b| error(a).total_cmp(&error(b)));
+        if best.is_some() {
+            return best;
+        }
+    }
+    None
+}
+
+/// Every way of merging `groups` into fewer or as many sets (their set partitions).
+fn partitions(groups: &[Vec<Group>]) -> Vec<Vec<Vec<Group>>> {
+    let Some((first, rest)) = groups.split_first() else { return vec![Vec::new()] };
+    let mut out = Vec::new();
+    for partition in partitions(rest) {
+        let mut alone = vec![first.clone()];
+        alone.extend(partition.iter().cloned());
+        out.push(alone);
+        for i in 0..partition.len() {
+            let mut joined = partition.clone();
+            joined[i] = first.iter().chain(&partition[i]).copied().collect();
+            out.push(joined);
+        }
+    }
+    out
+}
+
+/// Fits at the features of the current efficiencies, moves there, and repeats until the scales settle (at
+/// once where memory and math simply add).
+fn iterate(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group>]) -> Option<ScaleFit> {
+    let mut at = *start;
+    let mut fit: Option<ScaleFit> = None;
+    for _ in 0..MAX_ROUNDS {
+        let features: Vec<[f64; PARAMETERS]> = obs.iter().map(|o| o.terms.features(&at)).collect();
+        let next = try_fit(start, obs, &features, groups)?;
+        let settled = fit.as_ref().is_some_and(|f| {
+            f.scales.iter().zip(&next.scales).all(|(a, b)| (a.value - b.value).abs() <= 1e-9 * b.value.abs().max(1e-9))
+        });
+        at = next.efficiency;
+        fit = Some(next);
+        if settled {
+            break;
+        }
+    }
+    fit
+}
+
+fn try_fit(
+    start: &Efficiencies,
+    obs: &[Observation],
+    features: &[[f64; PARAMETERS]],
+    groups: &[Vec<Group>],
+) -> Option<ScaleFit> {
+    let c0 = start.coefficients();
+    // Column g: the time at the default coefficients of group g; rows weighted by 1/measured.
+    let design: Vec<Vec<f64>> = obs
+        .iter()
+        .zip(features)
+        .map(|(o, f)| {
+            groups
+                .iter()
+                .map(|g| g.iter().flat_map(|gr| gr.members()).map(|&i| f[i] * c0[i]).sum::<f64>() / o.measured_s)
+                .collect()
+        })
+        .collect();
+    // Everything outside the fitted groups stays at its default.
+    let fitted: Vec<usize> = groups.iter().flatten().flat_map(|g| g.members()).copied().collect();
+    let target: Vec<f64> = obs
+        .iter()
+        .zip(features)
+        .map(|(o, f)| {
+            let fixed: f64 = (0..PARAMETERS).filter(|i| !fitted.contains(i)).map(|i| f[i] * c0[i]).sum::<f64>();
+            (o.measured_s - o.terms.comm_s() - fixed) / o.measured_s
+        })
+        .collect();
+    let bounds: Vec<(f64, f64)> = groups.iter().map(|g| bounds(start, g)).collect();
+    let (scales, at_bound) = bounded_least_squares(&design, &target, &bounds)?;
+    let mut c = c0;
+    for (g, s) in groups.iter().zip(&scales) {
+        for &i in g.iter().flat_map(|gr| gr.members()) {
+            c[i] = c0[i] * s;
+        }
+    }
+    Some(ScaleFit {
+        efficiency: Efficiencies::from_coefficients(&c, start.overlap),
+        scales: groups
+            .iter()
+            .zip(scales.iter().zip(at_bound))
+            .map(|(g, (&value, at_bound))| Scale { groups: g.clone(), value, at_bound })
+            .collect(),
+        overlap_at_bound: None,
+    })
+}
+
+/// The range of one scale: efficiencies must stay in [1 %, 1], overheads in [0, cap × default].
+fn bounds(start: &Efficiencies, groups: &[Group]) -> (f64, f64) {
+    let values = start.values();
+    let mut lo: f64 = 0.0;
+    let mut hi = f64::INFINITY;
+    for &i in groups.iter().flat_map(|g| g.members()) {
+        if i <= 2 {
+            // coefficient 1/eff × s: eff/s must lie in [MIN_EFFICIENCY, 1]
+            lo = lo.max(values[i]);
+            hi = hi.min(values[i] / MIN_EFFICIENCY);
+        } else {
+            hi = hi.min(MAX_OVERHEAD_SCALE);
+        }
+    }
+    (lo, hi.max(lo))
+}
+
+/// Least squares with box constraints: solve, clamp any coordinate outside its box to the nearer bound, refit
+/// the rest. Returns the solution and which coordinates are clamped; `None` when the normal equations of the
+/// free coordinates are singular.
+pub fn bounded_least_squares(
+    design: &[Vec<f64>],
+    target: &[f64],
+    bounds: &[(f64, f64)],
+) -> Option<(Vec<f64>, Vec<bool>)> {
+    let n = bounds.len();
+    let mut solution = vec![0.0; n];
+    let mut clamped = vec![false; n];
+    loop {
+        let free: Vec<usize> = (0..n).filter(|&i| !clamped[i]).collect();
+        if free.is_empty() {
+            return Some((solution, clamped));
+        }
+        let reduced: Vec<f64> = design
+            .iter()
+            .zip(target)
+            .map(|(row, t)| t - (0..n).filter(|&i| clamped[i]).map(|i| row[i] * solution[i]).sum::<f64>())
+            .collect();
+        let fitted = solve_normal(design, &reduced, &free)?;
+        for (&i, v) in free.iter().zip(&fitted) {
+            solution[i] = *v;
+        }
+        let outside: Vec<usize> =
+            free.iter().copied().filter(|&i| solution[i] < bounds[i].0 || solution[i] > bounds[i].1).collect();
+        if outside.is_empty() {
+            return Some((solution, clamped));
+        }
+        for i in outside {
+            solution[i] = solution[i].clamp(bounds[i].0, bounds[i].1);
+            clamped[i] = true;
+        }
+    }
+}
+
+/// Solves the normal equations for the given columns by Gaussian elimination with partial pivoting.
+fn solve_normal(design: &[Vec<f64>], target: &[f64], columns: &[usize]) -> Option<Vec<f64>> {
+    let n = columns.len();
+    if design.len() < n {
+        return None;
+    }
+    // Scale columns to unit norm so one pivot tolerance serves columns of any size.
+    let scale: Vec<f64> = columns.iter().map(|&c| design.iter().map(|d| d[c] * d[c]).sum::<f64>().sqrt()).collect();
+    if scale.iter().any(|s| !(*s > 0.0 && s.is_finite())) {
+        return None;
+    }
+    let mut m = vec![vec![0.0; n + 1]; n];
+    for (d, t) in design.iter().zip(target) {
+        for i in 0..n {
+            let xi = d[columns[i]] / scale[i];
+            for j in 0..n {
+                m[i][j] += xi * d[columns[j]] / scale[j];
+            }
+            m[i][n] += xi * t;
+        }
+    }
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        if m[pivot][col].abs() < 1e-9 {
+            return None;
+        }
+        m.swap(col, pivot);
+        let pivot_row = m[col].clone();
+        for (r, row) in m.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    Some((0..n).map(|i| m[i][n] / m[i][i] / scale[i]).collect())
+}
+
+/// The x in [lo, hi] minimising a unimodal `f`, by golden-section search to a relative width of 1e-6.
+pub fn minimise(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> f64 {
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut a, mut b) = (lo, hi);
+    let mut c = b - ratio * (b - a);
+    let mut d = a + ratio * (b - a);
+    let (mut fc, mut fd) = (f(c), f(d));
+    while (b - a) > 1e-6 * (1.0 + a.abs()) {
+        if fc <= fd {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - ratio * (b - a);
+            fc = f(c);
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + ratio * (b - a);
+            fd = f(d);
+        }
+    }
+    // The ends are candidates too: the search only narrows inside them.
+    [lo, (a + b) / 2.0, hi].into_iter().min_by(|x, y| f(*x).total_cmp(&f(*y))).unwrap_or(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::cost::{CostModel, Deployment, Workload};
+    use crate::perf::profile::{DEFAULT_EFFICIENCIES, Precision, Profiles};
+
+    /// Spec-off steps of a 70B dense model on one H200 at several batches and contexts, timed under `truth`.
+    fn steps(truth: &Efficiencies) -> Vec<Observation> {
+        let p = Profiles::embedded();
+        let cost = CostModel::for_measurements(
+            p.hardware("h200").unwrap(),
+            p.model("llama-3.3-70b").unwrap(),
+            None,
+            &Deployment::new(1, Precision::Bf16, Precision::Bf16),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        for b in [1, 4, 16, 64, 128] {
+            for context in [1024.0, 8192.0] {
+                let terms = cost.step_terms(b, 0, 1.0, &Workload::Decode { context }).unwrap();
+                out.push(Observation { terms, measured_s: terms.time(truth).total });
+            }
+        }
+        out
+    }
+
+    /// The defaults with each target group scaled (what a fit can reach).
+    fn scaled(memory: f64, compute: f64, fixed: f64) -> Efficiencies {
+        let mut c = DEFAULT_EFFICIENCIES.coefficients();
+        for (group, scale) in [(Group::Memory, memory), (Group::Compute, compute), (Group::Fixed, fixed)] {
+            for &i in group.members() {
+                c[i] *= scale;
+            }
+        }
+        Efficiencies::from_coefficients(&c, DEFAULT_EFFICIENCIES.overlap)
+    }
+
+    #[test]
+    fn enough_points_recover_memory_compute_and_fixed() {
+        let truth = scaled(1.2, 0.8, 3.0);
+        let rows = steps(&truth);
+        assert_eq!(distinct_points(&rows), 10);
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &rows, false).unwrap();
+        for o in &rows {
+            assert!((o.predicted(&fit.efficiency) / o.measured_s - 1.0).abs() < 1e-9);
+        }
+        assert!((fit.efficiency.bw_eff - truth.bw_eff).abs() < 1e-9, "{fit:?}");
+        assert!((fit.efficiency.t_fixed_us - truth.t_fixed_us).abs() < 1e-6);
+        assert!(!fit.at_bound() && fit.overlap_at_bound.is_none());
+    }
+
+    #[test]
+    fn the_overlap_is_recovered_where_memory_and_math_meet() {
+        // Large batches make the GEMMs' math comparable to their weight reads: the exponent shows.
+        let truth = Efficiencies { overlap: 3.0, ..scaled(1.1, 0.6, 2.0) };
+        let rows = steps(&truth);
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &rows, true).unwrap();
+        assert!((fit.efficiency.overlap - 3.0).abs() < 0.05, "{:?}", fit.efficiency);
+        assert_eq!(fit.overlap_at_bound, Some(false));
+        let additive = fit_target(&DEFAULT_EFFICIENCIES, &rows, false).unwrap();
+        let error = |f: &ScaleFit| {
+            rows.iter().map(|o| (o.predicted(&f.efficiency) / o.measured_s - 1.0).abs()).fold(0.0, f64::max)
+        };
+        assert!(error(&fit) < 0.01 && error(&additive) > 2.0 * error(&fit), "{} {}", error(&fit), error(&additive));
+    }
+
+    #[test]
+    fn one_point_scales_the_defaults_and_bounds_are_reported() {
+        let one = steps(&DEFAULT_EFFICIENCIES)[4];
+        let slow = Observation { measured_s: one.measured_s * 2.0, ..one };
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &[slow], true).unwrap();
+        assert_eq!((fit.scales.len(), fit.overlap_at_bound), (1, None), "one point: one scale, no exponent");
+        assert!((slow.predicted(&fit.efficiency) / slow.measured_s - 1.0).abs() < 1e-9);
+        // Twice the time, communication aside (none at TP 1): every efficiency halves, every overhead doubles.
+        assert!((fit.efficiency.bw_eff / (DEFAULT_EFFICIENCIES.bw_eff / 2.0) - 1.0).abs() < 1e-9);
+        // Faster than any efficiency ≤ 1 allows: clamped, and said so.
+        let fast = Observation { measured_s: one.measured_s * 0.1, ..one };
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &[fast], true).unwrap();
+        assert!(fit.at_bound());
+        assert!(fit.efficiency.bw_eff <= 1.0 + 1e-12);
+    }
+
+    #[test]
+    fn rows_that_cannot_separate_the_groups_get_the_best_merger() {
+        let groups = target_groups(3);
+        assert_eq!(partitions(&groups).len(), 5, "Bell(3)");
+        // One batch at two contexts: two points cannot carry three scales.
+        let truth = scaled(1.2, 0.8, 3.0);
+        let rows: Vec<Observation> = steps(&truth).into_iter().filter(|o| o.terms.verify.tokens == 16.0).collect();
+        assert_eq!(rows.len(), 2);
+        let fit = fit_scales(&DEFAULT_EFFICIENCIES, &rows, &groups).unwrap();
+        assert_eq!(fit.scales.len(), 2);
+        for o in &rows {
+            assert!((o.predicted(&fit.efficiency) / o.measured_s - 1.0).abs() < 1e-9, "{fit:?}");
+        }
+    }
+
+    #[test]
+    fn golden_section_finds_interior_and_boundary_minima() {
+        assert!((minimise(1.0, 4.0, |x| (x - 2.5).powi(2)) - 2.5).abs() < 1e-4);
+        assert_eq!(minimise(1.0, 4.0, |x| x), 1.0);
+        assert_eq!(minimise(1.0, 4.0, |x| -x), 4.0);
+    }
+}

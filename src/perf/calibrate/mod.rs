@@ -1,0 +1,538 @@
+//! Calibration: fitting the step-time model's efficiencies to measured runs, and scoring the model on what
+//! the fit did not see (model.md §6: the cost model is judged by measured serving data).
+//!
+//! Two kinds of measured file, told apart by their header:
+//! - step times ([`steps`]): per deployment, fit on the k = 0 rows, score the k ≥ 1 rows
+//!   (`summary.step_time_median_abs_rel_error`);
+//! - serving pairs ([`serving`], the columns of `../shared/data/serving/*.csv`): per group, fit on the
+//!   spec-off TPOT, fit one AL where the file has none, predict the speedup over concurrency
+//!   (`summary.speedup_median_abs_rel_error`, `summary.trend_sign_agreement`, beside the flat line's error).
+//!
+//! [`fit`] holds the fits themselves. Every deployment's spec-off rows are also pooled per hardware into one
+//! fit — the profile `--output` writes.
+
+pub mod fit;
+mod pooled;
+pub mod serving;
+pub mod steps;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::perf::cost::{CostModel, Deployment, Workload};
+use crate::perf::csv::{CsvRow, CsvTable};
+use crate::perf::profile::{HardwareProfile, ModelProfile, Precision, Profiles};
+use fit::ScaleFit;
+use pooled::pooled_fits;
+pub use pooled::{PooledFit, write_profile};
+use serving::{ServingCalibration, ServingPair, calibrate_pairs, is_serving, read_pairs};
+use steps::{StepCalibration, StepRow, calibrate_steps, read_steps};
+
+/// Groups listed in a report; the rest are counted in the summary only (large inputs stay readable).
+const MAX_LISTED_GROUPS: usize = 200;
+/// Rows listed as the largest residuals.
+const WORST_ROWS: usize = 20;
+
+/// A measured file, read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Measured {
+    /// Step-time rows.
+    Steps(Vec<StepRow>),
+    /// Serving pairs.
+    Serving(Vec<ServingPair>),
+}
+
+/// Reads a measured CSV of either kind; `k_default` fills blank `k` cells of serving pairs. Returns the
+/// rows with remarks (the file's `#` header lines, columns not used).
+///
+/// # Errors
+/// [`Error::Parse`] naming the file, line and column for anything malformed; an empty file.
+pub fn read(text: &str, origin: &str, k_default: Option<usize>) -> Result<(Measured, Vec<String>)> {
+    let table = CsvTable::parse(text, origin)?;
+    let mut notes: Vec<String> = table.comments().iter().map(|c| format!("{origin}: {c}")).collect();
+    let measured = if is_serving(&table) {
+        Measured::Serving(read_pairs(&table, k_default)?)
+    } else {
+        let (rows, more) = read_steps(&table)?;
+        notes.extend(more);
+        Measured::Steps(rows)
+    };
+    let empty = match &measured {
+        Measured::Steps(rows) => rows.is_empty(),
+        Measured::Serving(pairs) => pairs.is_empty(),
+    };
+    if empty {
+        return Err(Error::parse(origin, None, "no measured rows"));
+    }
+    Ok((measured, notes))
+}
+
+/// The figures the model is judged on.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Summary {
+    /// Measured rows.
+    pub rows: usize,
+    /// Deployments (step times) or groups (serving pairs).
+    pub groups: usize,
+    /// Median |fitted / measured − 1| of the spec-off steps the fits saw.
+    pub spec_off_median_abs_rel_error: f64,
+    /// Step times: median |predicted / measured − 1| over the k ≥ 1 rows (fit on k = 0 only).
+    pub step_time_median_abs_rel_error: Option<f64>,
+    /// Step times: the largest such error.
+    pub step_time_max_abs_rel_error: Option<f64>,
+    /// Step times: k ≥ 1 rows off by more than 30 %.
+    pub step_time_rows_over_30pct: Option<usize>,
+    /// Serving pairs: median over rows of |predicted − measured| / measured speedup.
+    pub speedup_median_abs_rel_error: Option<f64>,
+    /// Serving pairs: the same for the best constant speedup per group (the baseline to beat).
+    pub flat_line_median_abs_rel_error: Option<f64>,
+    /// Serving pairs: groups with three or more concurrencies.
+    pub trend_groups: Option<usize>,
+    /// Serving pairs: share of those whose predicted speedup moves from the lowest to the highest concurrency
+    /// in the measured direction.
+    pub trend_sign_agreement: Option<f64>,
+    /// Serving pairs: groups whose AL was fitted (the file has none).
+    pub al_fitted_groups: Option<usize>,
+    /// Groups whose fit hit a bound (an efficiency at 1 or 1 %, a time at 0, an AL at 1 or k+1).
+    pub fits_at_bound: usize,
+}
+
+/// The outcome of `alsim calibrate`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calibration {
+    /// Where the measurements came from.
+    pub origin: String,
+    /// `step_time` or `serving_pairs`.
+    pub kind: &'static str,
+    /// The figures the model is judged on.
+    pub summary: Summary,
+    /// Step-time calibration, per deployment.
+    pub steps: Option<StepCalibration>,
+    /// Serving-pair calibration, per group.
+    pub serving: Option<ServingCalibration>,
+    /// Per hardware, every spec-off row fitted together.
+    pub pooled: Vec<PooledFit>,
+    /// Groups beyond the listing limit (counted in the summary, not listed).
+    pub groups_not_listed: usize,
+    /// Remarks: the file's header lines, bounds hit, columns not used.
+    pub notes: Vec<String>,
+}
+
+/// Calibrates the model on `measured` (see the module docs) and scores it.
+///
+/// # Errors
+/// As [`steps::calibrate_steps`] and [`serving::calibrate_pairs`].
+pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter: Option<&str>) -> Result<Calibration> {
+    let mut summary = Summary::default();
+    let mut notes = Vec::new();
+    let (kind, steps, serving, pooled) = match measured {
+        Measured::Steps(rows) => {
+            let mut cal = calibrate_steps(profiles, rows, origin, drafter)?;
+            summary.rows = rows.len();
+            summary.groups = cal.groups.len();
+            let errors = |spec: bool| -> Vec<f64> {
+                cal.residuals.iter().filter(|r| (r.k > 0) == spec).map(Residual::abs_rel_error).collect()
+            };
+            let spec_errors = errors(true);
+            summary.spec_off_median_abs_rel_error = median(&errors(false));
+            if !spec_errors.is_empty() {
+                summary.step_time_median_abs_rel_error = Some(median(&spec_errors));
+                summary.step_time_max_abs_rel_error = spec_errors.iter().copied().reduce(f64::max);
+                summary.step_time_rows_over_30pct = Some(spec_errors.iter().filter(|e| **e > 0.3).count());
+            } else {
+                notes.push("no k ≥ 1 rows: the fit is not scored on rows it did not see".into());
+            }
+            summary.fits_at_bound = cal.groups.iter().filter(|g| g.fit.at_bound()).count();
+            for g in cal.groups.iter().filter(|g| g.fit.at_bound()) {
+                notes.push(bound_note(&g.label, &g.fit));
+            }
+            if !cal.unpriced_parts.is_empty() {
+                notes.push(format!(
+                    "part columns the model does not price separately: {}",
+                    cal.unpriced_parts.join(", ")
+                ));
+            }
+            let pooled = std::mem::take(&mut cal.pooled);
+            ("step_time", Some(cal), None, pooled)
+        }
+        Measured::Serving(pairs) => {
+            let mut cal = calibrate_pairs(profiles, pairs, origin, drafter)?;
+            summary.rows = pairs.len();
+            summary.groups = cal.groups.len();
+            let off: Vec<f64> = cal
+                .groups
+                .iter()
+                .flat_map(|g| g.points.iter().map(|p| (p.spec_off_model_ms / p.spec_off_ms - 1.0).abs()))
+                .collect();
+            summary.spec_off_median_abs_rel_error = median(&off);
+            summary.speedup_median_abs_rel_error = Some(median(&cal.errors));
+            summary.flat_line_median_abs_rel_error = Some(median(&cal.flat_errors));
+            let trends: Vec<bool> = cal.groups.iter().filter_map(|g| g.trend.map(|t| t.agree)).collect();
+            summary.trend_groups = Some(trends.len());
+            summary.trend_sign_agreement =
+                (!trends.is_empty()).then(|| trends.iter().filter(|a| **a).count() as f64 / trends.len() as f64);
+            summary.al_fitted_groups = Some(cal.groups.iter().filter(|g| g.al_fitted).count());
+            let bound = |g: &serving::ServingGroup| g.al_at_bound || g.fit.scales.iter().any(|s| s.at_bound);
+            summary.fits_at_bound = cal.groups.iter().filter(|g| bound(g)).count();
+            for g in cal.groups.iter().filter(|g| bound(g)) {
+                if g.fit.scales.iter().any(|s| s.at_bound) {
+                    notes.push(bound_note(&g.label, &g.fit));
+                }
+                if g.al_at_bound {
+                    notes.push(format!(
+                        "{}: the fitted AL {:.2} sits at its bound (1 or k+1): the measured speedup asks for more (or less) than this k can give",
+                        g.label, g.al
+                    ));
+                }
+            }
+            let pooled = std::mem::take(&mut cal.pooled);
+            ("serving_pairs", None, Some(cal), pooled)
+        }
+    };
+    let pooled = pooled_fits(profiles, &pooled, origin, kind == "step_time")?;
+    let mut steps = steps;
+    let mut serving = serving;
+    let mut groups_not_listed = 0;
+    if let Some(s) = steps.as_mut() {
+        groups_not_listed += s.groups.len().saturating_sub(MAX_LISTED_GROUPS);
+        s.groups.truncate(MAX_LISTED_GROUPS);
+    }
+    if let Some(s) = serving.as_mut() {
+        groups_not_listed += s.groups.len().saturating_sub(MAX_LISTED_GROUPS);
+        s.groups.truncate(MAX_LISTED_GROUPS);
+    }
+    if groups_not_listed > 0 {
+        notes.push(format!("{groups_not_listed} more groups are counted in the summary but not listed"));
+    }
+    Ok(Calibration { origin: origin.to_string(), kind, summary, steps, serving, pooled, groups_not_listed, notes })
+}
+
+fn bound_note(label: &str, fit: &ScaleFit) -> String {
+    let mut clamped: Vec<&str> =
+        fit.scales.iter().filter(|s| s.at_bound).flat_map(|s| s.groups.iter().map(|g| g.name())).collect();
+    if fit.overlap_at_bound == Some(true) {
+        clamped.push("overlap");
+    }
+    format!(
+        "{label}: the {} scale hit its bound (clamped; the rows disagree with the model's shape there)",
+        clamped.join("+")
+    )
+}
+
+/// Measured against modelled step for one row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Residual {
+    /// Line in the CSV.
+    pub line: usize,
+    /// The deployment.
+    pub group: String,
+    /// Concurrent requests.
+    pub concurrency: usize,
+    /// Draft length.
+    pub k: usize,
+    /// Decode context in tokens.
+    pub context: f64,
+    /// Measured step, ms.
+    pub measured_ms: f64,
+    /// Model step, ms.
+    pub predicted_ms: f64,
+    /// Predicted / measured − 1, percent.
+    pub residual_pct: f64,
+}
+
+impl Residual {
+    fn new(
+        line: usize,
+        group: &str,
+        concurrency: usize,
+        k: usize,
+        context: f64,
+        measured_s: f64,
+        predicted_s: f64,
+    ) -> Self {
+        Residual {
+            line,
+            group: group.to_string(),
+            concurrency,
+            k,
+            context,
+            measured_ms: measured_s * 1e3,
+            predicted_ms: predicted_s * 1e3,
+            residual_pct: (predicted_s / measured_s - 1.0) * 100.0,
+        }
+    }
+
+    /// |predicted / measured − 1|.
+    pub fn abs_rel_error(&self) -> f64 {
+        (self.residual_pct / 100.0).abs()
+    }
+
+    /// The rows with the largest |residual|, largest first.
+    fn worst(mut all: Vec<Residual>) -> Vec<Residual> {
+        all.sort_by(|a, b| b.residual_pct.abs().total_cmp(&a.residual_pct.abs()));
+        all.truncate(WORST_ROWS);
+        all
+    }
+}
+
+/// Cost models of the deployments met so far, so a large file builds each once.
+struct CostCache {
+    entries: Vec<(String, CostModel)>,
+}
+
+fn deployment_cache() -> CostCache {
+    CostCache { entries: Vec::new() }
+}
+
+impl CostCache {
+    /// The cost model of a deployment; the drafter is resolved by name, or — for spec rows without one —
+    /// as the model's only drafter.
+    #[allow(clippy::too_many_arguments)]
+    fn get(
+        &mut self,
+        profiles: &Profiles,
+        hardware: &HardwareProfile,
+        model: &ModelProfile,
+        drafter: Option<&str>,
+        needs_drafter: bool,
+        deployment: &Deployment,
+        origin: &str,
+        line: usize,
+    ) -> Result<&CostModel> {
+        let at = |e: Error| Error::invalid(format!("{origin}:{line}"), e.to_string());
+        let key = format!("{}|{}|{:?}|{needs_drafter}|{deployment:?}", hardware.key, model.key, drafter);
+        if let Some(i) = self.entries.iter().position(|(k, _)| *k == key) {
+            return Ok(&self.entries[i].1);
+        }
+        let drafter = match drafter {
+            Some(name) => Some(profiles.drafter(model, Some(name), None).map_err(at)?),
+            None if needs_drafter => Some(profiles.drafter(model, None, None).map_err(at)?),
+            None => None,
+        };
+        let cost = CostModel::for_measurements(hardware, model, drafter, deployment).map_err(at)?;
+        self.entries.push((key, cost));
+        Ok(&self.entries.last().expect("just pushed").1)
+    }
+}
+
+/// The median of `values` (0 for none).
+pub fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 }
+}
+
+fn parse_precision(row: &CsvRow<'_>, column: &str) -> Result<Option<Precision>> {
+    row.opt_str(column).map(|p| p.parse::<Precision>().map_err(|e| row.error(column, &e.to_string()))).transpose()
+}
+
+fn parse_bool(row: &CsvRow<'_>, column: &str) -> Result<bool> {
+    match row.opt_str(column).map(str::to_ascii_lowercase).as_deref() {
+        None | Some("false" | "no" | "0") => Ok(false),
+        Some("true" | "yes" | "1") => Ok(true),
+        Some(other) => Err(row.error(column, &format!("'{other}' is not true or false"))),
+    }
+}
+
+fn parse_workload(row: &CsvRow<'_>) -> Result<Workload> {
+    let workload = match row.opt_f64("context")? {
+        Some(_) => Workload::Decode { context: row.non_negative("context", false)? },
+        None => Workload::Turns {
+            isl: row.non_negative("isl", false)?,
+            osl: row.non_negative("osl", true)?,
+            prefix_hit: row.opt_f64("prefix_hit")?.unwrap_or(0.0),
+        },
+    };
+    workload.validate().map_err(|e| row.error("prefix_hit", &e.to_string()))?;
+    Ok(workload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::terms::Efficiencies;
+
+    /// A deployment of DeepSeek-R1 with its MTP head under `eff`.
+    fn dsr1(eff: Efficiencies, tp: usize, precision: Precision) -> CostModel {
+        let p = Profiles::embedded();
+        let m = p.model("dsr1").unwrap();
+        let mut hw = p.hardware("b200").unwrap().clone();
+        hw.efficiency = eff;
+        CostModel::new(
+            &hw,
+            m,
+            Some(p.drafter(m, None, None).unwrap()),
+            &Deployment::new(tp, precision, Precision::Bf16),
+        )
+        .unwrap()
+    }
+
+    /// The defaults with memory, compute and fixed time scaled as a calibration can scale them.
+    fn truth() -> Efficiencies {
+        let d = crate::perf::profile::DEFAULT_EFFICIENCIES;
+        let mut c = d.coefficients();
+        for (group, scale) in [(fit::Group::Memory, 0.8 / 0.7), (fit::Group::Compute, 1.5), (fit::Group::Fixed, 2.0)] {
+            for &i in group.members() {
+                c[i] *= scale;
+            }
+        }
+        Efficiencies::from_coefficients(&c, d.overlap)
+    }
+
+    /// Serving pairs in the shared file's columns, generated by the model under `truth()` at AL `al`.
+    fn pairs(al: f64, with_al: bool, groups: usize) -> String {
+        let mut csv = String::from(
+            "hardware,framework,model,precision,tp,ep,dp_attention,isl,osl,conc,spec_method,k,al,none_median_tpot,tput_ratio,moe_impl\n",
+        );
+        for g in 0..groups {
+            let isl = 1024.0 * (1 + g % 8) as f64;
+            let cost = dsr1(truth(), 8, Precision::Fp8);
+            let w = Workload::Turns { isl, osl: 1024.0, prefix_hit: 0.0 };
+            for b in [4, 8, 16, 32, 64] {
+                let ar = cost.step_time(b, 0, 1.0, &w).unwrap().total;
+                let sd = cost.step_time(b, 3, al, &w).unwrap().total;
+                let al_cell = if with_al { al.to_string() } else { String::new() };
+                let k_cell = if g == 0 { String::new() } else { "3".into() };
+                csv.push_str(&format!(
+                    "b200,trt{g},deepseek-r1,fp8,8,1,false,{isl},1024,{b},mtp,{k_cell},{al_cell},{ar},{},cutlass\n",
+                    al * ar / sd
+                ));
+            }
+        }
+        csv
+    }
+
+    fn run(text: &str, k: Option<usize>) -> Result<Calibration> {
+        let (measured, _) = read(text, "pairs.csv", k)?;
+        calibrate(&Profiles::embedded(), &measured, "pairs.csv", None)
+    }
+
+    #[test]
+    fn serving_pairs_from_the_model_itself_are_reproduced_and_their_al_recovered() {
+        let cal = run(&pairs(2.4, false, 3), Some(3)).unwrap();
+        let s = &cal.summary;
+        assert_eq!((s.rows, s.groups, s.trend_groups, s.al_fitted_groups), (15, 3, Some(3), Some(3)));
+        assert!(s.speedup_median_abs_rel_error.unwrap() < 1e-3, "{s:?}");
+        assert!(s.spec_off_median_abs_rel_error < 1e-3, "{s:?}");
+        assert_eq!(s.trend_sign_agreement, Some(1.0));
+        let serving = cal.serving.as_ref().unwrap();
+        for g in &serving.groups {
+            assert!((g.al - 2.4).abs() < 0.01 && g.al_fitted && !g.al_at_bound, "{g:?}");
+            assert_eq!(g.drafter, "dsr1-mtp");
+        }
+        // The speedup falls with concurrency here, as measured deployments' do; a flat line misses that.
+        assert!(serving.groups.iter().all(|g| g.trend.unwrap().measured < 0.0));
+        assert!(s.flat_line_median_abs_rel_error.unwrap() > 0.01);
+        // Given the AL, nothing is fitted on the spec side and the prediction is the same.
+        let given = run(&pairs(2.4, true, 3), Some(3)).unwrap();
+        assert_eq!(given.summary.al_fitted_groups, Some(0));
+        assert!(given.summary.speedup_median_abs_rel_error.unwrap() < 1e-3);
+        // One hardware: a pooled profile to write.
+        assert_eq!(cal.pooled.len(), 1);
+        assert!((cal.pooled[0].profile.efficiency.bw_eff - 0.7).abs() < 0.02, "{:?}", cal.pooled[0]);
+    }
+
+    #[test]
+    fn serving_input_errors_name_the_line_and_column() {
+        let err = run(&pairs(2.4, false, 1), None).unwrap_err().to_string();
+        assert!(err.contains("pairs.csv:2") && err.contains("'k'") && err.contains("--k"), "{err}");
+        let bad_al = pairs(2.4, true, 2).replace(",3,2.4,", ",3,4.5,");
+        let err = run(&bad_al, Some(3)).unwrap_err().to_string();
+        assert!(err.contains("'al'"), "{err}");
+        let err = run("hardware,model,precision,tp,isl,osl,conc,none_median_tpot\nb200,dsr1,fp8,8,1,1,4,0.01\n", None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tput_ratio"), "{err}");
+        let err = run(&pairs(2.4, false, 2).replace("deepseek-r1", "llama-9"), Some(3)).unwrap_err().to_string();
+        assert!(err.contains("llama-9"), "{err}");
+    }
+
+    #[test]
+    fn many_groups_are_summarised_not_listed() {
+        let cal = run(&pairs(2.0, false, MAX_LISTED_GROUPS + 5), Some(3)).unwrap();
+        assert_eq!(cal.summary.groups, MAX_LISTED_GROUPS + 5);
+        assert_eq!(cal.serving.as_ref().unwrap().groups.len(), MAX_LISTED_GROUPS);
+        assert_eq!(cal.groups_not_listed, 5);
+    }
+
+    /// Step-time rows generated under `truth()`: spec off at several batches, spec on at k = 1..3.
+    fn steps() -> String {
+        let cost = dsr1(truth(), 8, Precision::Fp8);
+        let mut csv = String::from(
+            "# GPU: synthetic; driver 0; torch 0\nhardware,model,tp,concurrency,k,al,context,step_ms,attention_ms,experts_touched,queue_ms,moe_impl\n",
+        );
+        for b in [1, 4, 16, 64] {
+            for k in 0..=3 {
+                let al = 1.0 + 0.5 * k as f64;
+                let terms = cost.step_terms(b, k, al, &Workload::Decode { context: 4096.0 }).unwrap();
+                let step = terms.time(&truth()).total * 1e3;
+                let attention = terms.part("attention", &truth()).unwrap() * 1e3;
+                // DeepSeek-R1 routes 8 of 256; its profile's novelty 0.5 counts the verify tokens at half weight.
+                let touched = crate::perf::cost::expected_experts(256.0, 8.0, b as f64 * (1.0 + 0.5 * k as f64));
+                csv.push_str(&format!("b200,dsr1,8,{b},{k},{al},4096,{step},{attention},{touched},0.1,grouped\n"));
+            }
+        }
+        csv
+    }
+
+    #[test]
+    fn step_times_fit_on_spec_off_and_are_scored_on_spec_rows() {
+        let (measured, notes) = read(&steps(), "steps.csv", None).unwrap();
+        assert!(
+            notes.iter().any(|n| n.contains("GPU: synthetic")) && notes.iter().any(|n| n.contains("moe_impl")),
+            "{notes:?}"
+        );
+        let cal = calibrate(&Profiles::embedded(), &measured, "steps.csv", None).unwrap();
+        let s = &cal.summary;
+        assert_eq!((s.rows, s.groups, s.step_time_rows_over_30pct), (16, 1, Some(0)));
+        // The k = 0 rows pin memory, compute and fixed time; the spec rows are predicted from them alone.
+        assert!(s.spec_off_median_abs_rel_error < 1e-6, "{s:?}");
+        assert!(s.step_time_median_abs_rel_error.unwrap() < 1e-6, "{s:?}");
+        let steps = cal.steps.as_ref().unwrap();
+        assert_eq!(steps.parts.len(), 1);
+        assert!(steps.parts[0].median_abs_rel_error < 1e-6);
+        assert_eq!(steps.unpriced_parts, vec!["queue".to_string()]);
+        let novelty = &steps.expert_novelty[0];
+        assert_eq!((novelty.model.as_str(), novelty.rows), ("dsr1", 12));
+        assert!((novelty.expert_novelty - 0.5).abs() < 1e-4 && novelty.median_abs_rel_error < 1e-6, "{novelty:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b200.csv");
+        write_profile(&cal, &path, false).unwrap();
+        assert!(write_profile(&cal, &path, false).unwrap_err().to_string().contains("--force"));
+        let mut p = Profiles::embedded();
+        p.load_file(crate::perf::profile::ProfileKind::Hardware, &path).unwrap();
+        assert!((p.hardware("b200").unwrap().efficiency.bw_eff - 0.7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn one_spec_off_point_is_enough_and_a_group_without_one_is_refused() {
+        let one = "hardware,model,tp,concurrency,k,context,step_ms\nb200,llama-3.3-70b,1,16,0,1024,30\n";
+        let (measured, _) = read(one, "one.csv", None).unwrap();
+        let cal = calibrate(&Profiles::embedded(), &measured, "one.csv", None).unwrap();
+        assert!(cal.summary.spec_off_median_abs_rel_error < 1e-9);
+        assert_eq!(cal.pooled[0].fit.scales.len(), 1, "one point scales the defaults as a whole");
+        assert_eq!(cal.summary.fits_at_bound, 0);
+        // SPEED-Bench's 19.6 ms is faster than the default efficiencies allow even at full bandwidth: the scale
+        // stops where an efficiency reaches 1, and the report says so.
+        let fast = one.replace(",30", ",19.6");
+        let (measured, _) = read(&fast, "fast.csv", None).unwrap();
+        let cal = calibrate(&Profiles::embedded(), &measured, "fast.csv", None).unwrap();
+        assert_eq!(cal.summary.fits_at_bound, 1);
+        assert!(cal.notes.iter().any(|n| n.contains("hit its bound")), "{:?}", cal.notes);
+        let spec_only = "hardware,model,drafter,tp,concurrency,k,al,context,step_ms\nb200,llama-3.3-70b,EAGLE3,1,16,3,2.5,1024,25.9\n";
+        let (measured, _) = read(spec_only, "spec.csv", None).unwrap();
+        let err = calibrate(&Profiles::embedded(), &measured, "spec.csv", None).unwrap_err().to_string();
+        assert!(err.contains("spec.csv:2") && err.contains("k = 0"), "{err}");
+        let err =
+            read("hardware,model,tp,concurrency,k,context,tpot_ms\nb200,llama-3.3-70b,1,16,3,1024,9\n", "t.csv", None)
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("t.csv:2") && err.contains("'al'"), "{err}");
+        let err = read("# only\n", "e.csv", None).unwrap_err().to_string();
+        assert!(err.contains("no header"), "{err}");
+    }
+}

@@ -1,0 +1,100 @@
+//! One hardware's spec-off rows from every deployment fitted together, and the profile `--output` writes.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::fit::{self, Observation, ScaleFit};
+use super::{Calibration, median};
+use crate::error::{Error, Result};
+use crate::perf::profile::{HardwareProfile, Profiles};
+
+/// One hardware's spec-off rows fitted together: the profile `--output` writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PooledFit {
+    /// The fit.
+    pub fit: ScaleFit,
+    /// Spec-off rows pooled.
+    pub rows: usize,
+    /// Median |fitted / measured − 1| over them.
+    pub median_abs_rel_error: f64,
+    /// The calibrated hardware profile.
+    pub profile: HardwareProfile,
+}
+
+/// Fits each hardware's spec-off rows together, starting from its profile; with `overlap` the overlap too.
+pub(super) fn pooled_fits(
+    profiles: &Profiles,
+    pooled: &[(String, Observation)],
+    origin: &str,
+    overlap: bool,
+) -> Result<Vec<PooledFit>> {
+    let mut hardware: Vec<&str> = pooled.iter().map(|(h, _)| h.as_str()).collect();
+    hardware.sort_unstable();
+    hardware.dedup();
+    let mut out = Vec::new();
+    for key in hardware {
+        let base = profiles.hardware(key)?;
+        let obs: Vec<Observation> = pooled.iter().filter(|(h, _)| h == key).map(|(_, o)| *o).collect();
+        // Step times identify the overlap; serving pairs keep the profile's (see serving.rs).
+        let Some(fit) = fit::fit_target(&base.efficiency, &obs, overlap) else { continue };
+        let errors: Vec<f64> = obs.iter().map(|o| (o.predicted(&fit.efficiency) / o.measured_s - 1.0).abs()).collect();
+        let mut profile = base.clone();
+        profile.efficiency = fit.efficiency;
+        profile.source = format!("calibrated by alsim from {origin} ({} spec-off rows) on {}", obs.len(), base.source);
+        profile.confidence = format!("median spec-off error {:.1} %", median(&errors) * 100.0);
+        out.push(PooledFit { rows: obs.len(), median_abs_rel_error: median(&errors), fit, profile });
+    }
+    Ok(out)
+}
+
+/// Writes the calibrated hardware profile to `path` as a hardware CSV (`predict --profile` reads it).
+///
+/// # Errors
+/// [`Error::Invalid`] naming `--output` when the file exists and `force` is false, or when the rows name no
+/// or several hardware; [`Error::Io`] on write failure.
+pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Result<()> {
+    let pooled = match calibration.pooled.as_slice() {
+        [one] => one,
+        [] => {
+            return Err(Error::invalid(
+                "--output",
+                "no spec-off rows could be fitted, so there is no profile to write",
+            ));
+        }
+        many => {
+            let keys: Vec<&str> = many.iter().map(|p| p.profile.key.as_str()).collect();
+            return Err(Error::invalid(
+                "--output",
+                format!(
+                    "the rows name several hardware ({}): calibrate one at a time to write a profile",
+                    keys.join(", ")
+                ),
+            ));
+        }
+    };
+    if path.exists() && !force {
+        return Err(Error::invalid(
+            "--output",
+            format!("{} already exists; pass --force to overwrite it", path.display()),
+        ));
+    }
+    let text = format!(
+        "# alsim calibrated hardware profile: {}, fitted on {} ({} spec-off rows; median error {:.1} %).
+\
+         # Use with: alsim predict --profile {}
+# {}
+{}
+{}
+",
+        pooled.profile.key,
+        calibration.origin,
+        pooled.rows,
+        pooled.median_abs_rel_error * 100.0,
+        path.display(),
+        pooled.profile.efficiency,
+        HardwareProfile::csv_header(),
+        pooled.profile.csv_row()
+    );
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}

@@ -1,0 +1,365 @@
+//! Measured serving pairs — one run with speculation and one without, same deployment and concurrency — in
+//! the columns of `../shared/data/serving/*.csv`, read as they are:
+//!
+//! | column | required | meaning |
+//! |---|---|---|
+//! | `hardware`, `model`, `precision`, `tp` | yes | deployment (profile names; `dsr1` is DeepSeek-R1) |
+//! | `isl`, `osl` | yes | input and output tokens per request |
+//! | `conc` (or `concurrency`) | yes | concurrent requests |
+//! | `none_median_tpot` | yes | spec-off time per output token, **seconds** (= the spec-off step) |
+//! | `tput_ratio` | or both `*_output_tput_per_gpu` | measured speedup: spec throughput over spec-off throughput |
+//! | `k` | or `--k` | draft length of the spec run (a blank cell takes `--k`) |
+//! | `al` | no | acceptance length of the spec run; absent, one AL per group is fitted |
+//! | `framework`, `ep`, `dp_attention`, `spec_method`, `kv_dtype` | no | grouping; DP attention splits KV caches; the drafter is the model's of `spec_method` |
+//!
+//! Rows are grouped by (hardware, framework, model, precision, TP, EP, DP attention, ISL, OSL, k). Per group:
+//! the target side is calibrated on the spec-off TPOT over concurrency ([`super::fit`]); where the file has
+//! no AL, one AL per group is fitted to the measured speedups (reported as fitted — the model is then judged
+//! on the *shape* over concurrency, not the level); the spec side is predicted as AL·T_AR/T_SD. EP is a
+//! grouping key only: its all-to-all is priced like TP's all-reduce.
+
+use serde::Serialize;
+
+use super::fit::{Observation, ScaleFit, fit_target, minimise};
+use super::{deployment_cache, median, parse_bool, parse_precision};
+use crate::error::{Error, Result};
+use crate::perf::cost::{Deployment, Workload};
+use crate::perf::csv::{CsvRow, CsvTable};
+use crate::perf::profile::{Precision, Profiles};
+use crate::units::check_al;
+
+/// One measured pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingPair {
+    /// Line in the CSV.
+    pub line: usize,
+    /// The grouping key, as written in the file.
+    pub key: GroupKey,
+    /// Concurrent requests.
+    pub concurrency: usize,
+    /// Acceptance length of the spec run, when recorded.
+    pub al: Option<f64>,
+    /// Spec-off step (TPOT), seconds.
+    pub none_step_s: f64,
+    /// Measured speedup (spec throughput / spec-off throughput).
+    pub speedup: f64,
+}
+
+/// What identifies a group of pairs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupKey {
+    /// Hardware profile name.
+    pub hardware: String,
+    /// Serving engine.
+    pub framework: String,
+    /// Model profile name.
+    pub model: String,
+    /// Weight precision.
+    pub precision: Precision,
+    /// KV precision (BF16 unless given).
+    pub kv_precision: Precision,
+    /// Tensor parallelism.
+    pub tp: usize,
+    /// Expert parallelism.
+    pub ep: usize,
+    /// DP attention.
+    pub dp_attention: bool,
+    /// Input tokens per request.
+    pub isl: f64,
+    /// Output tokens per request.
+    pub osl: f64,
+    /// Draft length.
+    pub k: usize,
+    /// Speculative method (picks the drafter).
+    pub method: Option<String>,
+}
+
+impl GroupKey {
+    fn label(&self) -> String {
+        format!(
+            "{} {} {} {} tp{} ep{}{} {}/{} k={}",
+            self.hardware,
+            self.framework,
+            self.model,
+            self.precision,
+            self.tp,
+            self.ep,
+            if self.dp_attention { " dp-attn" } else { "" },
+            self.isl,
+            self.osl,
+            self.k
+        )
+    }
+}
+
+/// Whether the table holds serving pairs (its header has the spec-off TPOT column).
+pub fn is_serving(table: &CsvTable) -> bool {
+    table.has("none_median_tpot")
+}
+
+/// Reads serving pairs; a blank `k` takes `k_default`.
+///
+/// # Errors
+/// [`Error::Parse`] naming file, line and column for missing columns or bad cells, a blank `k` without
+/// `--k`, or an AL outside [1, k+1].
+pub fn read_pairs(table: &CsvTable, k_default: Option<usize>) -> Result<Vec<ServingPair>> {
+    table.require(&["hardware", "model", "precision", "tp", "isl", "osl", "none_median_tpot"])?;
+    let origin = table.origin();
+    if !(table.has("conc") || table.has("concurrency")) {
+        return Err(Error::parse(origin, None, "missing column(s): give conc or concurrency"));
+    }
+    if !(table.has("tput_ratio") || table.has("spec_output_tput_per_gpu") && table.has("none_output_tput_per_gpu")) {
+        return Err(Error::parse(
+            origin,
+            None,
+            "missing column(s): give tput_ratio, or spec_output_tput_per_gpu and none_output_tput_per_gpu",
+        ));
+    }
+    table.rows().map(|row| pair(&row, k_default)).collect()
+}
+
+fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<ServingPair> {
+    let k = match row.opt_str("k") {
+        Some(_) => row.count("k", true)?,
+        None => k_default.ok_or_else(|| row.error("k", "is blank: give the spec run's draft length with --k"))?,
+    };
+    let al = row.opt_f64("al")?;
+    if let Some(al) = al {
+        check_al(al, k, "al").map_err(|e| row.error("al", &e.to_string()))?;
+    }
+    let concurrency =
+        if row.opt_str("conc").is_some() { row.count("conc", true)? } else { row.count("concurrency", true)? };
+    let speedup = match row.opt_f64("tput_ratio")? {
+        Some(_) => row.non_negative("tput_ratio", true)?,
+        None => {
+            row.non_negative("spec_output_tput_per_gpu", true)? / row.non_negative("none_output_tput_per_gpu", true)?
+        }
+    };
+    let precision = parse_precision(row, "precision")?.ok_or_else(|| row.error("precision", "is empty"))?;
+    Ok(ServingPair {
+        line: row.line(),
+        key: GroupKey {
+            hardware: row.str("hardware")?.to_string(),
+            framework: row.opt_str("framework").unwrap_or("-").to_string(),
+            model: row.str("model")?.to_string(),
+            precision,
+            kv_precision: parse_precision(row, "kv_dtype")?.unwrap_or(Precision::Bf16),
+            tp: row.count("tp", true)?,
+            ep: if row.opt_str("ep").is_some() { row.count("ep", true)? } else { 1 },
+            dp_attention: parse_bool(row, "dp_attention")?,
+            isl: row.non_negative("isl", false)?,
+            osl: row.non_negative("osl", true)?,
+            k,
+            method: row.opt_str("spec_method").map(str::to_ascii_lowercase),
+        },
+        concurrency,
+        al,
+        none_step_s: row.non_negative("none_median_tpot", true)?,
+        speedup,
+    })
+}
+
+/// One concurrency of a group: measured and predicted speedup.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ServingPoint {
+    /// Line in the CSV.
+    pub line: usize,
+    /// Concurrent requests.
+    pub concurrency: usize,
+    /// Measured speedup.
+    pub measured: f64,
+    /// Predicted speedup.
+    pub predicted: f64,
+    /// Measured spec-off step, ms.
+    pub spec_off_ms: f64,
+    /// Fitted spec-off step, ms.
+    pub spec_off_model_ms: f64,
+}
+
+/// Which way the speedup moves from the lowest to the highest concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Trend {
+    /// Measured speedup at the highest concurrency minus at the lowest.
+    pub measured: f64,
+    /// The same, predicted.
+    pub predicted: f64,
+    /// Same sign.
+    pub agree: bool,
+}
+
+/// One group's calibration and score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingGroup {
+    /// The grouping key.
+    pub key: GroupKey,
+    /// `hardware framework model precision tpN epN isl/osl k=K`.
+    pub label: String,
+    /// The drafter profile used.
+    pub drafter: String,
+    /// Per concurrency (ascending).
+    pub points: Vec<ServingPoint>,
+    /// The AL used.
+    pub al: f64,
+    /// Fitted to the speedups (the file had none).
+    pub al_fitted: bool,
+    /// The fitted AL sits at 1 or k+1.
+    pub al_at_bound: bool,
+    /// The target-side fit on the spec-off TPOT.
+    pub fit: ScaleFit,
+    /// Fixed time of one target forward after the fit, ms.
+    pub fixed_ms: f64,
+    /// Median |fitted / measured − 1| of the spec-off steps.
+    pub spec_off_median_abs_rel_error: f64,
+    /// Median |predicted / measured − 1| of the speedups.
+    pub speedup_median_abs_rel_error: f64,
+    /// The same for the best constant speedup (the flat line the model must beat).
+    pub flat_line_median_abs_rel_error: f64,
+    /// Direction over concurrency, for groups with three or more concurrencies.
+    pub trend: Option<Trend>,
+}
+
+/// The calibration of serving pairs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingCalibration {
+    /// One entry per group.
+    pub groups: Vec<ServingGroup>,
+    /// Every row's |speedup error|, for the summary.
+    #[serde(skip)]
+    pub errors: Vec<f64>,
+    /// Every row's |flat-line error|.
+    #[serde(skip)]
+    pub flat_errors: Vec<f64>,
+    /// Every spec-off observation with its hardware, for a pooled profile.
+    #[serde(skip)]
+    pub pooled: Vec<(String, Observation)>,
+}
+
+/// Calibrates and scores every group of `pairs`.
+///
+/// # Errors
+/// Lookup errors naming unknown hardware, models or drafters; [`Error::Invalid`] naming the line of a group
+/// whose deployment is impossible.
+pub fn calibrate_pairs(
+    profiles: &Profiles,
+    pairs: &[ServingPair],
+    origin: &str,
+    drafter: Option<&str>,
+) -> Result<ServingCalibration> {
+    let mut keys: Vec<&GroupKey> = Vec::new();
+    for p in pairs {
+        if !keys.contains(&&p.key) {
+            keys.push(&p.key);
+        }
+    }
+    let mut costs = deployment_cache();
+    let mut out =
+        ServingCalibration { groups: Vec::new(), errors: Vec::new(), flat_errors: Vec::new(), pooled: Vec::new() };
+    for key in keys {
+        let mut rows: Vec<&ServingPair> = pairs.iter().filter(|p| &p.key == key).collect();
+        rows.sort_by_key(|p| (p.concurrency, p.line));
+        let line = rows[0].line;
+        let hardware = profiles.hardware(&key.hardware)?;
+        let model = profiles.model(&key.model)?;
+        let drafter_name = match drafter {
+            Some(d) => d.to_string(),
+            None => profiles.drafter(model, None, key.method.as_deref())?.key.clone(),
+        };
+        let deployment = Deployment {
+            tp: key.tp,
+            precision: key.precision,
+            kv_precision: key.kv_precision,
+            dp_attention: key.dp_attention,
+        };
+        let cost = costs.get(profiles, hardware, model, Some(&drafter_name), true, &deployment, origin, line)?;
+        let workload = Workload::Turns { isl: key.isl, osl: key.osl, prefix_hit: 0.0 };
+        let mut off = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let terms = cost.step_terms(r.concurrency, 0, 1.0, &workload)?;
+            off.push(Observation { terms, measured_s: r.none_step_s });
+        }
+        // The overlap stays the profile's: spec-off TPOT alone would pull it above 1, which the spec side
+        // contradicts (engines add per-token work a bare kernel does not have).
+        let fit = fit_target(&hardware.efficiency, &off, false).ok_or_else(|| {
+            Error::invalid(
+                format!("{origin}:{line}"),
+                format!("{}: the spec-off steps cannot determine the fit", key.label()),
+            )
+        })?;
+        out.pooled.extend(off.iter().map(|o| (hardware.key.clone(), *o)));
+        let eff = fit.efficiency;
+        let fitted = cost.with_efficiency(eff);
+        let speedup = |b: usize, al: f64| -> Result<f64> {
+            let ar = fitted.step_time(b, 0, 1.0, &workload)?.total;
+            let sd = fitted.step_time(b, key.k, al, &workload)?.total;
+            Ok(al * ar / sd)
+        };
+        let given: Vec<f64> = rows.iter().filter_map(|r| r.al).collect();
+        let al_fitted = given.len() < rows.len();
+        let al = if al_fitted {
+            let cost_of = |al: f64| -> f64 {
+                rows.iter()
+                    .map(|r| speedup(r.concurrency, al).map_or(f64::INFINITY, |s| (s / r.speedup - 1.0).powi(2)))
+                    .sum()
+            };
+            minimise(1.0, key.k as f64 + 1.0, cost_of)
+        } else {
+            given.iter().sum::<f64>() / given.len() as f64
+        };
+        let mut points = Vec::with_capacity(rows.len());
+        for (r, o) in rows.iter().zip(&off) {
+            let row_al = if al_fitted { al } else { r.al.unwrap_or(al) };
+            points.push(ServingPoint {
+                line: r.line,
+                concurrency: r.concurrency,
+                measured: r.speedup,
+                predicted: speedup(r.concurrency, row_al)?,
+                spec_off_ms: r.none_step_s * 1e3,
+                spec_off_model_ms: o.predicted(&eff) * 1e3,
+            });
+        }
+        let errors: Vec<f64> = points.iter().map(|p| (p.predicted / p.measured - 1.0).abs()).collect();
+        // The best constant in the same least-squares sense the AL is fitted in.
+        let flat = points.iter().map(|p| 1.0 / p.measured).sum::<f64>()
+            / points.iter().map(|p| p.measured.powi(-2)).sum::<f64>();
+        let flat_errors: Vec<f64> = points.iter().map(|p| (flat / p.measured - 1.0).abs()).collect();
+        let off_errors: Vec<f64> = off.iter().map(|o| (o.predicted(&eff) / o.measured_s - 1.0).abs()).collect();
+        let model_key = &model.key;
+        let fixed_ms = (eff.t_fixed_us + model.moe_layers as f64 * eff.moe_layer_us) / 1e3;
+        out.errors.extend(&errors);
+        out.flat_errors.extend(&flat_errors);
+        out.groups.push(ServingGroup {
+            label: format!("{} ({model_key})", key.label()),
+            key: key.clone(),
+            drafter: drafter_name,
+            al,
+            al_fitted,
+            al_at_bound: al_fitted && (al - 1.0 < 1e-3 || key.k as f64 + 1.0 - al < 1e-3),
+            fixed_ms,
+            spec_off_median_abs_rel_error: median(&off_errors),
+            speedup_median_abs_rel_error: median(&errors),
+            flat_line_median_abs_rel_error: median(&flat_errors),
+            trend: trend(&points),
+            fit,
+            points,
+        });
+    }
+    Ok(out)
+}
+
+/// The direction from the lowest to the highest concurrency (rows at one concurrency averaged), for groups
+/// with three or more concurrencies.
+fn trend(points: &[ServingPoint]) -> Option<Trend> {
+    let mut concurrencies: Vec<usize> = points.iter().map(|p| p.concurrency).collect();
+    concurrencies.dedup();
+    if concurrencies.len() < 3 {
+        return None;
+    }
+    let mean_at = |c: usize, f: fn(&ServingPoint) -> f64| {
+        let at: Vec<f64> = points.iter().filter(|p| p.concurrency == c).map(f).collect();
+        at.iter().sum::<f64>() / at.len() as f64
+    };
+    let (lo, hi) = (concurrencies[0], concurrencies[concurrencies.len() - 1]);
+    let measured = mean_at(hi, |p| p.measured) - mean_at(lo, |p| p.measured);
+    let predicted = mean_at(hi, |p| p.predicted) - mean_at(lo, |p| p.predicted);
+    Some(Trend { measured, predicted, agree: measured * predicted > 0.0 })
+}

@@ -1,0 +1,433 @@
+//! Measured step times — a GPU harness's grid or a serving engine's own timings — in the step-time format:
+//!
+//! | column | required | meaning |
+//! |---|---|---|
+//! | `hardware`, `model` | yes | profile names |
+//! | `tp` | yes | tensor parallelism = GPUs per replica |
+//! | `concurrency` | yes | concurrent requests B |
+//! | `k` | yes | draft length, 0 = spec off |
+//! | `context` | or `isl`+`osl` | decode context in tokens |
+//! | `isl`, `osl`, `prefix_hit` | or `context` | turn shape; prefill of isl·(1 − prefix_hit) is amortised |
+//! | `step_ms` | one of three | measured time per decode step |
+//! | `tpot_ms` | one of three | time per output token per request (step = TPOT·AL) |
+//! | `throughput_per_gpu` | one of three | output tok/s per GPU (step = B·AL / (throughput·tp)) |
+//! | `al` | for `tpot_ms`/`throughput_per_gpu` at k > 0 | acceptance length (else the draft-extend pass is priced at AL 1) |
+//! | `drafter`, `precision`, `kv_dtype`, `dp_attention` | no | drafter profile, weight and KV precision, DP attention |
+//! | `experts_touched` | no | distinct experts per MoE layer in the verify forward: fits the model's expert novelty |
+//! | `<part>_ms` | no | measured time of one part (`dense`, `experts`, `attention`, `lm_head`, `verify`, `drafter`, `drafter_attention`, `drafter_lm_head`, …), compared with the model's |
+//!
+//! `#` lines (GPU, driver and library versions) are kept as notes; any other column is ignored. When several
+//! timing columns are filled, `step_ms` wins over `tpot_ms` over `throughput_per_gpu`.
+//!
+//! Rows are grouped by deployment (hardware, model, TP, precisions, DP attention). Each group is fitted on
+//! its k = 0 rows only and judged on its k ≥ 1 rows, which the fit never saw.
+
+use serde::Serialize;
+
+use super::fit::{Group, Observation, ScaleFit, fit_scales, fit_target, minimise};
+use super::{Residual, deployment_cache, median, parse_precision, parse_workload};
+use crate::error::{Error, Result};
+use crate::perf::cost::{Deployment, Workload, expected_experts};
+use crate::perf::csv::{CsvRow, CsvTable};
+use crate::perf::profile::{Precision, Profiles};
+
+/// Columns the reader understands (besides `<part>_ms`).
+const KNOWN: [&str; 19] = [
+    "hardware",
+    "model",
+    "tp",
+    "concurrency",
+    "k",
+    "al",
+    "context",
+    "isl",
+    "osl",
+    "prefix_hit",
+    "step_ms",
+    "tpot_ms",
+    "throughput_per_gpu",
+    "drafter",
+    "precision",
+    "kv_dtype",
+    "dp_attention",
+    "kv_precision",
+    "experts_touched",
+];
+
+/// One measured step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRow {
+    /// Line in the CSV.
+    pub line: usize,
+    /// Hardware profile name.
+    pub hardware: String,
+    /// Model profile name.
+    pub model: String,
+    /// Drafter profile name, if given.
+    pub drafter: Option<String>,
+    /// Weight precision, if given.
+    pub precision: Option<Precision>,
+    /// KV-cache precision (BF16 when not given).
+    pub kv_precision: Precision,
+    /// Tensor parallelism.
+    pub tp: usize,
+    /// DP attention.
+    pub dp_attention: bool,
+    /// Concurrent requests.
+    pub concurrency: usize,
+    /// Draft length.
+    pub k: usize,
+    /// Acceptance length (1 for k = 0; 1 when not given).
+    pub al: f64,
+    /// The workload shape.
+    pub workload: Workload,
+    /// Measured step time, seconds.
+    pub step_s: f64,
+    /// Measured part times, seconds, by part name.
+    pub parts: Vec<(String, f64)>,
+    /// Distinct experts per MoE layer the verify forward woke, when measured.
+    pub experts_touched: Option<f64>,
+}
+
+/// Reads step-time rows; returns them with remarks on ignored columns.
+///
+/// # Errors
+/// [`Error::Parse`] naming the file, line and column for a missing column, an empty or non-numeric cell, a
+/// zero or negative value, or an AL outside [1, k+1].
+pub fn read_steps(table: &CsvTable) -> Result<(Vec<StepRow>, Vec<String>)> {
+    table.require(&["hardware", "model", "tp", "concurrency", "k"])?;
+    let origin = table.origin();
+    if !(table.has("context") || table.has("isl") && table.has("osl")) {
+        return Err(Error::parse(origin, None, "missing column(s): give context, or isl and osl"));
+    }
+    if !["step_ms", "tpot_ms", "throughput_per_gpu"].iter().any(|c| table.has(c)) {
+        return Err(Error::parse(origin, None, "missing column(s): give step_ms, tpot_ms or throughput_per_gpu"));
+    }
+    let parts: Vec<&str> = table
+        .headers()
+        .iter()
+        .map(String::as_str)
+        .filter(|h| !KNOWN.contains(h))
+        .filter_map(|h| h.strip_suffix("_ms"))
+        .collect();
+    let ignored: Vec<&str> =
+        table.headers().iter().map(String::as_str).filter(|h| !KNOWN.contains(h) && !h.ends_with("_ms")).collect();
+    let mut notes = Vec::new();
+    if !ignored.is_empty() {
+        notes.push(format!("columns not used: {}", ignored.join(", ")));
+    }
+    let rows = table.rows().map(|row| step_row(&row, &parts)).collect::<Result<Vec<_>>>()?;
+    Ok((rows, notes))
+}
+
+fn step_row(row: &CsvRow<'_>, parts: &[&str]) -> Result<StepRow> {
+    let k = row.count("k", false)?;
+    let given_al = row.opt_f64("al")?;
+    if let Some(al) = given_al.filter(|_| k > 0) {
+        crate::units::check_al(al, k, "al").map_err(|e| row.error("al", &e.to_string()))?;
+    }
+    let al = if k == 0 { 1.0 } else { given_al.unwrap_or(1.0) };
+    let workload = parse_workload(row)?;
+    let tp = row.count("tp", true)?;
+    let concurrency = row.count("concurrency", true)?;
+    let needs_al = |column: &str| -> Result<()> {
+        if k > 0 && given_al.is_none() {
+            return Err(row.error("al", &format!("is needed to turn {column} into a step time at k > 0")));
+        }
+        Ok(())
+    };
+    let step_s = if row.opt_str("step_ms").is_some() {
+        row.non_negative("step_ms", true)? / 1e3
+    } else if row.opt_str("tpot_ms").is_some() {
+        needs_al("tpot_ms")?;
+        row.non_negative("tpot_ms", true)? / 1e3 * al
+    } else if row.opt_str("throughput_per_gpu").is_some() {
+        needs_al("throughput_per_gpu")?;
+        concurrency as f64 * al / (row.non_negative("throughput_per_gpu", true)? * tp as f64)
+    } else {
+        return Err(row.error("step_ms", "no timing: fill step_ms, tpot_ms or throughput_per_gpu"));
+    };
+    let mut measured_parts = Vec::new();
+    for part in parts {
+        let column = format!("{part}_ms");
+        if let Some(ms) = row.opt_f64(&column)?.filter(|v| *v > 0.0) {
+            measured_parts.push((part.to_string(), ms / 1e3));
+        }
+    }
+    Ok(StepRow {
+        line: row.line(),
+        hardware: row.str("hardware")?.to_string(),
+        model: row.str("model")?.to_string(),
+        drafter: row.opt_str("drafter").map(str::to_string),
+        precision: parse_precision(row, "precision")?,
+        kv_precision: match parse_precision(row, "kv_dtype")? {
+            Some(p) => p,
+            None => parse_precision(row, "kv_precision")?.unwrap_or(Precision::Bf16),
+        },
+        tp,
+        dp_attention: super::parse_bool(row, "dp_attention")?,
+        concurrency,
+        k,
+        al,
+        workload,
+        step_s,
+        parts: measured_parts,
+        experts_touched: row.opt_f64("experts_touched")?,
+    })
+}
+
+/// One deployment's step-time calibration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepGroup {
+    /// `hardware / model / TP / precision`.
+    pub label: String,
+    /// Rows at k = 0 (fitted) and k ≥ 1 (scored).
+    pub spec_off_rows: usize,
+    /// Rows at k ≥ 1.
+    pub spec_rows: usize,
+    /// The fit on the k = 0 rows.
+    pub fit: ScaleFit,
+    /// Median |predicted / measured − 1| over the k = 0 rows (in sample).
+    pub spec_off_median_abs_rel_error: f64,
+    /// The same over the k ≥ 1 rows, which the fit never saw.
+    pub spec_median_abs_rel_error: Option<f64>,
+    /// Largest |relative error| over the k ≥ 1 rows.
+    pub spec_max_abs_rel_error: Option<f64>,
+    /// With the speculation overheads also fitted on the k ≥ 1 rows (in sample): their scale and median error.
+    pub speculation_fit: Option<(f64, f64)>,
+}
+
+/// Measured against modelled part times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartCheck {
+    /// The part (`attention` for an `attention_ms` column).
+    pub part: String,
+    /// Rows that measured it.
+    pub rows: usize,
+    /// Median |predicted / measured − 1|.
+    pub median_abs_rel_error: f64,
+    /// Median predicted / measured (below 1: the model prices the part too cheaply).
+    pub median_ratio: f64,
+}
+
+/// A model's expert novelty fitted to the experts its measured verify forwards woke.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoveltyFit {
+    /// Model profile key.
+    pub model: String,
+    /// The fitted novelty (1 = independently routed tokens).
+    pub expert_novelty: f64,
+    /// Its profile value before.
+    pub before: f64,
+    /// Spec rows with `experts_touched` it was fitted on.
+    pub rows: usize,
+    /// Median |E(n') / measured − 1| after the fit.
+    pub median_abs_rel_error: f64,
+}
+
+/// The calibration of step-time rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepCalibration {
+    /// Expert novelties fitted from an `experts_touched` column (a routing measurement, like AL, not a time).
+    pub expert_novelty: Vec<NoveltyFit>,
+    /// One entry per deployment.
+    pub groups: Vec<StepGroup>,
+    /// Parts measured and priced.
+    pub parts: Vec<PartCheck>,
+    /// Part columns the model does not price separately.
+    pub unpriced_parts: Vec<String>,
+    /// The rows with the largest errors (k = 0 in sample, k ≥ 1 held out).
+    pub worst: Vec<Residual>,
+    /// Every row's measured and modelled step, in file order: the summary's errors and a full error table.
+    #[serde(skip)]
+    pub residuals: Vec<Residual>,
+    /// Every k = 0 observation with its deployment's hardware, for a pooled profile.
+    #[serde(skip)]
+    pub pooled: Vec<(String, Observation)>,
+}
+
+/// Calibrates every deployment in `rows`: fit on k = 0, score k ≥ 1.
+///
+/// # Errors
+/// Lookup errors for unknown hardware, models or drafters; [`Error::Invalid`] naming the line when a row's
+/// deployment is impossible (TP, memory) or a group has no k = 0 row.
+pub fn calibrate_steps(
+    profiles: &Profiles,
+    rows: &[StepRow],
+    origin: &str,
+    drafter: Option<&str>,
+) -> Result<StepCalibration> {
+    let (profiles, expert_novelty) = &with_measured_novelty(profiles, rows)?;
+    let mut costs = deployment_cache();
+    let mut keyed: Vec<(String, Vec<(usize, Observation)>)> = Vec::new();
+    let mut measured_parts: Vec<Vec<(String, f64, f64)>> = vec![Vec::new(); rows.len()];
+    let mut step_terms = Vec::with_capacity(rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let model = profiles.model(&r.model)?;
+        let hardware = profiles.hardware(&r.hardware)?;
+        let precision = r.precision.unwrap_or(model.default_precision);
+        let deployment = Deployment { tp: r.tp, precision, kv_precision: r.kv_precision, dp_attention: r.dp_attention };
+        let drafter_name = drafter.or(r.drafter.as_deref());
+        let cost = costs.get(profiles, hardware, model, drafter_name, r.k > 0, &deployment, origin, r.line)?;
+        let terms = cost.step_terms(r.concurrency, r.k, r.al, &r.workload).map_err(|e| at(origin, r.line, e))?;
+        let label = format!(
+            "{} / {} / TP{} / {}{}",
+            hardware.key,
+            model.key,
+            r.tp,
+            precision,
+            if r.dp_attention { " / DP attention" } else { "" }
+        );
+        let observation = Observation { terms, measured_s: r.step_s };
+        match keyed.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, list)) => list.push((i, observation)),
+            None => keyed.push((label, vec![(i, observation)])),
+        }
+        step_terms.push((terms, hardware.efficiency));
+    }
+    let mut out = StepCalibration {
+        expert_novelty: expert_novelty.clone(),
+        groups: Vec::new(),
+        parts: Vec::new(),
+        unpriced_parts: Vec::new(),
+        worst: Vec::new(),
+        residuals: Vec::new(),
+        pooled: Vec::new(),
+    };
+    for (label, members) in keyed {
+        let off: Vec<Observation> = members.iter().filter(|(i, _)| rows[*i].k == 0).map(|(_, o)| *o).collect();
+        let first = &rows[members[0].0];
+        if off.is_empty() {
+            return Err(Error::invalid(
+                format!("{origin}:{}", first.line),
+                format!(
+                    "{label} has no spec-off row (k = 0): the target side is fitted on k = 0 rows; measure at least one"
+                ),
+            ));
+        }
+        let start = step_terms[members[0].0].1;
+        let fit = fit_target(&start, &off, true).ok_or_else(|| {
+            Error::invalid(
+                format!("{origin}:{}", first.line),
+                format!("{label}: the k = 0 rows cannot determine the fit"),
+            )
+        })?;
+        let hardware = profiles.hardware(&first.hardware)?.key.clone();
+        out.pooled.extend(off.iter().map(|o| (hardware.clone(), *o)));
+        let mut off_errors = Vec::new();
+        let mut spec_errors = Vec::new();
+        let spec: Vec<Observation> = members.iter().filter(|(i, _)| rows[*i].k > 0).map(|(_, o)| *o).collect();
+        for (i, o) in &members {
+            let r = &rows[*i];
+            let predicted = o.predicted(&fit.efficiency);
+            let err = predicted / r.step_s - 1.0;
+            if r.k == 0 {
+                off_errors.push(err.abs())
+            } else {
+                spec_errors.push(err.abs())
+            }
+            out.residuals.push(Residual::new(
+                r.line,
+                &label,
+                r.concurrency,
+                r.k,
+                r.workload.decode_context(),
+                r.step_s,
+                predicted,
+            ));
+            for (part, measured) in &r.parts {
+                match step_terms[*i].0.part(part, &fit.efficiency) {
+                    Some(p) => measured_parts[*i].push((part.clone(), p, *measured)),
+                    None if !out.unpriced_parts.contains(part) => out.unpriced_parts.push(part.clone()),
+                    None => {}
+                }
+            }
+        }
+        let speculation_fit = (!spec.is_empty())
+            .then(|| fit_scales(&fit.efficiency, &spec, &[vec![Group::Speculation]]))
+            .flatten()
+            .map(|s| {
+                let errors: Vec<f64> =
+                    spec.iter().map(|o| (o.predicted(&s.efficiency) / o.measured_s - 1.0).abs()).collect();
+                (s.scales[0].value, median(&errors))
+            });
+        out.groups.push(StepGroup {
+            label,
+            spec_off_rows: off.len(),
+            spec_rows: spec.len(),
+            spec_off_median_abs_rel_error: median(&off_errors),
+            spec_median_abs_rel_error: (!spec_errors.is_empty()).then(|| median(&spec_errors)),
+            spec_max_abs_rel_error: spec_errors.iter().copied().reduce(f64::max),
+            fit,
+            speculation_fit,
+        });
+    }
+    out.residuals.sort_by_key(|r| r.line);
+    out.parts = part_checks(measured_parts.into_iter().flatten());
+    out.worst = Residual::worst(out.residuals.clone());
+    Ok(out)
+}
+
+/// The profiles with each MoE model's expert novelty fitted to the `experts_touched` of its spec rows (the
+/// k = 0 rows do not depend on it), and what was fitted.
+fn with_measured_novelty(profiles: &Profiles, rows: &[StepRow]) -> Result<(Profiles, Vec<NoveltyFit>)> {
+    let mut out = profiles.clone();
+    let mut fits = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    for r in rows.iter().filter(|r| r.experts_touched.is_some() && r.k > 0) {
+        let key = profiles.model(&r.model)?.key.clone();
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    for key in keys {
+        let model = profiles.model(&key)?;
+        if model.experts == 0 {
+            continue;
+        }
+        let (n, k) = (model.experts as f64, model.top_k as f64);
+        let measured: Vec<(f64, f64, f64)> = rows
+            .iter()
+            .filter(|r| r.k > 0 && profiles.model(&r.model).is_ok_and(|m| m.key == key))
+            .filter_map(|r| r.experts_touched.map(|t| (r.concurrency as f64, r.k as f64, t)))
+            .collect();
+        let predicted = |nu: f64, &(b, draft, _): &(f64, f64, f64)| expected_experts(n, k, b + nu * b * draft);
+        let novelty = minimise(0.0, 1.0, |nu| measured.iter().map(|m| (predicted(nu, m) - m.2).powi(2)).sum());
+        let errors: Vec<f64> = measured.iter().map(|m| (predicted(novelty, m) / m.2 - 1.0).abs()).collect();
+        fits.push(NoveltyFit {
+            model: key.clone(),
+            expert_novelty: novelty,
+            before: model.expert_novelty,
+            rows: measured.len(),
+            median_abs_rel_error: median(&errors),
+        });
+        if let Some(m) = out.models.iter_mut().find(|m| m.key == key) {
+            m.expert_novelty = novelty;
+        }
+    }
+    Ok((out, fits))
+}
+
+fn part_checks(all: impl Iterator<Item = (String, f64, f64)>) -> Vec<PartCheck> {
+    let mut by_part: Vec<(String, Vec<f64>)> = Vec::new();
+    for (part, predicted, measured) in all {
+        let ratio = predicted / measured;
+        match by_part.iter_mut().find(|(p, _)| *p == part) {
+            Some((_, list)) => list.push(ratio),
+            None => by_part.push((part, vec![ratio])),
+        }
+    }
+    by_part
+        .into_iter()
+        .map(|(part, ratios)| PartCheck {
+            part,
+            rows: ratios.len(),
+            median_abs_rel_error: median(&ratios.iter().map(|r| (r - 1.0).abs()).collect::<Vec<_>>()),
+            median_ratio: median(&ratios),
+        })
+        .collect()
+}
+
+fn at(origin: &str, line: usize, e: Error) -> Error {
+    Error::invalid(format!("{origin}:{line}"), e.to_string())
+}

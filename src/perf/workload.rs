@@ -1,0 +1,78 @@
+//! What the requests look like: a fixed decode context, or turns of input and output whose prefill is
+//! amortised over the steps each request decodes.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// What the requests look like: a fixed decode context, or turns of input and output with prefill.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Workload {
+    /// Pure decode at a fixed context length (tokens already in the KV cache).
+    Decode {
+        /// Context length in tokens.
+        context: f64,
+    },
+    /// Each request prefills `isl` input tokens (a fraction `prefix_hit` from the prefix cache) and decodes
+    /// `osl` output tokens; decode runs at the mean context isl + osl/2.
+    Turns {
+        /// Input tokens per turn.
+        isl: f64,
+        /// Output tokens per turn.
+        osl: f64,
+        /// Fraction of input found in the prefix cache, in [0, 1].
+        prefix_hit: f64,
+    },
+}
+
+impl Workload {
+    /// Checks the ranges, naming the flag.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a negative or non-finite length, zero output, or a hit rate outside [0, 1].
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            Workload::Decode { context } if !(context >= 0.0 && context.is_finite()) => {
+                Err(Error::invalid("--context", format!("{context} must be a token count ≥ 0")))
+            }
+            Workload::Turns { isl, .. } if !(isl >= 0.0 && isl.is_finite()) => {
+                Err(Error::invalid("--isl", format!("{isl} must be a token count ≥ 0")))
+            }
+            Workload::Turns { osl, .. } if !(osl >= 1.0 && osl.is_finite()) => {
+                Err(Error::invalid("--osl", format!("{osl} must be at least 1 output token")))
+            }
+            Workload::Turns { prefix_hit, .. } if !(0.0..=1.0).contains(&prefix_hit) => {
+                Err(Error::invalid("--prefix-hit", format!("{prefix_hit} must lie in [0, 1]")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The mean context length during decode.
+    pub fn decode_context(&self) -> f64 {
+        match *self {
+            Workload::Decode { context } => context,
+            Workload::Turns { isl, osl, .. } => isl + osl / 2.0,
+        }
+    }
+
+    /// The longest context a request reaches (what the KV cache must hold).
+    pub fn peak_context(&self) -> f64 {
+        match *self {
+            Workload::Decode { context } => context,
+            Workload::Turns { isl, osl, .. } => isl + osl,
+        }
+    }
+
+    /// A short label (`context 8192`, `isl 1024 / osl 1024`).
+    pub fn label(&self) -> String {
+        match *self {
+            Workload::Decode { context } => format!("context {context}"),
+            Workload::Turns { isl, osl, prefix_hit } if prefix_hit > 0.0 => {
+                format!("isl {isl} / osl {osl}, prefix hit {prefix_hit}")
+            }
+            Workload::Turns { isl, osl, .. } => format!("isl {isl} / osl {osl}"),
+        }
+    }
+}

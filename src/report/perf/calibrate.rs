@@ -1,0 +1,206 @@
+//! Tables for [`Calibration`]: the summary the model is judged on, each group's fit and score, the pooled
+//! profile, and — for step times — the parts and the largest residuals.
+
+use crate::perf::calibrate::fit::ScaleFit;
+use crate::perf::calibrate::{Calibration, Summary};
+use crate::perf::terms::COLUMNS;
+use crate::report::{Report, Table, fixed};
+
+fn pct(v: f64) -> String {
+    format!("{} %", fixed(v * 100.0, 1))
+}
+
+fn opt_pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), pct)
+}
+
+fn efficiencies(fit: &ScaleFit) -> String {
+    let e = &fit.efficiency;
+    let overlap = fit.overlap_at_bound.map(|_| format!(" overlap {:.2}", e.overlap)).unwrap_or_default();
+    format!("bw {:.2} flops {:.2} attn {:.2}{overlap}", e.bw_eff, e.flops_eff, e.attn_eff)
+}
+
+fn bounds(fit: &ScaleFit) -> String {
+    let mut hit: Vec<&str> =
+        fit.scales.iter().filter(|s| s.at_bound).flat_map(|s| s.groups.iter().map(|g| g.name())).collect();
+    if fit.overlap_at_bound == Some(true) {
+        hit.push("overlap");
+    }
+    if hit.is_empty() { "-".into() } else { hit.join("+") }
+}
+
+fn summary_table(origin: &str, s: &Summary) -> Table {
+    let mut t = Table::new(format!("Calibration summary: {origin}"), &["figure", "value"]);
+    let mut row = |name: &str, value: String| t.row(vec![name.to_string(), value]);
+    row("rows", s.rows.to_string());
+    row("groups", s.groups.to_string());
+    row("spec-off fit, median |error|", pct(s.spec_off_median_abs_rel_error));
+    if s.step_time_median_abs_rel_error.is_some() {
+        row("step time at k ≥ 1 (fit on k = 0), median |error|", opt_pct(s.step_time_median_abs_rel_error));
+        row("step time at k ≥ 1, largest |error|", opt_pct(s.step_time_max_abs_rel_error));
+        row("step-time rows off by more than 30 %", s.step_time_rows_over_30pct.map_or("-".into(), |n| n.to_string()));
+    }
+    if s.speedup_median_abs_rel_error.is_some() {
+        row("speedup, median |error|", opt_pct(s.speedup_median_abs_rel_error));
+        row("flat line per group (baseline), median |error|", opt_pct(s.flat_line_median_abs_rel_error));
+        row(
+            "trend sign right (groups with ≥ 3 concurrencies)",
+            match (s.trend_sign_agreement, s.trend_groups) {
+                (Some(share), Some(n)) => format!("{} of {n} ({})", (share * n as f64).round(), pct(share)),
+                _ => "-".into(),
+            },
+        );
+        row("groups with a fitted AL", s.al_fitted_groups.map_or("-".into(), |n| n.to_string()));
+    }
+    row("groups whose fit hit a bound", s.fits_at_bound.to_string());
+    t
+}
+
+impl Report for Calibration {
+    fn tables(&self) -> Vec<Table> {
+        let mut tables = vec![summary_table(&self.origin, &self.summary)];
+        if let Some(serving) = &self.serving {
+            let mut t = Table::new(
+                "Per group: spec-off fit, AL, and speedup measured/predicted per concurrency",
+                &[
+                    "group",
+                    "AL",
+                    "fitted efficiencies",
+                    "fixed ms",
+                    "bound",
+                    "spec-off err",
+                    "speedup by concurrency (measured/predicted)",
+                    "err",
+                    "flat err",
+                    "trend",
+                ],
+            );
+            for g in &serving.groups {
+                let points: Vec<String> = g
+                    .points
+                    .iter()
+                    .map(|p| format!("{}:{}/{}", p.concurrency, fixed(p.measured, 2), fixed(p.predicted, 2)))
+                    .collect();
+                t.row(vec![
+                    g.label.clone(),
+                    format!("{}{}", fixed(g.al, 2), if g.al_fitted { " (fitted)" } else { "" }),
+                    efficiencies(&g.fit),
+                    fixed(g.fixed_ms, 2),
+                    bounds(&g.fit),
+                    pct(g.spec_off_median_abs_rel_error),
+                    points.join(" "),
+                    pct(g.speedup_median_abs_rel_error),
+                    pct(g.flat_line_median_abs_rel_error),
+                    g.trend.map_or("-".into(), |t| {
+                        let dir = |v: f64| if v < 0.0 { "falls" } else { "rises" };
+                        format!("{} / {}{}", dir(t.measured), dir(t.predicted), if t.agree { "" } else { " ✗" })
+                    }),
+                ]);
+            }
+            tables.push(t);
+        }
+        if let Some(steps) = &self.steps {
+            let mut t = Table::new(
+                "Per deployment: fit on k = 0, judged on k ≥ 1",
+                &[
+                    "deployment",
+                    "k=0 rows",
+                    "k≥1 rows",
+                    "fitted efficiencies",
+                    "bound",
+                    "k=0 err",
+                    "k≥1 median err",
+                    "k≥1 max err",
+                    "with speculation fitted",
+                ],
+            );
+            for g in &steps.groups {
+                t.row(vec![
+                    g.label.clone(),
+                    g.spec_off_rows.to_string(),
+                    g.spec_rows.to_string(),
+                    efficiencies(&g.fit),
+                    bounds(&g.fit),
+                    pct(g.spec_off_median_abs_rel_error),
+                    opt_pct(g.spec_median_abs_rel_error),
+                    opt_pct(g.spec_max_abs_rel_error),
+                    g.speculation_fit
+                        .map_or("-".into(), |(scale, err)| format!("scale {} → {}", fixed(scale, 2), pct(err))),
+                ]);
+            }
+            tables.push(t);
+            if !steps.expert_novelty.is_empty() {
+                let mut novelty = Table::new(
+                    "Expert novelty fitted to the experts_touched column (distinct experts the verify forwards woke)",
+                    &["model", "spec rows", "profile value", "fitted", "median |error| of E(n')"],
+                );
+                for n in &steps.expert_novelty {
+                    novelty.row(vec![
+                        n.model.clone(),
+                        n.rows.to_string(),
+                        fixed(n.before, 2),
+                        fixed(n.expert_novelty, 3),
+                        pct(n.median_abs_rel_error),
+                    ]);
+                }
+                tables.push(novelty);
+            }
+            if !steps.parts.is_empty() {
+                let mut parts = Table::new(
+                    "Measured parts against the model's (after the fit)",
+                    &["part", "rows", "median |error|", "median predicted/measured"],
+                );
+                for p in &steps.parts {
+                    parts.row(vec![
+                        p.part.clone(),
+                        p.rows.to_string(),
+                        pct(p.median_abs_rel_error),
+                        fixed(p.median_ratio, 2),
+                    ]);
+                }
+                tables.push(parts);
+            }
+            let mut worst = Table::new(
+                "Largest residuals (k = 0 rows in sample, k ≥ 1 rows held out)",
+                &["line", "deployment", "concurrency", "k", "context", "measured ms", "model ms", "residual"],
+            );
+            for r in &steps.worst {
+                worst.row(vec![
+                    r.line.to_string(),
+                    r.group.clone(),
+                    r.concurrency.to_string(),
+                    r.k.to_string(),
+                    fixed(r.context, 0),
+                    fixed(r.measured_ms, 3),
+                    fixed(r.predicted_ms, 3),
+                    format!("{}%", fixed(r.residual_pct, 1)),
+                ]);
+            }
+            tables.push(worst);
+        }
+        let mut headers = vec!["hardware", "rows"];
+        headers.extend(COLUMNS);
+        headers.extend(["bound", "median err"]);
+        let mut pooled =
+            Table::new("Pooled over every spec-off row of each hardware (the profile --output writes)", &headers);
+        for p in &self.pooled {
+            let mut row = vec![p.profile.key.clone(), p.rows.to_string()];
+            row.extend(
+                p.fit
+                    .efficiency
+                    .values()
+                    .iter()
+                    .zip(COLUMNS)
+                    .map(|(v, name)| fixed(*v, if name.ends_with("_eff") || name == "overlap" { 3 } else { 1 })),
+            );
+            row.extend([bounds(&p.fit), pct(p.median_abs_rel_error)]);
+            pooled.row(row);
+        }
+        tables.push(pooled);
+        tables
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+}

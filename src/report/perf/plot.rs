@@ -1,0 +1,84 @@
+//! The chart InferenceX readers know: throughput per GPU (y) against per-user speed (x), one curve per k
+//! through the concurrencies, the Pareto frontier over all of them, and the chosen k per concurrency ringed.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::setup;
+use crate::error::{Error, Result};
+use crate::perf::{PredictReport, Sweep};
+
+/// Draws one panel per sweep.
+///
+/// # Errors
+/// [`Error::Io`] when the file cannot be written.
+pub fn plot_svg(report: &PredictReport, path: &Path) -> Result<()> {
+    let height = 560 * report.sweeps.len().max(1) as u32;
+    let root = SVGBackend::new(path, (980, height)).into_drawing_area();
+    let draw_error =
+        |e: &dyn std::fmt::Display| Error::io(path, std::io::Error::other(format!("drawing the chart failed: {e}")));
+    root.fill(&WHITE).map_err(|e| draw_error(&e))?;
+    for (panel, sweep) in root.split_evenly((report.sweeps.len().max(1), 1)).iter().zip(&report.sweeps) {
+        draw_sweep(panel, sweep).map_err(|e| draw_error(&e))?;
+    }
+    root.present().map_err(|e| draw_error(&e))?;
+    Ok(())
+}
+
+fn draw_sweep<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    sweep: &Sweep,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let max_x = sweep.predictions.iter().map(|p| p.per_user_tps).fold(1.0, f64::max) * 1.08;
+    let max_y = sweep.predictions.iter().map(|p| p.throughput_per_gpu).fold(1.0, f64::max) * 1.08;
+    let mut chart = ChartBuilder::on(area)
+        .caption(format!("{} — frontier dashed, chosen k ringed", setup(sweep)), ("sans-serif", 15))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..max_x, 0.0..max_y)?;
+    chart.configure_mesh().x_desc("per-user speed (tok/s)").y_desc("throughput per GPU (tok/s)").draw()?;
+    let mut swept: Vec<usize> = sweep.predictions.iter().map(|p| p.k).collect();
+    swept.sort_unstable();
+    swept.dedup();
+    for k in swept {
+        let color = Palette99::pick(k).to_rgba();
+        let points: Vec<(f64, f64)> =
+            sweep.predictions.iter().filter(|p| p.k == k).map(|p| (p.per_user_tps, p.throughput_per_gpu)).collect();
+        let label = if k == 0 { "k = 0 (spec off)".to_string() } else { format!("k = {k}") };
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    let frontier: Vec<(f64, f64)> = sweep.frontier.iter().map(|f| (f.per_user_tps, f.throughput_per_gpu)).collect();
+    chart
+        .draw_series(DashedLineSeries::new(frontier, 6, 4, BLACK.stroke_width(2)))?
+        .label("Pareto frontier")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(2)));
+    for p in sweep.predictions.iter().filter(|p| p.k == 0) {
+        chart.draw_series(std::iter::once(Text::new(
+            format!("B={}", p.concurrency),
+            (p.per_user_tps, p.throughput_per_gpu),
+            ("sans-serif", 11),
+        )))?;
+    }
+    for b in &sweep.best {
+        if let Some(p) = b.best_k.and_then(|k| sweep.prediction(b.concurrency, k)) {
+            chart.draw_series(std::iter::once(Circle::new(
+                (p.per_user_tps, p.throughput_per_gpu),
+                7,
+                BLACK.stroke_width(2),
+            )))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("B={} k*={}{}", p.concurrency, p.k, if b.toss_up { "?" } else { "" }),
+                (p.per_user_tps, p.throughput_per_gpu),
+                ("sans-serif", 11),
+            )))?;
+        }
+    }
+    chart.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.8)).draw()?;
+    Ok(())
+}
