@@ -96,8 +96,7 @@ impl SourceArgs {
             None => None,
         };
         let options = CheckOptions { golden: self.golden.clone(), allow, strict };
-        pins::check(&self.repo, &options)
-            .with_context(|| format!("checking pins in repository {}", self.repo.display()))
+        pins::check(&self.repo, &options).context("checking pins")
     }
 }
 
