@@ -292,6 +292,31 @@ fn thinking_mode_is_decided_per_deployment_and_says_how() {
 }
 
 #[test]
+fn request_side_thinking_overrides_the_engines_default() {
+    // DeepSeek-V4 on vLLM serves thinking off unless the request asks: the injected k = 2 recipe's
+    // benchmark asks (`AIPERF_EXTRA_INPUTS: "thinking:true"`), so its pin is judged as thinking_on.
+    let recipe = format!("{RC}vllm/dsv4/agg-k2.yaml");
+    let injected: Vec<&Value> =
+        pins(MASTER).into_iter().filter(|p| p["mode"]["at"]["file"] == recipe.as_str()).collect();
+    assert!(!injected.is_empty());
+    for pin in injected {
+        assert_eq!(
+            (pin["mode"]["value"].as_str(), pin["mode"]["how"].as_str()),
+            (Some("thinking_on"), Some("literal"))
+        );
+        assert!(pin["mode"]["text"].as_str().unwrap().contains("AIPERF_EXTRA_INPUTS"), "{pin}");
+        assert_eq!(pin["mode"]["at"]["line"].as_u64(), Some(line_of(&recipe, "AIPERF_EXTRA_INPUTS") as u64));
+    }
+    // Negative twin: the same model and engine with nothing on the request side falls back to the default.
+    let plain = only_pin(&format!("{SN}dsv4_fp4_h100x_vllm_mtp.sh"));
+    assert_eq!(
+        (plain["mode"]["value"].as_str(), plain["mode"]["how"].as_str()),
+        (Some("thinking_off"), Some("inferred"))
+    );
+    assert!(!plain["mode"]["text"].as_str().unwrap().contains("AIPERF_EXTRA_INPUTS"));
+}
+
+#[test]
 fn shell_branches_templates_and_defaults_are_read_as_bash_runs_them() {
     let kw = |file: &str| -> Vec<(u64, f64, String)> {
         let mut v: Vec<(u64, f64, String)> = pins(file)
@@ -384,6 +409,8 @@ fn yaml_is_read_as_pyyaml_reads_it() {
         (Some(last as u64), Some(3), Some("ok"))
     );
     assert!(message_at(report(), &dup, last, "duplicate-key").contains("speculative-config"));
+    // Negative twin: the same recipe written once has no duplicate-key warning.
+    assert!(findings_in(report(), &format!("{RC}vllm/mm3/agg.yaml")).iter().all(|(c, ..)| c != "duplicate-key"));
     // Model names come from `model.path: hf:org/name` and `served-model-name`, never container mounts.
     for pin in pins(&format!("{RC}sglang/glm/disagg.yaml")) {
         assert_eq!(
