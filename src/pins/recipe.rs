@@ -12,7 +12,7 @@
 //! role's. The model is the served name (`served-model-name`, `identity.model.repo`, `model.path` with
 //! `hf:` removed), never a container mount such as `model-path: /model/`.
 //!
-//! Line numbers come from a small indentation index of the text ([`LineIndex`]), since the tree has none.
+//! Line numbers come from a small indentation index of the text (`LineIndex`), since the tree has none.
 
 use std::collections::BTreeSet;
 
