@@ -1,7 +1,8 @@
 //! Pins that carry the real shape, and llama.cpp as evidence: `alsim pin --shape real` for the engines
 //! that take per-position rates, and `alsim eval` on llama.cpp server logs.
 
-use alsim::evidence::{ReadOptions, read};
+use alsim::evidence::{Pin, ReadOptions, evaluate, read};
+use proptest::prelude::*;
 
 use crate::util::{json, run};
 
@@ -133,4 +134,41 @@ fn impossible_llamacpp_counts_name_the_line_and_short_runs_stay_undecided() {
     let (code, _, stderr) = run(&["eval", "--pin", "3.5", "--k", "4", LOG]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("not k = 4"), "{stderr}");
+}
+
+const LINES: [&str; 3] = [
+    "0.12.0 I slot print_timing: id  0 | task 0 | draft acceptance = 0.58333 (   21 accepted /    36 generated), mean acceptance length =  2.75, acceptance rate per position = (0.750, 0.583, 0.417)",
+    "0.12.0 I slot print_timing: id  0 | task 0 | draft acceptance = 0.77945 (  311 accepted /   399 generated), mean len =  2.55",
+    "0.12.0 I spec common_specu: statistics     draft-eagle3: #calls(b,g,a) =    1     12     12, #gen drafts =     12, #acc drafts =     9, #gen tokens =     36, #acc tokens =    21, #mean acc len = 2.75, #acc rate/pos = (0.750, 0.583, 0.417), dur(b,g,a) = 0.004, 120.000, 0.148 ms",
+];
+
+proptest! {
+    // cargo-fuzz (fuzz/fuzz_targets/llamacpp_log.rs) explores further where it is installed; this keeps
+    // mangled llama.cpp lines in every `cargo test`.
+    #[test]
+    fn mangled_llamacpp_lines_are_errors_or_evidence_never_panics(
+        which in 0usize..3,
+        edits in proptest::collection::vec((0usize..400, any::<u8>()), 0..4),
+        cut in 0usize..400,
+        numbers in proptest::collection::vec(0u32..100_000, 3),
+    ) {
+        let mut text = LINES[which]
+            .replace("21 accepted", &format!("{} accepted", numbers[0]))
+            .replace("=     12,", &format!("= {},", numbers[1]))
+            .replace("#acc tokens =    21", &format!("#acc tokens = {}", numbers[2]))
+            .into_bytes();
+        for (at, byte) in edits {
+            let n = text.len();
+            text[at % n] = byte;
+        }
+        text.truncate(cut.max(1));
+        let twice = [text.clone(), b"\n".to_vec(), text].concat();
+        for k in [None, Some(1), Some(3)] {
+            let options = ReadOptions { k, ..ReadOptions::default() };
+            if let Ok(evidence) = read(&twice[..], "p.log", &options) {
+                let pin = Pin::new(2.83, 3, 0.05, 0.95, "p").unwrap();
+                let _ = evaluate(&pin, &evidence);
+            }
+        }
+    }
 }
