@@ -9,6 +9,7 @@ mod no_panic;
 mod perf;
 mod pins;
 mod props;
+mod shape;
 mod sim;
 mod transcripts;
 mod util;
