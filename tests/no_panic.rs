@@ -32,6 +32,8 @@ const SUBCOMMANDS: &[&[&str]] = &[
     &["eval", "--pin", "2.83", "--k", "3", "/dev/null"],
     &["predict", "--evidence", "tests/fixtures/evidence/vllm_mtbench.log"],
     &["predict", "--evidence", "/dev/zero"],
+    &["predict", "--evidence", "tests/fixtures/evidence/llamacpp_mtbench.log"],
+    &["pin", "--engine", "vllm", "--shape", "real"],
 ];
 
 #[test]

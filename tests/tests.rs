@@ -10,6 +10,7 @@ mod perf;
 mod pins;
 mod pins_cli;
 mod props;
+mod shape;
 mod sim;
 mod transcripts;
 mod util;

@@ -16,7 +16,7 @@ pub mod pin;
 pub mod schedule;
 
 pub use compare::PinAnalysis;
-pub use pin::RatesPin;
+pub use pin::{RatesPin, RatesSetting};
 pub use schedule::geometric_chain;
 
 use serde::Serialize;

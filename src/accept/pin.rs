@@ -220,6 +220,49 @@ impl RatesPin {
     }
 }
 
+/// A rates pin in one engine's spelling, with the golden value it keeps and where its rates came from
+/// (`alsim pin --shape real`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RatesSetting {
+    /// The engine.
+    pub engine: Engine,
+    /// Draft length.
+    pub k: usize,
+    /// The golden acceptance length the rates keep.
+    pub golden_al: f64,
+    /// Where the golden value came from (file and key).
+    pub source: String,
+    /// The rates as written and their derivation.
+    #[serde(flatten)]
+    pub pin: RatesPin,
+    /// The acceptance length the written rates imply, 1 + Σ p_i.
+    pub implied_al: f64,
+    /// [`RatesPin::describe`].
+    pub provenance: String,
+    /// The setting, ready to paste.
+    pub lines: Vec<String>,
+}
+
+impl RatesSetting {
+    /// `pin`, derived for a golden `golden_al` from `source`, as `engine` takes it.
+    ///
+    /// # Errors
+    /// As [`RatesPin::setting`]: an engine without a rates knob.
+    pub fn new(pin: RatesPin, engine: Engine, golden_al: f64, source: impl Into<String>) -> Result<RatesSetting> {
+        let lines = pin.setting(engine)?.lines;
+        Ok(RatesSetting {
+            engine,
+            k: pin.k(),
+            golden_al,
+            source: source.into(),
+            implied_al: pin.implied_al(),
+            provenance: pin.describe(),
+            pin,
+            lines,
+        })
+    }
+}
+
 fn unconditional_rates<S: serde::Serializer>(
     chain: &Acceptance,
     serializer: S,

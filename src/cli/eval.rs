@@ -42,7 +42,8 @@ pub enum EvalFormat {
 #[command(after_help = EXIT_STATUS_HELP)]
 pub struct Args {
     /// Evidence files: Prometheus scrapes (one or several concatenated), ATOM /debug/mtp_stats JSON,
-    /// TensorRT-LLM iteration-stats JSON, AIPerf server_metrics_export.json, or vLLM/SGLang/ATOM server logs.
+    /// TensorRT-LLM iteration-stats JSON, AIPerf server_metrics_export.json, or vLLM/SGLang/ATOM/llama.cpp server
+    /// logs.
     #[arg(required = true, value_name = "EVIDENCE")]
     files: Vec<PathBuf>,
     /// Pinned acceptance length (bonus token counted) to check.

@@ -50,7 +50,8 @@ enum Command {
     Eval(eval::Args),
     /// Check or list pinned synthetic acceptance values across a benchmark repository.
     Pins(pins::PinsArgs),
-    /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env).
+    /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env,
+    /// llama.cpp flags), or with --shape real the golden per-position rates (vLLM, llama.cpp).
     Pin(pins::PinArgs),
     /// Predicted step time, throughput per GPU, per-user speed and speedup for every concurrency and draft
     /// length k = 0..8; the best k per concurrency with its band and the Pareto frontier (model.md §6).

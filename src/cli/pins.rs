@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use alsim::accept::{RatesPin, RatesSetting};
 use alsim::engine::Engine;
 use alsim::pins::{self, AllowList, CheckOptions, Status};
 use alsim::report::{self, Format};
@@ -191,15 +192,28 @@ pub struct PinArgs {
     /// Draft length k.
     #[arg(long)]
     k: usize,
-    /// Engine: vllm, sglang, trtllm or atom.
+    /// Engine: vllm, sglang, trtllm, atom or llamacpp.
     #[arg(long, value_parser = parse_engine)]
     engine: Engine,
+    /// What the pin keeps: the golden mean only, or the real per-position shape too.
+    #[arg(long, value_enum, default_value_t = Shape::Mean)]
+    shape: Shape,
     /// ATOM only: write --spec-decode-acceptance-rate (AL−1)/k instead of the length.
     #[arg(long)]
     rate: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = PinFormat::Text)]
     format: PinFormat,
+}
+
+/// What `alsim pin` pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Shape {
+    /// The golden mean as the engine's length knob (each engine then forces its own shape).
+    Mean,
+    /// The golden curve's per-position chain as a rates list (vLLM synthetic_acceptance_rates, llama.cpp
+    /// --spec-synth-rates): same mean, and the real spread of tokens per step.
+    Real,
 }
 
 fn parse_engine(text: &str) -> Result<Engine, String> {
@@ -210,16 +224,43 @@ pub fn run_pin(args: PinArgs) -> anyhow::Result<Outcome> {
     if args.rate && args.engine != Engine::Atom {
         anyhow::bail!("--rate: only ATOM has a rate knob (--spec-decode-acceptance-rate)");
     }
+    if args.rate && args.shape == Shape::Real {
+        anyhow::bail!(
+            "--rate writes ATOM's mean rate knob; --shape real writes per-position rates, which ATOM does not take"
+        );
+    }
     let set = args.curve.curve_set()?;
     let found = set.lookup(&args.curve.query())?;
     let al = found.curve.al(args.k)?;
     let source = format!("{} {}", found.file.origin, found.curve.field(args.k));
-    let setting = pins::native_setting(args.engine, al, args.k, args.rate, source)?;
-    let text = match args.format {
-        PinFormat::Text => setting.lines.iter().map(|l| format!("{l}\n")).collect(),
-        PinFormat::Table => report::render(&setting, Format::Table),
-        PinFormat::Json => report::render(&setting, Format::Json),
+    let text = match args.shape {
+        Shape::Mean => {
+            let setting = pins::native_setting(args.engine, al, args.k, args.rate, source)?;
+            match args.format {
+                PinFormat::Text => lines(&setting.lines),
+                PinFormat::Table => report::render(&setting, Format::Table),
+                PinFormat::Json => report::render(&setting, Format::Json),
+            }
+        }
+        Shape::Real => {
+            let pin = RatesPin::from_curve(found.curve, args.k)?;
+            let setting = RatesSetting::new(pin, args.engine, al, source).context("--shape real")?;
+            match args.format {
+                PinFormat::Text => {
+                    // The setting alone goes to stdout, for `$(alsim pin …)`; where the rates came from is
+                    // for the person reading.
+                    eprintln!("alsim: rates: {}", setting.provenance);
+                    lines(&setting.lines)
+                }
+                PinFormat::Table => report::render(&setting, Format::Table),
+                PinFormat::Json => report::render(&setting, Format::Json),
+            }
+        }
     };
     emit(&text)?;
     Ok(Outcome::Pass)
+}
+
+fn lines(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }

@@ -10,10 +10,16 @@
 //! - ATOM `[MTP Stats Interval] …, Accepted/Total Draft tokens: a/t, …, Accepted tokens distribution:
 //!   {0: 'x%', …}` (and the cumulative `[MTP Stats         ]` line): k = the largest count, D = t/k, A = a,
 //!   the distribution gives P_i. Interval lines are used when present, else deltas of cumulative lines.
+//! - llama.cpp per-request `draft acceptance = … (A accepted / G generated), mean acceptance length = …`
+//!   lines and cumulative per-drafter `statistics <drafter>: #calls(b,g,a) = …` lines ([`llamacpp`]).
+//!   Here the cumulative lines are preferred: they count the steps, which the request lines only imply.
 //!
 //! Other lines are ignored, so logs may hold anything else; a recognised line that cannot be read is an
 //! error naming its line.
 
+mod llamacpp;
+
+use std::collections::BTreeSet;
 use std::io::BufRead;
 
 use memchr::memmem;
@@ -41,10 +47,22 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
     let mut intervals = Series::new();
     let mut cumulative = Series::new();
     let mut previous: Option<Window> = None;
+    // llama.cpp: per-position counts of the server runs before the last restart.
+    let mut finished_positions: Option<Vec<f64>> = None;
     let mut notes = Vec::new();
+    // llama.cpp: the drafter whose statistics lines are read, the others seen, and the first request line
+    // that could not be read for want of k.
+    let mut drafter: Option<String> = None;
+    let mut other_drafters = BTreeSet::new();
+    let mut request_without_k: Option<usize> = None;
     // SIMD substring search: most log lines match nothing, and this keeps them at memory speed.
-    let (vllm_marker, sglang_marker, atom_marker) =
-        (memmem::Finder::new(VLLM), memmem::Finder::new(SGLANG), memmem::Finder::new(ATOM));
+    let (vllm_marker, sglang_marker, atom_marker, request_marker, statistics_marker) = (
+        memmem::Finder::new(VLLM),
+        memmem::Finder::new(SGLANG),
+        memmem::Finder::new(ATOM),
+        memmem::Finder::new(llamacpp::REQUEST),
+        memmem::Finder::new(llamacpp::STATISTICS),
+    );
     let lines = super::for_each_line(reader, origin, |line_no, bytes, end| {
         let here = |message: String| Error::parse(origin, Some(line_no), message);
         if end == Line::TooLong {
@@ -66,6 +84,25 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
             sglang(&text, options).map_err(here)?
         } else if let Some(at) = atom_marker.find(bytes) {
             atom(&String::from_utf8_lossy(&bytes[at + ATOM.len()..])).map_err(here)?
+        } else if let Some(at) = request_marker.find(bytes) {
+            let request = llamacpp::request(&String::from_utf8_lossy(&bytes[at..])).map_err(here)?;
+            let Some(k) = options.k else {
+                request_without_k.get_or_insert(line_no);
+                return Ok(());
+            };
+            (Engine::Llamacpp, request.window(k).map_err(here)?, None, false)
+        } else if statistics_marker.find(bytes).is_some() {
+            let Some((name, window)) =
+                llamacpp::statistics(&String::from_utf8_lossy(bytes), options.k).map_err(here)?
+            else {
+                return Ok(());
+            };
+            // The cumulative counts of one drafter are one series; a second drafter's are another run.
+            if *drafter.get_or_insert_with(|| name.clone()) != name {
+                other_drafters.insert(name);
+                return Ok(());
+            }
+            (Engine::Llamacpp, window, None, true)
         } else {
             return Ok(());
         };
@@ -94,26 +131,42 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
             intervals.push(window);
             return Ok(());
         }
-        let delta = match &previous {
+        let mut delta = match &previous {
             Some(p) if window.steps < p.steps || window.accepted < p.accepted => {
                 notes.push(format!(
-                    "line {line_no}: cumulative MTP stats went down: the server restarted; counting from zero after it"
+                    "line {line_no}: cumulative {} went down: the server restarted; counting from zero after it",
+                    if engine == Engine::Llamacpp { "statistics" } else { "MTP stats" }
                 ));
+                finished_positions = add_positions(finished_positions.take(), p.positions.as_ref());
                 window.clone()
             }
             Some(p) => subtract(&window, p),
             None => window.clone(),
         };
+        if engine == Engine::Llamacpp {
+            // llama.cpp prints cumulative rates to 3 decimals, so their rounding grows with the count: the
+            // difference of two lines is no per-position count. The last line of each server run is.
+            delta.positions = None;
+        }
         cumulative.push(delta);
         previous = Some(window);
         Ok(())
     })?;
     let Some((first_line, engine)) = first else {
+        if let Some(line) = request_without_k {
+            return Err(Error::parse(
+                origin,
+                Some(line),
+                "llama.cpp's per-request line does not state the draft length k, which its step count depends on: give it (eval --k, predict --evidence-k), or log at -lv 4 for the statistics lines",
+            ));
+        }
         return Err(Error::parse(
             origin,
             None,
             format!(
-                "no acceptance lines found in {lines} lines: expected vLLM '{VLLM}', SGLang 'Decode batch … {SGLANG}' or ATOM '{ATOM} …]' lines"
+                "no acceptance lines found in {lines} lines: expected vLLM '{VLLM}', SGLang 'Decode batch … {SGLANG}', ATOM '{ATOM} …]' or llama.cpp '{}' / 'statistics … {}' lines",
+                llamacpp::REQUEST,
+                llamacpp::STATISTICS
             ),
         ));
     };
@@ -133,14 +186,44 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
             options.decode_log_interval
         ));
     }
-    let series = if intervals.inputs() > 0 { intervals } else { cumulative };
+    if !other_drafters.is_empty() {
+        notes.push(format!(
+            "statistics of {} read; those of {} left out (each drafter is its own run)",
+            drafter.as_deref().unwrap_or("-"),
+            other_drafters.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let use_intervals = intervals.inputs() > 0 && (engine != Engine::Llamacpp || cumulative.inputs() == 0);
+    if engine == Engine::Llamacpp {
+        notes.push(
+            if use_intervals {
+                "llama.cpp per-request lines: each request's steps recovered from its printed mean and k (the statistics lines of -lv 4 count them)"
+            } else {
+                "llama.cpp statistics lines: deltas of the cumulative counts"
+            }
+            .to_string(),
+        );
+    }
+    let series = if use_intervals { intervals } else { cumulative };
     let inputs = series.inputs();
     let (batches, stride) = series.finish();
     if stride > 1 {
         notes.push(format!("{inputs} log intervals kept as {} windows of {stride} each", batches.len()));
     }
-    let total = Window::sum(&batches).unwrap_or_else(|| Window::new(0.0, 0.0));
+    let mut total = Window::sum(&batches).unwrap_or_else(|| Window::new(0.0, 0.0));
+    if engine == Engine::Llamacpp && !use_intervals {
+        total.positions = previous.and_then(|last| add_positions(finished_positions, last.positions.as_ref()));
+    }
     Ok(Evidence { location, engine, format: InputFormat::Log, k, total, batches, notes })
+}
+
+/// The sum of per-position counts of two server runs; the first run counts nothing.
+fn add_positions(done: Option<Vec<f64>>, run: Option<&Vec<f64>>) -> Option<Vec<f64>> {
+    let run = run?;
+    Some(match done {
+        Some(done) => done.iter().zip(run).map(|(a, b)| a + b).collect(),
+        None => run.clone(),
+    })
 }
 
 fn subtract(a: &Window, b: &Window) -> Window {

@@ -72,7 +72,8 @@ pub enum InputFormat {
     TrtllmJson,
     /// AIPerf `server_metrics_export.json` (InferenceX AgentX results).
     AiperfJson,
-    /// Server logs: vLLM "SpecDecoding metrics", SGLang "Decode batch", ATOM "[MTP Stats …]" lines.
+    /// Server logs: vLLM "SpecDecoding metrics", SGLang "Decode batch", ATOM "[MTP Stats …]", llama.cpp
+    /// "draft acceptance" and "statistics" lines.
     Log,
 }
 

@@ -289,6 +289,21 @@ fn missing(origin: &str, line: Option<usize>, engine: Engine, family: Family, ex
     )
 }
 
+/// Engines that count draft tokens but not steps: every step drafts k tokens, so steps = drafted / k.
+fn steps_from_draft_tokens(drafted: f64, accepted: f64, k: usize) -> Window {
+    let mut w = Window::new(drafted / k as f64, accepted);
+    w.draft_tokens = Some(drafted);
+    w
+}
+
+fn no_step_count(origin: &str, line: Option<usize>, what: &str) -> Error {
+    Error::parse(
+        origin,
+        line,
+        format!("{what}: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps"),
+    )
+}
+
 /// The counts of one snapshot or delta.
 fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: &ReadOptions) -> Result<Window> {
     let get = |family: Family| m.get(&(family, None)).copied();
@@ -359,15 +374,9 @@ fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: 
             let drafted = need(Family::TrtllmDraftTokens, "")?;
             let accepted = need(Family::TrtllmAccepted, "")?;
             let k = k.or(options.k).ok_or_else(|| {
-                Error::parse(
-                    origin,
-                    drafted.line,
-                    "TensorRT-LLM exports draft tokens but no draft (step) counter: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps",
-                )
+                no_step_count(origin, drafted.line, "TensorRT-LLM exports draft tokens but no draft (step) counter")
             })?;
-            let mut w = Window::new(drafted.value / k as f64, accepted.value);
-            w.draft_tokens = Some(drafted.value);
-            (w, drafted.line)
+            (steps_from_draft_tokens(drafted.value, accepted.value, k), drafted.line)
         }
         Engine::Atom => {
             let steps = indexed(Family::AtomDecodeSteps);
@@ -375,15 +384,9 @@ fn window(engine: Engine, m: &Reduced, k: Option<usize>, origin: &str, options: 
                 let drafted = need(Family::AtomDraftTokens, "")?;
                 let accepted = need(Family::AtomAccepted, "")?;
                 let k = k.or(options.k).ok_or_else(|| {
-                    Error::parse(
-                        origin,
-                        drafted.line,
-                        "ATOM metrics without atom:mtp_decode_steps have no step count: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps",
-                    )
+                    no_step_count(origin, drafted.line, "ATOM metrics without atom:mtp_decode_steps have no step count")
                 })?;
-                let mut w = Window::new(drafted.value / k as f64, accepted.value);
-                w.draft_tokens = Some(drafted.value);
-                (w, drafted.line)
+                (steps_from_draft_tokens(drafted.value, accepted.value, k), drafted.line)
             } else {
                 let top = steps.iter().map(|(i, _)| *i).max().unwrap_or(0);
                 let mut counts = vec![0.0; top + 1];

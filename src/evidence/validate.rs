@@ -74,8 +74,13 @@ pub fn metrics(engine: Engine, format: InputFormat) -> Metrics {
         (Engine::Atom, _) => {
             m("atom:mtp_decode_steps", "atom:mtp_accepted_tokens", "atom:mtp_decode_steps", "atom:mtp_draft_tokens")
         }
-        // llama.cpp's statistics line (engines.md §6), should a reader for it come.
-        (Engine::Llamacpp, _) => m("#gen drafts", "#acc tokens", "#acc rate/pos", "#gen tokens"),
+        // The statistics line's names; a request line's counts are its "accepted", "generated" and steps.
+        (Engine::Llamacpp, _) => m(
+            "verification steps (#calls a)",
+            "accepted (#acc tokens)",
+            "acceptance rate per position",
+            "generated (#gen tokens)",
+        ),
     }
 }
 

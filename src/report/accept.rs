@@ -1,7 +1,31 @@
-//! Tables for [`PinAnalysis`] (`alsim accept`).
+//! Tables for [`PinAnalysis`] (`alsim accept`) and [`RatesSetting`] (`alsim pin --shape real`).
 
 use super::{Report, Table, fixed, fixed_list};
-use crate::accept::PinAnalysis;
+use crate::accept::{PinAnalysis, RatesSetting};
+
+impl Report for RatesSetting {
+    fn tables(&self) -> Vec<Table> {
+        let mut table = Table::new(
+            format!(
+                "{} rates pin for AL {} at k = {} ({}): [{}]",
+                self.engine.display_name(),
+                fixed(self.golden_al, 2),
+                self.k,
+                self.source,
+                self.pin.list(", ")
+            ),
+            &["setting"],
+        );
+        for line in &self.lines {
+            table.row(vec![line.clone()]);
+        }
+        vec![table]
+    }
+
+    fn notes(&self) -> Vec<String> {
+        vec![format!("rates: {}; implied AL 1 + Σ p_i = {}", self.provenance, fixed(self.implied_al, 4))]
+    }
+}
 
 impl Report for PinAnalysis {
     fn tables(&self) -> Vec<Table> {
