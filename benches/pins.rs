@@ -1,4 +1,5 @@
-//! `alsim pins check` over a generated benchmark repository of ~1,300 files (target: well under a second).
+//! `alsim pins check` on the fixture repository as it is, and over a generated benchmark repository of
+//! ~1,300 files (target: well under a second).
 //!
 //! The tree is generated into a temporary directory from the fixture repository's scripts, recipes and
 //! golden files (renamed copies), plus unrelated Python, Markdown and data files, as a benchmark repository
@@ -64,6 +65,10 @@ fn bench(c: &mut Criterion) {
     let files = generate(&root);
     let mut group = c.benchmark_group("pins");
     group.sample_size(10).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/benchrepo");
+    group.bench_function("check the fixture repository", |b| {
+        b.iter(|| pins::check(&fixture, &CheckOptions::default()).expect("fixture checks"))
+    });
     group.bench_function(format!("check {files} files"), |b| {
         b.iter(|| pins::check(&root, &CheckOptions::default()).expect("generated repository checks"))
     });

@@ -165,6 +165,154 @@ pub fn parse(text: &str, origin: &str) -> Result<Node> {
     Ok(convert(value))
 }
 
+/// A mapping key written twice in one mapping; the last value was kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The keys leading to the mapping, from the root.
+    pub path: Vec<String>,
+    /// The repeated key.
+    pub key: String,
+}
+
+/// Parses one YAML document the way PyYAML's `safe_load` reads it, for files that tools written in Python
+/// consume (benchmark recipes): a key written twice keeps its last value, and `<<:` merge keys are
+/// applied (the mapping's own keys override merged ones). Every duplicate is returned so the caller can
+/// warn; [`parse`] instead rejects duplicates, as golden files must.
+///
+/// # Errors
+/// [`Error::Parse`] with the line of the syntax error.
+pub fn parse_like_pyyaml(text: &str, origin: &str) -> Result<(Node, Vec<Duplicate>)> {
+    use serde::de::DeserializeSeed;
+    check_depth(text, origin)?;
+    let duplicates = std::cell::RefCell::new(Vec::new());
+    let seed = lenient::Seed { path: &[], duplicates: &duplicates };
+    let node = seed.deserialize(serde_yaml::Deserializer::from_str(text)).map_err(|e| {
+        let line = e.location().map(|l| l.line());
+        let message = e.to_string();
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        Error::parse(origin, line, format!("invalid YAML: {message}"))
+    })?;
+    Ok((node, duplicates.into_inner()))
+}
+
+mod lenient {
+    //! A serde visitor that builds [`Node`]s with PyYAML's mapping semantics.
+
+    use std::cell::RefCell;
+    use std::fmt;
+
+    use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+
+    use super::{Duplicate, Node};
+
+    #[derive(Clone, Copy)]
+    pub(super) struct Seed<'a> {
+        pub(super) path: &'a [String],
+        pub(super) duplicates: &'a RefCell<Vec<Duplicate>>,
+    }
+
+    impl<'de> DeserializeSeed<'de> for Seed<'_> {
+        type Value = Node;
+        fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Node, D::Error> {
+            deserializer.deserialize_any(self)
+        }
+    }
+
+    fn put(entries: &mut Vec<(Node, Node)>, key: Node, value: Node) -> bool {
+        match entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => {
+                slot.1 = value;
+                true
+            }
+            None => {
+                entries.push((key, value));
+                false
+            }
+        }
+    }
+
+    impl<'de> Visitor<'de> for Seed<'_> {
+        type Value = Node;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any YAML value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
+            Ok(Node::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
+            Ok(Node::Number(v as f64, v.to_string()))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
+            Ok(Node::Number(v as f64, v.to_string()))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
+            Ok(Node::Number(v, v.to_string()))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Node, E> {
+            Ok(Node::String(v.to_string()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Node, E> {
+            Ok(Node::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<Node, E> {
+            Ok(Node::Null)
+        }
+        fn visit_none<E>(self) -> Result<Node, E> {
+            Ok(Node::Null)
+        }
+        fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+            self.deserialize(d)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+            let mut items = Vec::new();
+            while let Some(item) = seq.next_element_seed(self)? {
+                items.push(item);
+            }
+            Ok(Node::Seq(items))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+            let mut own: Vec<(Node, Node)> = Vec::new();
+            let mut merged: Vec<(Node, Node)> = Vec::new();
+            let no_path: &[String] = &[];
+            while let Some(key) = map.next_key_seed(Seed { path: no_path, duplicates: self.duplicates })? {
+                let text = key.as_scalar_text().unwrap_or_default();
+                let mut path = self.path.to_vec();
+                path.push(text.clone());
+                let value = map.next_value_seed(Seed { path: &path, duplicates: self.duplicates })?;
+                if text == "<<" {
+                    // Earlier merges win over later ones, as in PyYAML.
+                    let sources = match value {
+                        Node::Seq(items) => items,
+                        other => vec![other],
+                    };
+                    for source in sources {
+                        if let Node::Map(entries) = source {
+                            for (k, v) in entries {
+                                if !merged.iter().any(|(m, _)| *m == k) {
+                                    merged.push((k, v));
+                                }
+                            }
+                        }
+                    }
+                    continue;
+                }
+                if put(&mut own, key, value) {
+                    self.duplicates.borrow_mut().push(Duplicate { path: self.path.to_vec(), key: text });
+                }
+            }
+            for (k, v) in own {
+                put(&mut merged, k, v);
+            }
+            Ok(Node::Map(merged))
+        }
+        fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Node, A::Error> {
+            use de::VariantAccess;
+            let (_tag, variant): (String, _) = data.variant()?;
+            variant.newtype_variant_seed(self)
+        }
+    }
+}
+
 fn convert(value: serde_yaml::Value) -> Node {
     use serde_yaml::Value;
     match value {
@@ -188,6 +336,18 @@ mod tests {
         let Error::Parse { line, message, .. } = &err else { panic!("{err}") };
         assert!(line.is_some(), "{err}");
         assert!(message.contains("duplicate"), "{err}");
+    }
+
+    #[test]
+    fn pyyaml_reading_keeps_the_last_duplicate_and_applies_merges() {
+        let text = "a: &base\n  k: 1\n  v: x\nb:\n  <<: *base\n  v: y\n  w: 2\n  w: 3\n";
+        let (node, duplicates) = parse_like_pyyaml(text, "r.yaml").unwrap();
+        let b = node.get("b").unwrap();
+        assert_eq!(b.get("k").and_then(Node::as_f64), Some(1.0));
+        assert_eq!(b.get("v").and_then(Node::as_scalar_text).as_deref(), Some("y"));
+        assert_eq!(b.get("w").and_then(Node::as_f64), Some(3.0));
+        assert_eq!(duplicates, [Duplicate { path: vec!["b".into()], key: "w".into() }]);
+        assert!(parse_like_pyyaml("a: [\n", "r.yaml").is_err());
     }
 
     #[test]

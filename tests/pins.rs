@@ -1,330 +1,607 @@
-//! `alsim pins check|list` on the fixture benchmark repository, and `alsim pin`.
-//!
-//! The fixture (`tests/fixtures/benchrepo/`) plants at least one error of each class of pins.md; each
-//! file's first comment says which. The check must find every one, by file and class, and nothing at the
-//! files whose pins are correct.
+//! `alsim pins check` on the fixture benchmark repository (`tests/fixtures/benchrepo/`): one test per
+//! mechanism by which a pin reaches an engine, and one per error class of pins.md, each with its negative
+//! twin. The fixture is wired like InferenceX in small files of its own; each file's first comment says
+//! whether its pins are correct or which class it plants. Lines are found from the fixture's text, so the
+//! tests name what they look for rather than line numbers.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use crate::util::run;
 
-fn fixture() -> PathBuf {
+pub const SN: &str = "benchmarks/single_node/agentic/";
+pub const RC: &str = "benchmarks/multi_node/srt-slurm-recipes/";
+pub const MASTER: &str = "configs/demo-master.yaml";
+
+pub fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/benchrepo")
 }
 
-fn check_json(args: &[&str]) -> (i32, Value) {
+/// Runs `alsim` with `args` (which end in `--format json`) and parses stdout; a panic fails the test.
+pub fn check_json(args: &[&str]) -> (i32, Value) {
     let (code, stdout, stderr) = run(args);
     assert!(code != 101 && !stderr.contains("panicked"), "{stderr}");
     let value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("invalid JSON ({e}): {stdout}\n{stderr}"));
     (code, value)
 }
 
-fn fixture_check() -> (i32, Value) {
+fn check(allow: bool) -> (i32, Value) {
     let repo = fixture();
-    let allow = repo.join("alsim-allow.yaml");
-    check_json(&["pins", "check", repo.to_str().unwrap(), "--allow", allow.to_str().unwrap(), "--format", "json"])
+    let allow_list = repo.join("alsim-allow.yaml");
+    let mut args = vec!["pins", "check", repo.to_str().unwrap(), "--format", "json"];
+    if allow {
+        args.extend(["--allow", allow_list.to_str().unwrap()]);
+    }
+    check_json(&args)
 }
 
-const AGENTIC: &str = "benchmarks/single_node/agentic/";
-const RECIPES: &str = "benchmarks/multi_node/agentic/recipes/";
-
-/// (file, class, sanctioned by the allow-list)
-fn planted() -> Vec<(String, &'static str, bool)> {
-    let a = |f: &str| format!("{AGENTIC}{f}");
-    let r = |f: &str| format!("{RECIPES}{f}");
-    vec![
-        (r("minimaxm3/gb300-sglang-disagg-mtp-k2.yaml"), "wrong-k", false),
-        (a("minimaxm3_fp8_mi300x_atom_mtp.sh"), "wrong-drafter", false),
-        (a("minimaxm3_fp8_h200_vllm_mtp.sh"), "wrong-drafter", false),
-        (r("kimik3/gb300-vllm-agg-dspark-greedy-curve.yaml"), "wrong-drafter", false),
-        (a("minimaxm3_fp4_b200_sglang_mtp.sh"), "wrong-thinking-mode", false),
-        (a("minimaxm3_fp4_gb200_sglang_mtp.sh"), "wrong-thinking-mode", true),
-        ("configs/minimaxm3-master.yaml".into(), "wrong-thinking-mode", false),
-        (a("kimik2.5_fp4_h200_vllm_mtp.sh"), "wrong-model", false),
-        (a("minimaxm3_fp4_b200_trt_mtp.sh"), "spelling", false),
-        (a("glm5.2_fp8_b200_sglang_mtp.sh"), "spelling", false),
-        (r("kimik3/gb300-vllm-agg-dspark-nosynthetic.yaml"), "spelling", false),
-        (a("qwen3.5_fp4_mi355x_atom_mtp.sh"), "out-of-range", false),
-        (a("minimaxm3_fp4_mi325x_atom_mtp.sh"), "never-passed", false),
-        ("configs/minimaxm3-master.yaml".into(), "never-passed", false),
-        (a("kimik2.5_fp4_b300_trt_mtp.sh"), "eval-leak", false),
-        (r("minimaxm3/gb300-vllm-agg-eval-pinned.yaml"), "eval-leak", false),
-        (a("glm5.2_fp8_h200_vllm_mtp.sh"), "missing-pin", false),
-        (a("dsv4_fp4_mi300x_atom_mtp.sh"), "missing-pin", false),
-        (a("minimaxm3_fp4_mi350x_atom_mtp.sh"), "drift", false),
-        (a("minimaxm3_fp4_b300_vllm_mtp.sh"), "drift", false),
-        ("CHANGELOG.md".into(), "drift", false),
-        ("golden_al_distribution/minimaxm3_eagle3_gqa.yaml".into(), "curve-problem", false),
-        ("golden_al_distribution/dsv4_mtp.yaml".into(), "curve-problem", false),
-        (a("qwen3.5_fp4_h200_vllm_mtp.sh"), "assumption", false),
-    ]
+/// The fixture's report with its allow-list, computed once for every test.
+fn report() -> &'static Value {
+    static REPORT: OnceLock<Value> = OnceLock::new();
+    REPORT.get_or_init(|| {
+        let (code, report) = check(true);
+        assert_eq!(code, 1, "the planted errors fail the check");
+        report
+    })
 }
 
-/// Files whose every pin is correct.
-fn correct_files() -> Vec<String> {
-    [
-        "minimaxm3_fp4_mi355x_atom_mtp.sh",
-        "minimaxm3_fp4_b200_vllm_mtp.sh",
-        "qwen3.5_fp4_b200_sglang_mtp.sh",
-        "kimik2.5_fp4_b200_trt_mtp.sh",
-        "glm5.2_fp8_mi355x_atom_mtp.sh",
-        "dsv4_fp4_mi355x_atom_mtp.sh",
-    ]
-    .iter()
-    .map(|f| format!("{AGENTIC}{f}"))
-    .chain(
-        [
-            "minimaxm3/gb300-sglang-disagg-mtp.yaml",
-            "kimik3/gb300-vllm-agg-dspark.yaml",
-            "minimaxm3/gb300-vllm-agg-eval.yaml",
-            "minimaxm3/gb300-vllm-agg-mtp.yaml",
-        ]
+/// The 1-based line of the `nth` (0-based) line of a fixture file containing `needle`; comment lines
+/// count only for a needle that starts with `#`.
+pub fn line_of_nth(file: &str, needle: &str, nth: usize) -> usize {
+    let text = std::fs::read_to_string(fixture().join(file)).unwrap();
+    let mut hits = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle) && (needle.starts_with('#') || !l.trim_start().starts_with('#')));
+    hits.nth(nth).unwrap_or_else(|| panic!("{file} has no line #{nth} with {needle:?}")).0 + 1
+}
+
+pub fn line_of(file: &str, needle: &str) -> usize {
+    line_of_nth(file, needle, 0)
+}
+
+fn pins(file: &str) -> Vec<&'static Value> {
+    let pins: Vec<&Value> =
+        report()["pins"].as_array().unwrap().iter().filter(|p| p["location"]["file"] == file).collect();
+    assert!(!pins.is_empty(), "no pin in {file}");
+    pins
+}
+
+fn pins_at(file: &str, line: usize) -> Vec<&'static Value> {
+    report()["pins"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|f| format!("{RECIPES}{f}")),
-    )
-    .chain([
-        "benchmarks/common/spec_al_table.sh".to_string(),
-        "benchmarks/single_node/speedbench/minimaxm3_fp4_b300_vllm.sh".to_string(),
-    ])
-    .collect()
+        .filter(|p| p["location"]["file"] == file && p["location"]["line"] == line)
+        .collect()
 }
 
-fn findings(report: &Value) -> Vec<(String, String, usize, bool)> {
+fn only_pin(file: &str) -> &'static Value {
+    let pins = pins(file);
+    let [pin] = pins.as_slice() else { panic!("{file}: {} pins", pins.len()) };
+    pin
+}
+
+/// (class, line, severity, allowed) of every finding in `file`.
+fn findings_in(report: &Value, file: &str) -> Vec<(String, usize, String, bool)> {
     report["findings"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|f| f["location"]["file"] == file)
         .map(|f| {
             (
-                f["location"]["file"].as_str().unwrap().to_string(),
                 f["class"].as_str().unwrap().to_string(),
                 f["location"]["line"].as_u64().unwrap() as usize,
+                f["severity"].as_str().unwrap().to_string(),
                 !f["allowed"].is_null(),
             )
         })
         .collect()
 }
 
-#[test]
-fn every_planted_error_is_found_and_nothing_else() {
-    let (code, report) = fixture_check();
-    assert_eq!(code, 1, "planted errors fail the check");
-    let found = findings(&report);
-    for (file, class, allowed) in planted() {
+fn message_at(report: &Value, file: &str, line: usize, class: &str) -> String {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["location"]["file"] == file && f["location"]["line"] == line && f["class"] == class)
+        .unwrap_or_else(|| panic!("no {class} at {file}:{line}: {:?}", findings_in(report, file)))["message"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A class's positives (an unsanctioned error at the file's line holding the needle) and negative twins
+/// (no finding of that class at the twin's line — or anywhere in the file when the needle is empty — and
+/// every pin there that the class would concern is ok).
+fn assert_class(class: &str, positives: &[(&str, &str)], twins: &[(&str, &str)]) {
+    let report = report();
+    for (file, needle) in positives {
+        let line = line_of(file, needle);
+        let found = findings_in(report, file);
         assert!(
-            found.iter().any(|(f, c, _, a)| *f == file && c == class && *a == allowed),
-            "missing {class} (allowed: {allowed}) at {file}; found {found:#?}"
+            found.iter().any(|(c, l, s, a)| c == class && *l == line && s == "error" && !a),
+            "{class} expected at {file}:{line}; found {found:?}"
         );
     }
-    let planted = planted();
-    for (file, class, line, _) in &found {
-        let expected = planted.iter().any(|(f, c, _)| f == file && c == class)
-            || (file.starts_with("golden_al_distribution/") && class == "curve-problem");
-        assert!(expected, "unexpected {class} at {file}:{line}");
+    for (file, needle) in twins {
+        let line = (!needle.is_empty()).then(|| line_of(file, needle));
+        let found = findings_in(report, file);
+        assert!(
+            !found.iter().any(|(c, l, _, _)| c == class && line.is_none_or(|line| line == *l)),
+            "no {class} expected at {file} {line:?}; found {found:?}"
+        );
+        let pins: Vec<&Value> = match line {
+            Some(line) => pins_at(file, line),
+            None => report["pins"].as_array().unwrap().iter().filter(|p| p["location"]["file"] == *file).collect(),
+        };
+        for pin in pins {
+            assert!(pin["verdict"] == "ok" || pin["verdict"] == "inert", "twin {file}: {pin}");
+            assert!(!pin["problems"].as_array().unwrap().iter().any(|c| c == class), "twin {file}: {pin}");
+        }
     }
-    // The master config's correct entry (line 10) raises nothing; its planted entries do.
-    assert!(!found.iter().any(|(f, _, l, _)| f == "configs/minimaxm3-master.yaml" && *l == 10), "{found:#?}");
-    let correct = correct_files();
-    for (file, class, line, _) in &found {
-        assert!(!correct.contains(file), "{class} at {file}:{line} is a correct pin");
-    }
-    assert_eq!(report["summary"]["allowed"], 1);
 }
 
-fn pin_at<'a>(report: &'a Value, file: &str) -> Vec<&'a Value> {
-    report["pins"].as_array().unwrap().iter().filter(|p| p["location"]["file"] == file).collect()
+// ---- mechanisms -----------------------------------------------------------------------------------
+
+#[test]
+fn an_entry_runs_the_script_its_names_spell_and_sets_the_model() {
+    let pin = only_pin(&format!("{SN}minimaxm3_fp4_h100x_vllm_mtp.sh"));
+    assert_eq!(pin["entries"][0]["name"], "mm3-fp4-h100x-vllm-agentic");
+    assert_eq!(pin["entries"][0]["at"]["file"], MASTER);
+    assert_eq!(
+        (pin["model"]["value"].as_str(), pin["model"]["how"].as_str()),
+        (Some("Org/MiniMax-M3-FP4"), Some("entry"))
+    );
+    assert_eq!(pin["verdict"], "ok");
+    // The launcher's fallbacks: the legacy name without a framework, and AMD names that never carry one.
+    assert_eq!(
+        only_pin(&format!("{SN}qwen3.5_fp8_h100x_mtp.sh"))["entries"][0]["name"],
+        "qwen-fp8-h100x-sglang-agentic"
+    );
+    assert_eq!(only_pin(&format!("{SN}qwen3.5_fp8_mi3x_mtp.sh"))["entries"][0]["name"], "qwen-fp8-mi3x-sglang-agentic");
+    // Negative twins: a script no entry runs keeps its pins, its model from the name's prefix; a
+    // collector no entry runs pins nothing and is not missing a pin; an entry whose script does not
+    // exist is unresolved, naming every name the launcher tries.
+    let orphan = &pins(&format!("{SN}minimaxm3_bf16_h100x_vllm_mtp.sh"))[0];
+    assert!(orphan["entries"].as_array().unwrap().is_empty());
+    assert_eq!(orphan["model"]["how"], "inferred");
+    assert!(findings_in(report(), "benchmarks/single_node/speedbench/minimaxm3_fp4_h100x_vllm.sh").is_empty());
+    let line = line_of(MASTER, "glm-fp4-h100x-vllm-agentic:");
+    let message = message_at(report(), MASTER, line, "unresolved");
+    for tried in ["glm5.2_fp4_h100x_vllm_mtp.sh", "glm5.2_fp4_h100x_mtp.sh"] {
+        assert!(message.contains(tried), "{message}");
+    }
 }
 
 #[test]
-fn seed_recipe_and_its_siblings() {
-    let (_, report) = fixture_check();
-    let seed = pin_at(&report, &format!("{AGENTIC}minimaxm3_fp4_mi355x_atom_mtp.sh"));
-    let [seed] = seed.as_slice() else { panic!("{seed:?}") };
-    assert_eq!(seed["engine"]["value"], "atom");
-    assert_eq!(seed["knob"], "atom_length");
-    assert_eq!(seed["written"]["value"], 2.83);
-    assert_eq!(seed["k"]["value"], 3);
-    assert_eq!(seed["drafter"]["value"], "Inferact/MiniMax-M3-EAGLE3");
-    assert_eq!(seed["mode"]["value"], "thinking_on");
-    assert_eq!(seed["eval_guard"], "guarded");
-    assert_eq!(seed["verdict"], "ok");
-    assert!(seed["golden"]["file"].as_str().unwrap().ends_with("golden_al_distribution/minimaxm3_eagle3.yaml"));
-
-    let vllm = pin_at(&report, &format!("{AGENTIC}minimaxm3_fp4_b200_vllm_mtp.sh"));
-    let [vllm] = vllm.as_slice() else { panic!("{vllm:?}") };
-    assert_eq!((vllm["written"]["value"].as_f64(), vllm["written"]["how"].as_str()), (Some(2.78), Some("variable")));
-    assert!(vllm["golden"]["file"].as_str().unwrap().ends_with("minimaxm3_eagle3_gqa.yaml"));
-    assert_eq!(vllm["golden"]["drafter_match"], "file_name");
-    assert_eq!(vllm["verdict"], "ok");
-
-    for swapped in ["minimaxm3_fp8_mi300x_atom_mtp.sh", "minimaxm3_fp8_h200_vllm_mtp.sh"] {
-        let pins = pin_at(&report, &format!("{AGENTIC}{swapped}"));
-        assert_eq!(pins[0]["verdict"], "mismatch", "{swapped}");
-    }
+fn config_file_names_a_recipe_and_injected_values_are_checked_at_the_entry() {
+    // `recipes/<x>` maps to the recipes folder; the settings come in any order within the entry.
+    let line = line_of(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=2.27");
+    let [pin] = pins_at(MASTER, line)[..] else { panic!() };
+    assert_eq!((pin["mechanism"].as_str(), pin["written"]["how"].as_str()), (Some("master_config"), Some("injected")));
+    assert!(pin["branch"].as_str().unwrap().starts_with(&format!("{RC}vllm/dsv4/agg-k2.yaml")));
+    assert_eq!(
+        (pin["k"]["value"].as_u64(), pin["k"]["at"]["file"].as_str()),
+        (Some(2), Some(&*format!("{RC}vllm/dsv4/agg-k2.yaml")))
+    );
+    assert_eq!(pin["verdict"], "ok");
+    // A CONFIG_FILE naming the repository path is used as is.
+    let strip = pins(&format!("{RC}trtllm/qwen/disagg.yaml"));
+    assert!(strip.iter().any(|p| p["entries"][0]["name"] == "qwen-gbx-trt-agentic"));
+    // Negative twins: a recipe whose comment spells CONFIG_FILE= is no master config (every entry comes
+    // from the master), and a length without SYNTHETIC_ACCEPTANCE=true is never injected.
+    let entries =
+        std::fs::read_to_string(fixture().join(MASTER)).unwrap().lines().filter(|l| l.ends_with("-agentic:")).count();
+    assert_eq!(report()["entries"].as_u64(), Some(entries as u64));
+    let line = line_of_nth(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=3.39", 1);
+    assert!(pins_at(MASTER, line).is_empty());
+    assert!(message_at(report(), MASTER, line, "never-passed").contains("SYNTHETIC_ACCEPTANCE=true"));
 }
 
 #[test]
-fn every_mechanism_resolves_to_the_golden_value() {
-    let (_, report) = fixture_check();
-    let ok = |file: &str| -> Vec<(Option<u64>, String)> {
-        pin_at(&report, file)
+fn eval_routes_decide_which_pins_leak() {
+    let route = |file: &str, line: Option<usize>| -> Vec<String> {
+        pins(file)
             .iter()
-            .map(|p| {
-                assert_eq!(p["verdict"], "ok", "{file}: {p}");
-                (p["k"]["value"].as_u64(), p["written"]["how"].as_str().unwrap().to_string())
-            })
+            .filter(|p| line.is_none_or(|l| p["location"]["line"] == l))
+            .map(|p| p["eval"]["value"].as_str().unwrap().to_string())
             .collect()
     };
-    let branches = ok(&format!("{AGENTIC}qwen3.5_fp4_b200_sglang_mtp.sh"));
-    assert_eq!(branches.iter().map(|b| b.0).collect::<Vec<_>>(), [Some(1), Some(2), Some(3)]);
-    assert_eq!(ok(&format!("{AGENTIC}glm5.2_fp8_mi355x_atom_mtp.sh"))[0].1, "computed");
-    assert_eq!(ok(&format!("{AGENTIC}dsv4_fp4_mi355x_atom_mtp.sh"))[0].1, "table");
-    assert_eq!(ok(&format!("{AGENTIC}kimik2.5_fp4_b200_trt_mtp.sh"))[0].0, Some(3));
-    let roles = ok(&format!("{RECIPES}minimaxm3/gb300-sglang-disagg-mtp.yaml"));
-    assert_eq!(roles.iter().map(|r| r.0).collect::<Vec<_>>(), [Some(2), Some(3)]);
-    ok(&format!("{RECIPES}kimik3/gb300-vllm-agg-dspark.yaml"));
-    let injected: Vec<&Value> = pin_at(&report, "configs/minimaxm3-master.yaml")
-        .into_iter()
-        .filter(|p| p["branch"].as_str().unwrap().contains("gb300-vllm-agg-mtp.yaml"))
+    assert!(route(&format!("{SN}minimaxm3_fp4_h100x_vllm_mtp.sh"), None).iter().all(|r| r == "guarded"));
+    assert!(route(&format!("{RC}vllm/mm3/disagg.yaml"), None).iter().all(|r| r == "twin"));
+    // The decode role reads the prefill role's environment through a YAML anchor: one line, two roles.
+    let strip: Vec<(&str, &str)> = pins(&format!("{RC}trtllm/qwen/disagg.yaml"))
+        .iter()
+        .map(|p| (p["role"].as_str().unwrap(), p["eval"]["value"].as_str().unwrap()))
         .collect();
-    assert_eq!(injected.len(), 2, "the correct entry and the leaky-eval entry inject into the same recipe");
-    for pin in injected {
-        assert_eq!((pin["verdict"].as_str(), pin["written"]["how"].as_str()), (Some("ok"), Some("injected")), "{pin}");
-    }
+    assert_eq!(strip, [("decode", "launcher_strip"), ("prefill", "inert")]);
+    assert_eq!(route(MASTER, Some(line_of(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"))), ["injector"]);
+    // The eval twin's pin itself leaks: the twin is what eval runs read.
+    assert_eq!(route(&format!("{RC}vllm/mm3/agg-eval-pinned.yaml"), None), ["leaks"]);
+    assert_eq!(route(&format!("{RC}vllm/mm3/agg.yaml"), None), ["twin"]);
+    assert_eq!(route(&format!("{RC}trtllm/qwen-gby/agg.yaml"), None), ["leaks"]);
+    assert_eq!(route(&format!("{SN}minimaxm3_fp8_mi3x_mtp.sh"), None), ["leaks"]);
 }
 
 #[test]
-fn output_formats_and_golden_override() {
-    let repo = fixture();
-    let repo_str = repo.to_str().unwrap();
-    let (code, stdout, _) = run(&["pins", "check", repo_str, "--format", "github"]);
-    assert_eq!(code, 1);
-    assert!(
-        stdout.contains("::error file=benchmarks/single_node/agentic/minimaxm3_fp4_b200_trt_mtp.sh,line=11,"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("::warning file="), "{stdout}");
-    let (code, stdout, _) = run(&["pins", "check", repo_str]);
-    assert_eq!(code, 1);
-    assert!(stdout.contains("wrong-drafter") && stdout.contains("note: "), "{stdout}");
-    let (code, stdout, _) = run(&["pins", "list", repo_str, "--format", "csv"]);
-    assert_eq!(code, 0);
-    assert!(stdout.starts_with("file,line,branch,mechanism,engine,knob,written,k,"), "{stdout}");
-    assert!(stdout.contains("SPEC_STEPS=3") && stdout.contains("lookup table"), "{stdout}");
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden_out_of_range");
-    let (_, report) =
-        check_json(&["pins", "check", repo_str, "--golden", golden.to_str().unwrap(), "--format", "json"]);
-    assert!(report["golden_source"].as_str().unwrap().contains("--golden"));
-    assert!(
-        findings(&report)
+fn each_role_has_its_own_k_and_a_role_without_speculation_is_inert() {
+    let glm = format!("{RC}sglang/glm/disagg.yaml");
+    let roles: Vec<(String, u64, String)> = pins(&glm)
+        .iter()
+        .map(|p| {
+            (
+                p["role"].as_str().unwrap().into(),
+                p["k"]["value"].as_u64().unwrap(),
+                p["verdict"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(roles, [("prefill".into(), 1, "out_of_range".into()), ("decode".into(), 2, "ok".into())]);
+    let qwen = format!("{RC}trtllm/qwen/disagg.yaml");
+    let prefill = pins(&qwen).into_iter().find(|p| p["role"] == "prefill").unwrap();
+    assert_eq!((prefill["verdict"].as_str(), prefill["eval"]["value"].as_str()), (Some("inert"), Some("inert")));
+    let found = findings_in(report(), &qwen);
+    assert!(found.iter().any(|(c, _, s, _)| c == "inert" && s == "note"), "{found:?}");
+    assert!(!found.iter().any(|(c, ..)| c == "unresolved" || c == "out-of-range"), "{found:?}");
+    // Both roles of a recipe an entry injects into are checked, each against its k.
+    let line = line_of(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=2.49");
+    let roles: Vec<&str> = pins_at(MASTER, line).iter().map(|p| p["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["decode", "prefill"]);
+}
+
+#[test]
+fn thinking_mode_is_decided_per_deployment_and_says_how() {
+    let mode = |file: &str| -> Vec<(Option<String>, String)> {
+        pins(file)
             .iter()
-            .any(|(f, c, l, _)| f.ends_with("golden_out_of_range/qwen3.5_mtp.yaml") && c == "curve-problem" && *l == 5),
-        "{:#?}",
-        findings(&report)
-    );
-}
-
-/// A scratch repository with the fixture's Qwen3.5 golden file (a clean curve) and the given scripts.
-fn scratch(scripts: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let golden = dir.path().join("golden_al_distribution");
-    std::fs::create_dir(&golden).unwrap();
-    std::fs::copy(fixture().join("golden_al_distribution/qwen3.5_mtp.yaml"), golden.join("qwen3.5_mtp.yaml")).unwrap();
-    for (name, text) in scripts {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
-
-#[test]
-fn warnings_fail_only_when_strict_and_unresolved_is_undecided() {
-    let qwen = std::fs::read_to_string(fixture().join(format!("{AGENTIC}qwen3.5_fp4_h200_vllm_mtp.sh"))).unwrap();
-    let dir = scratch(&[("agentic/qwen.sh", &qwen)]);
-    let repo = dir.path().to_str().unwrap();
-    assert_eq!(run(&["pins", "check", repo]).0, 0);
-    assert_eq!(run(&["pins", "check", repo, "--strict"]).0, 1);
-    let dir = scratch(&[(
-        "agentic/env.sh",
-        "if [ \"$EVAL_ONLY\" != true ]; then\n  ARGS=\"--spec-decode-acceptance-length $AL_FROM_CI\"\nfi\natom --model Qwen/Qwen3.5-397B-A17B --num-speculative-tokens 3 $ARGS\n",
-    )]);
-    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
-    assert_eq!(code, 3, "{report}");
-    assert_eq!(report["pins"][0]["written"]["how"], "unresolved");
-    assert!(report["findings"][0]["message"].as_str().unwrap().contains("AL_FROM_CI"));
-}
-
-#[test]
-fn unreadable_inputs_are_skipped_with_a_note() {
-    let dir = scratch(&[("bin.sh", "")]);
-    std::fs::write(dir.path().join("bin.sh"), b"#!/bin/sh\n\0\x01speculative").unwrap();
-    std::fs::write(dir.path().join("latin1.yaml"), b"speculative: \xe9\n").unwrap();
-    std::fs::write(dir.path().join("broken.yaml"), "speculative: [\n").unwrap();
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(".", dir.path().join("loop")).unwrap();
-    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
-    assert_eq!(code, 0, "skipped files are notes, not failures: {report}");
-    let skipped: Vec<String> =
-        report["skipped"].as_array().unwrap().iter().map(|s| format!("{} {}", s["path"], s["reason"])).collect();
-    for want in ["bin.sh", "latin1.yaml", "broken.yaml"] {
-        assert!(skipped.iter().any(|s| s.contains(want)), "{want} not in {skipped:?}");
-    }
-    #[cfg(unix)]
-    assert!(skipped.iter().any(|s| s.contains("loop") && s.contains("symlink loop")), "{skipped:?}");
-}
-
-#[test]
-fn pin_prints_engine_native_settings() {
-    let base = [
-        "pin",
-        "--model",
-        "minimax-m3",
-        "--drafter",
-        "Inferact/MiniMax-M3-EAGLE3",
-        "--mode",
-        "thinking_on",
-        "--k",
-        "3",
-        "--engine",
-    ];
-    let out = |engine: &str| {
-        let mut args = base.to_vec();
-        args.push(engine);
-        let (code, stdout, stderr) = run(&args);
-        assert_eq!(code, 0, "{stderr}");
-        stdout
+            .map(|p| (p["mode"]["value"].as_str().map(str::to_string), p["mode"]["how"].as_str().unwrap().to_string()))
+            .collect()
     };
-    assert_eq!(out("atom"), "--spec-decode-acceptance-length 2.83\n");
-    assert_eq!(out("trtllm"), "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.83\n");
-    assert_eq!(
-        out("sglang"),
-        "SGLANG_SIMULATE_ACC_LEN=2.83\nSGLANG_SIMULATE_ACC_METHOD=match-expected\nSGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n"
+    // The decode worker's setting decides the prefill role of the same deployment too.
+    let mm3 = pins(&format!("{RC}vllm/mm3/disagg.yaml"));
+    assert!(
+        mm3.iter()
+            .all(|p| p["mode"]["value"] == "thinking_on"
+                && p["mode"]["text"].as_str().unwrap().contains("decode worker"))
     );
-    assert!(out("vllm").contains("\"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": 2.83"));
-    let (_, stdout, _) =
-        run(&["pin", "--drafter", "Inferact/MiniMax-M3-EAGLE3-GQA", "--k", "3", "--engine", "atom", "--rate"]);
-    assert_eq!(stdout, "--spec-decode-acceptance-rate 0.593333\n");
+    assert_eq!(mode(&format!("{RC}trtllm/dsv4/disagg.yaml")), [(Some("thinking_off".into()), "literal".into())]);
+    assert_eq!(mode(&format!("{SN}dsv4_fp4_h100x_sglang_mtp.sh")), [(Some("thinking_on".into()), "literal".into())]);
+    // Defaults, each with its source, and a warning that the verdict rests on one.
+    let dsv4 = only_pin(&format!("{SN}dsv4_fp4_h100x_vllm_mtp.sh"));
+    assert_eq!(
+        (dsv4["mode"]["value"].as_str(), dsv4["mode"]["how"].as_str(), dsv4["verdict"].as_str()),
+        (Some("thinking_off"), Some("inferred"), Some("unconfirmed"))
+    );
+    assert!(dsv4["mode"]["text"].as_str().unwrap().contains("DeepSeek-V4"));
+    let qwen = only_pin(&format!("{SN}qwen3.5_fp8_h100x_mtp.sh"));
+    assert_eq!((qwen["mode"]["how"].as_str(), qwen["verdict"].as_str()), (Some("inferred"), Some("ok")));
+    assert!(
+        findings_in(report(), &format!("{SN}qwen3.5_fp8_h100x_mtp.sh"))
+            .iter()
+            .any(|(c, _, s, _)| c == "assumption" && s == "warning")
+    );
+    // SGLANG_ENABLE_THINKING does nothing: noted, and the mode comes from the model's default instead.
+    let glm = format!("{RC}sglang/glm/disagg.yaml");
+    let note = line_of(&glm, "SGLANG_ENABLE_THINKING");
+    assert!(message_at(report(), &glm, note, "inert").contains("SGLANG_DEFAULT_THINKING"));
+    assert!(mode(&glm).iter().all(|m| m.1 == "inferred"));
 }
 
 #[test]
-fn bad_input_is_exit_2_never_a_panic() {
-    let allow = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(allow.path(), "- file: a.sh\n  class: drift\n").unwrap();
-    let repo = fixture();
-    for (args, needle) in [
-        (vec!["pins", "check", "/nonexistent/repo"], "/nonexistent/repo"),
-        (vec!["pins", "check", repo.to_str().unwrap(), "--allow", allow.path().to_str().unwrap()], "reason"),
-        (vec!["pins", "check", repo.to_str().unwrap(), "--golden", "/nonexistent/golden"], "/nonexistent/golden"),
-        (vec!["pin", "--k", "3", "--engine", "tgi"], "unknown engine"),
-        (vec!["pin", "--k", "9", "--engine", "atom"], "k = 9"),
-        (vec!["pin", "--k", "3", "--engine", "vllm", "--rate"], "only ATOM"),
-    ] {
-        let (code, _, stderr) = run(&args);
-        assert_eq!(code, 2, "{args:?}: {stderr}");
-        assert!(stderr.contains(needle), "{args:?}: expected '{needle}' in {stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
+fn request_side_thinking_overrides_the_engines_default() {
+    // DeepSeek-V4 on vLLM serves thinking off unless the request asks: the injected k = 2 recipe's
+    // benchmark asks (`AIPERF_EXTRA_INPUTS: "thinking:true"`), so its pin is judged as thinking_on.
+    let recipe = format!("{RC}vllm/dsv4/agg-k2.yaml");
+    let injected: Vec<&Value> =
+        pins(MASTER).into_iter().filter(|p| p["mode"]["at"]["file"] == recipe.as_str()).collect();
+    assert!(!injected.is_empty());
+    for pin in injected {
+        assert_eq!(
+            (pin["mode"]["value"].as_str(), pin["mode"]["how"].as_str()),
+            (Some("thinking_on"), Some("literal"))
+        );
+        assert!(pin["mode"]["text"].as_str().unwrap().contains("AIPERF_EXTRA_INPUTS"), "{pin}");
+        assert_eq!(pin["mode"]["at"]["line"].as_u64(), Some(line_of(&recipe, "AIPERF_EXTRA_INPUTS") as u64));
     }
+    // Negative twin: the same model and engine with nothing on the request side falls back to the default.
+    let plain = only_pin(&format!("{SN}dsv4_fp4_h100x_vllm_mtp.sh"));
+    assert_eq!(
+        (plain["mode"]["value"].as_str(), plain["mode"]["how"].as_str()),
+        (Some("thinking_off"), Some("inferred"))
+    );
+    assert!(!plain["mode"]["text"].as_str().unwrap().contains("AIPERF_EXTRA_INPUTS"));
+}
+
+#[test]
+fn shell_branches_templates_and_defaults_are_read_as_bash_runs_them() {
+    let kw = |file: &str| -> Vec<(u64, f64, String)> {
+        let mut v: Vec<(u64, f64, String)> = pins(file)
+            .iter()
+            .map(|p| {
+                (
+                    p["k"]["value"].as_u64().unwrap(),
+                    p["written"]["value"].as_f64().unwrap(),
+                    p["verdict"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        v.sort_by_key(|a| a.0);
+        v
+    };
+    // if/elif/else: one pin per arm that speculates, k and AL from the same arm.
+    assert_eq!(kw(&format!("{SN}kimik3_fp4_h100x_vllm_mtp.sh")), [(3, 3.0, "ok".into()), (7, 3.84, "ok".into())]);
+    // case arms, assigned inside the case and used after it.
+    assert_eq!(kw(&format!("{SN}glm5.2_fp8_mi3x_mtp.sh")), [(2, 2.5, "ok".into()), (3, 2.99, "ok".into())]);
+    // printf binds %d and %.2f to their arguments.
+    let printf = only_pin(&format!("{SN}minimaxm3_fp4_h100x_vllm_mtp.sh"));
+    assert_eq!(
+        (printf["written"]["text"].as_str(), printf["k"]["text"].as_str()),
+        (Some("SYNTHETIC_ACCEPT_LEN=2.78"), Some("NUM_SPEC_TOKENS=3"))
+    );
+    // A heredoc writes the engine config that holds k.
+    let heredoc = only_pin(&format!("{SN}minimaxm3_fp4_h100x_trt_mtp.sh"));
+    assert_eq!(
+        (heredoc["k"]["value"].as_u64(), heredoc["k"]["at"]["line"].as_u64()),
+        (Some(3), Some(line_of(&format!("{SN}minimaxm3_fp4_h100x_trt_mtp.sh"), "max_draft_len") as u64))
+    );
+    // ${VAR:-default}: the default, marked as one.
+    assert_eq!(only_pin(&format!("{SN}qwen3.5_fp8_mi3x_mtp.sh"))["k"]["how"], "default");
+    // An ATOM rate computed by awk, and a value from a shared lookup table called as a function.
+    let awk = only_pin(&format!("{SN}glm5.2_fp4_mi3x_mtp.sh"));
+    assert_eq!((awk["written"]["how"].as_str(), awk["verdict"].as_str()), (Some("computed"), Some("ok")));
+    assert!((awk["implied_al"].as_f64().unwrap() - 2.99).abs() < 1e-3, "the rate carries awk's rounding: {awk}");
+    let table = only_pin(&format!("{SN}dsv4_fp8_mi3x_mtp.sh"));
+    assert_eq!(
+        (table["mechanism"].as_str(), table["written"]["how"].as_str(), table["verdict"].as_str()),
+        (Some("lookup_table"), Some("table"), Some("ok"))
+    );
+}
+
+#[test]
+fn a_lookup_table_in_shared_code_is_checked_for_the_k_each_entry_supplies() {
+    let server = "benchmarks/multi_node/amd/server.sh";
+    let reached: Vec<&Value> =
+        pins(server).into_iter().filter(|p| !p["entries"].as_array().unwrap().is_empty()).collect();
+    let [k3] = reached.as_slice() else { panic!("{reached:?}") };
+    assert_eq!(
+        (k3["k"]["value"].as_u64(), k3["k"]["how"].as_str(), k3["verdict"].as_str()),
+        (Some(3), Some("branch"), Some("ok"))
+    );
+    assert_eq!(k3["entries"][0]["name"], "dsv4-fp4-mi3x-sglang-disagg-agentic");
+    // The agentic entry's k = 4 has no arm; the fixed-seq-len entry's k = 5 needs none.
+    let message = message_at(report(), server, line_of(server, "case \"${MODEL_NAME}"), "missing-pin");
+    assert!(message.contains("DeepSeek-V4-Pro:4") && !message.contains(":5"), "{message}");
+}
+
+#[test]
+fn drafters_match_by_name_and_dspark_k_is_its_block() {
+    let sglang = only_pin(&format!("{RC}sglang/kimik3/agg-dspark.yaml"));
+    assert_eq!(
+        (sglang["k"]["value"].as_u64(), sglang["k"]["text"].as_str()),
+        (Some(4), Some("speculative-dspark-block-size: 4"))
+    );
+    assert_eq!(sglang["drafter"]["value"], "/tmp/stage/Kimi-K3-DSpark");
+    assert_eq!((sglang["golden"]["drafter_match"].as_str(), sglang["verdict"].as_str()), (Some("header"), Some("ok")));
+    // The same staging path with probabilistic drafting picks the probabilistic curve.
+    for pin in pins(&format!("{SN}kimik3_fp4_h100x_vllm_mtp.sh")) {
+        assert!(pin["golden"]["file"].as_str().unwrap().contains("probabilistic"), "{pin}");
+    }
+    // Negative twin: greedy drafting is assumed where nothing is written, with a warning naming the
+    // other curve's value.
+    let line = line_of(&format!("{RC}sglang/kimik3/agg-dspark.yaml"), "SGLANG_SIMULATE_ACC_LEN");
+    assert!(
+        message_at(report(), &format!("{RC}sglang/kimik3/agg-dspark.yaml"), line, "assumption")
+            .contains("probabilistic")
+    );
+}
+
+#[test]
+fn yaml_is_read_as_pyyaml_reads_it() {
+    let dup = format!("{RC}vllm/mm3/agg-dup.yaml");
+    let pin = only_pin(&dup);
+    let last = line_of_nth(&dup, "speculative-config", 1);
+    assert_eq!(
+        (pin["location"]["line"].as_u64(), pin["k"]["value"].as_u64(), pin["verdict"].as_str()),
+        (Some(last as u64), Some(3), Some("ok"))
+    );
+    assert!(message_at(report(), &dup, last, "duplicate-key").contains("speculative-config"));
+    // Negative twin: the same recipe written once has no duplicate-key warning.
+    assert!(findings_in(report(), &format!("{RC}vllm/mm3/agg.yaml")).iter().all(|(c, ..)| c != "duplicate-key"));
+    // Model names come from `model.path: hf:org/name` and `served-model-name`, never container mounts.
+    for pin in pins(&format!("{RC}sglang/glm/disagg.yaml")) {
+        assert_eq!(
+            (pin["model"]["value"].as_str(), pin["model"]["text"].as_str()),
+            (Some("zai-org/GLM-5.2-FP8"), Some("model.path: zai-org/GLM-5.2-FP8"))
+        );
+    }
+    assert!(pins(&format!("{RC}vllm/mm3/disagg.yaml")).iter().all(|p| p["model"]["value"] == "Org/MiniMax-M3-FP4"));
+}
+
+// ---- error classes ----------------------------------------------------------------------------------
+
+#[test]
+fn class_1_wrong_k() {
+    assert_class(
+        "wrong-k",
+        &[
+            (MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=2.49"),
+            (&format!("{SN}minimaxm3_bf16_h100x_vllm_mtp.sh"), "synthetic_acceptance_length"),
+        ],
+        &[(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"), (&format!("{RC}vllm/dsv4/agg-k2.yaml"), "")],
+    );
+    let message = message_at(report(), MASTER, line_of(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=2.49"), "wrong-k");
+    assert!(message.contains("k = 3") && message.contains("is 2.27"), "{message}");
+    // Of one literal feeding two case arms, only the arm whose k it does not fit is wrong.
+    let verdicts: Vec<(u64, &str)> = pins(&format!("{SN}minimaxm3_bf16_h100x_vllm_mtp.sh"))
+        .iter()
+        .map(|p| (p["k"]["value"].as_u64().unwrap(), p["verdict"].as_str().unwrap()))
+        .collect();
+    assert!(verdicts.contains(&(2, "mismatch")) && verdicts.contains(&(3, "ok")), "{verdicts:?}");
+}
+
+#[test]
+fn class_2_wrong_drafter() {
+    assert_class(
+        "wrong-drafter",
+        &[
+            (&format!("{SN}minimaxm3_fp8_h100x_vllm_mtp.sh"), "2.83"),
+            (&format!("{SN}minimaxm3_bf16_mi3x_mtp.sh"), "--spec-decode-acceptance-rate"),
+        ],
+        &[(&format!("{SN}minimaxm3_fp4_h100x_vllm_mtp.sh"), "")],
+    );
+    let gqa = only_pin(&format!("{SN}minimaxm3_fp4_h100x_vllm_mtp.sh"));
+    assert!(gqa["golden"]["file"].as_str().unwrap().ends_with("minimaxm3_eagle3_gqa.yaml"));
+    assert_eq!(gqa["golden"]["drafter_match"], "file_name");
+}
+
+#[test]
+fn class_3_wrong_thinking_mode_and_its_allow_list_entry() {
+    let (code, bare) = check(false);
+    assert_eq!(code, 1);
+    let file = format!("{RC}trtllm/dsv4/disagg.yaml");
+    let line = line_of(&file, "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS");
+    assert!(findings_in(&bare, &file).contains(&("wrong-thinking-mode".into(), line, "error".into(), false)));
+    assert!(message_at(&bare, &file, line, "wrong-thinking-mode").contains("thinking_off"));
+    // With the allow-list the same finding is sanctioned, with its reason, and fails nothing.
+    assert!(findings_in(report(), &file).contains(&("wrong-thinking-mode".into(), line, "error".into(), true)));
+    assert_eq!(report()["summary"]["allowed"], 1);
+    assert_eq!(bare["summary"]["errors"].as_u64().unwrap(), report()["summary"]["errors"].as_u64().unwrap() + 1);
+    assert_class(
+        "wrong-thinking-mode",
+        &[],
+        &[(&format!("{RC}vllm/mm3/disagg.yaml"), ""), (&format!("{SN}dsv4_fp4_h100x_sglang_mtp.sh"), "")],
+    );
+}
+
+#[test]
+fn class_4_wrong_model() {
+    let file = format!("{SN}kimik2.5_fp4_h100x_vllm_mtp.sh");
+    assert_class("wrong-model", &[(&file, "3.39")], &[(&format!("{SN}qwen3.5_fp8_h100x_mtp.sh"), "")]);
+    assert!(message_at(report(), &file, line_of(&file, "3.39"), "wrong-model").contains("qwen3.5_mtp.yaml"));
+}
+
+#[test]
+fn class_5_spelling() {
+    assert_class(
+        "spelling",
+        &[
+            (&format!("{SN}minimaxm3_fp4_h100x_trt_mtp.sh"), "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"),
+            (&format!("{SN}qwen3.5_fp4_h100x_mtp.sh"), "SGLANG_SIMULATE_ACC_LEN"),
+            (&format!("{RC}vllm/mm3/agg-norej.yaml"), "synthetic_acceptance_length"),
+        ],
+        &[
+            (&format!("{RC}trtllm/qwen/disagg.yaml"), ""),
+            (&format!("{SN}glm5.2_fp8_mi3x_mtp.sh"), ""),
+            (&format!("{SN}glm5.2_fp4_mi3x_mtp.sh"), ""),
+        ],
+    );
+}
+
+#[test]
+fn class_6_out_of_range() {
+    let glm = format!("{RC}sglang/glm/disagg.yaml");
+    assert_class("out-of-range", &[(&glm, "SGLANG_SIMULATE_ACC_LEN")], &[]);
+    // The decode role pins the same 2.5 within its own k = 2.
+    let decode = line_of_nth(&glm, "SGLANG_SIMULATE_ACC_LEN", 1);
+    assert!(!findings_in(report(), &glm).iter().any(|(c, l, ..)| c == "out-of-range" && *l == decode));
+    assert_eq!(pins_at(&glm, decode)[0]["verdict"], "ok");
+}
+
+#[test]
+fn class_7_never_passed() {
+    let mi3x = format!("{SN}minimaxm3_fp4_mi3x_mtp.sh");
+    assert_class(
+        "never-passed",
+        &[(&mi3x, "TARGET_AL="), (&mi3x, "SGLANG_SIMULATE_ACC_LEN=")],
+        &[(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=3.39"), (&format!("{SN}glm5.2_fp8_mi3x_mtp.sh"), "")],
+    );
+    // The injection without SYNTHETIC_ACCEPTANCE=true (the second 3.39 of that entry).
+    let line = line_of_nth(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=3.39", 1);
+    assert!(findings_in(report(), MASTER).contains(&("never-passed".into(), line, "error".into(), false)));
+}
+
+#[test]
+fn class_8_eval_leak() {
+    assert_class(
+        "eval-leak",
+        &[
+            (&format!("{RC}trtllm/qwen-gby/agg.yaml"), "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"),
+            (&format!("{RC}vllm/mm3/agg-eval-pinned.yaml"), "synthetic_acceptance_length"),
+            (&format!("{SN}minimaxm3_fp8_mi3x_mtp.sh"), "synthetic_acceptance_length"),
+        ],
+        &[
+            // Eval runs read its twin instead; the twin's own pin is the leak.
+            (&format!("{RC}vllm/mm3/agg.yaml"), ""),
+            (&format!("{RC}trtllm/qwen/disagg.yaml"), ""),
+            (&format!("{RC}vllm/mm3/disagg.yaml"), ""),
+            (MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"),
+            (&format!("{SN}minimaxm3_fp4_h100x_vllm_mtp.sh"), ""),
+        ],
+    );
+    let message = message_at(
+        report(),
+        &format!("{RC}trtllm/qwen-gby/agg.yaml"),
+        line_of(&format!("{RC}trtllm/qwen-gby/agg.yaml"), "TLLM_SPEC"),
+        "eval-leak",
+    );
+    assert!(message.contains("runners/launch_gby.sh"), "{message}");
+}
+
+#[test]
+fn class_9_missing_pin() {
+    let unpinned = format!("{RC}vllm/mm3/agg-unpinned.yaml");
+    let found = findings_in(report(), &unpinned);
+    assert!(found.iter().any(|(c, _, s, _)| c == "missing-pin" && s == "error"), "{found:?}");
+    let script = format!("{SN}qwen3.5_fp4_mi3x_mtp.sh");
+    assert!(findings_in(report(), &script).iter().any(|(c, _, s, _)| c == "missing-pin" && s == "error"));
+    // Negative twins: a recipe an entry injects into, an eval twin, a collector no entry runs.
+    for file in [
+        format!("{RC}vllm/dsv4/agg-k2.yaml"),
+        format!("{RC}vllm/mm3/disagg-eval.yaml"),
+        "benchmarks/single_node/speedbench/minimaxm3_fp4_h100x_vllm.sh".into(),
+    ] {
+        assert!(!findings_in(report(), &file).iter().any(|(c, ..)| c == "missing-pin"), "{file}");
+    }
+}
+
+#[test]
+fn class_10_drift() {
+    let qwen = format!("{SN}qwen3.5_fp8_mi3x_mtp.sh");
+    assert_class(
+        "drift",
+        &[("CHANGELOG.md", "3.30"), (&qwen, "# golden acceptance length"), (&qwen, "SGLANG_SIMULATE_ACC_LEN")],
+        &[("CHANGELOG.md", "2.78"), (&format!("{SN}glm5.2_fp8_mi3x_mtp.sh"), "")],
+    );
+    let line = line_of(&qwen, "SGLANG_SIMULATE_ACC_LEN");
+    assert!(message_at(report(), &qwen, line, "drift").contains("NUM_SPEC_TOKENS"));
+}
+
+#[test]
+fn the_summary_counts_what_the_findings_say() {
+    let summary = &report()["summary"];
+    let findings = report()["findings"].as_array().unwrap();
+    let errors = findings.iter().filter(|f| f["severity"] == "error" && f["allowed"].is_null()).count();
+    assert_eq!(summary["errors"].as_u64(), Some(errors as u64));
+    let by_class: u64 = summary["errors_by_class"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(by_class, errors as u64);
+    for class in [
+        "wrong-k",
+        "wrong-drafter",
+        "wrong-model",
+        "spelling",
+        "out-of-range",
+        "never-passed",
+        "eval-leak",
+        "missing-pin",
+        "drift",
+    ] {
+        assert!(summary["errors_by_class"][class].as_u64().unwrap_or(0) > 0, "{class} planted: {summary}");
+    }
+    let ok = report()["pins"].as_array().unwrap().iter().filter(|p| p["verdict"] == "ok").count();
+    assert_eq!(summary["ok"].as_u64(), Some(ok as u64));
+    assert_eq!(summary["unresolved"], 1, "the entry whose script is missing");
 }

@@ -8,6 +8,7 @@ mod evidence;
 mod no_panic;
 mod perf;
 mod pins;
+mod pins_cli;
 mod props;
 mod shape;
 mod sim;

@@ -1,5 +1,5 @@
-//! `alsim pins check|list [REPO]` and `alsim pin`: the CI check of pinned acceptance lengths, the pin
-//! inventory, and the engine-native setting for a golden value.
+//! `alsim pins check|list|fix [REPO]` and `alsim pin`: the CI check of pinned acceptance lengths, the
+//! pin inventory, the repair of wrong literals, and the engine-native setting for a golden value.
 
 use std::path::PathBuf;
 
@@ -15,9 +15,20 @@ use super::{Outcome, emit};
 const CHECK_HELP: &str = "\
 Exit status:
   0  every pin matches its golden value and nothing else was found
-  1  an error (classes 1-11 of pins.md, or a value no curve explains); with --strict, any warning
+  1  an error (classes 1-11 of pins.md, a value no curve explains, or a candidate file that could not be
+     read or parsed); with --strict, any warning (an assumed thinking mode, a duplicate YAML key)
   2  usage or input error (unreadable repository, golden directory or allow-list)
   3  no error, but some pins could not be resolved (see the 'unresolved' findings)";
+
+const FIX_HELP: &str = "\
+Prints a unified diff that sets each wrong literal (or a master config's injected value) to its golden
+value, and lists the wrong pins it leaves alone with the reason (a computed value, a literal shared by
+pins that want different values, another error on the line). Allowed findings are never changed.
+
+Exit status:
+  0  nothing to fix and nothing left alone
+  1  fixes printed (or written with --write), or wrong pins left alone (listed on stderr)
+  2  usage or input error";
 
 /// Flags of `alsim pins`.
 #[derive(Debug, clap::Args)]
@@ -33,6 +44,9 @@ enum PinsAction {
     Check(CheckArgs),
     /// List every pin site and branch with the facts resolved for it.
     List(ListArgs),
+    /// Print (or, with --write, apply) a diff setting each wrong pin literal to its golden value.
+    #[command(after_help = FIX_HELP)]
+    Fix(FixArgs),
 }
 
 /// Output of `alsim pins check`.
@@ -52,21 +66,51 @@ enum CheckFormat {
 
 #[derive(Debug, clap::Args)]
 struct CheckArgs {
-    /// Repository root (default: the current directory).
-    #[arg(default_value = ".")]
-    repo: PathBuf,
-    /// Golden directory to use instead of the repository's golden_al_distribution/.
-    #[arg(long, value_name = "DIR")]
-    golden: Option<PathBuf>,
-    /// Allow-list of sanctioned exceptions: a YAML list of {file, line?, class, reason}.
-    #[arg(long, value_name = "FILE")]
-    allow: Option<PathBuf>,
+    #[command(flatten)]
+    source: SourceArgs,
     /// Fail on warnings too (e.g. a thinking mode only inferred from the model's default).
     #[arg(long)]
     strict: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
     format: CheckFormat,
+}
+
+/// Where golden values and sanctioned exceptions come from (shared by `check` and `fix`).
+#[derive(Debug, clap::Args)]
+struct SourceArgs {
+    /// Repository root (default: the current directory).
+    #[arg(default_value = ".")]
+    repo: PathBuf,
+    /// Golden directory to use instead of the repository's golden_al_distribution/.
+    #[arg(long, value_name = "DIR")]
+    golden: Option<PathBuf>,
+    /// Allow-list of sanctioned exceptions: a YAML list of {file, line?, class, reason}; `file` may use `*`.
+    #[arg(long, value_name = "FILE")]
+    allow: Option<PathBuf>,
+}
+
+impl SourceArgs {
+    fn check(&self, strict: bool) -> anyhow::Result<pins::CheckReport> {
+        let allow = match &self.allow {
+            Some(path) => Some(AllowList::read(path).context("reading the allow-list")?),
+            None => None,
+        };
+        let options = CheckOptions { golden: self.golden.clone(), allow, strict };
+        pins::check(&self.repo, &options).context("checking pins")
+    }
+}
+
+#[derive(Debug, clap::Args)]
+struct FixArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Apply the changes to the files instead of printing the diff.
+    #[arg(long)]
+    write: bool,
+    /// Output format of the plan (the default prints the diff, then the refusals on stderr).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -87,23 +131,39 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
             emit(&report::render(&inventory, args.output.format))?;
             Ok(Outcome::Pass)
         }
+        PinsAction::Fix(args) => fix(args),
     }
 }
 
+fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
+    let checked = args.source.check(false)?;
+    let plan = pins::plan_fixes(&checked, &args.source.repo).context("planning fixes")?;
+    match args.format {
+        Some(format) => emit(&report::render(&plan, format))?,
+        None => {
+            if !args.write {
+                emit(&plan.diff)?;
+            }
+            for r in &plan.refused {
+                eprintln!("alsim: not fixed: {}: {}", r.at, r.reason);
+            }
+        }
+    }
+    if args.write && !plan.changes.is_empty() {
+        let files = pins::fix::write(&plan, &args.source.repo).context("writing fixes")?;
+        eprintln!("alsim: {} changes written to {files} files", plan.changes.len());
+    }
+    Ok(if plan.changes.is_empty() && plan.refused.is_empty() { Outcome::Pass } else { Outcome::Problem })
+}
+
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let allow = match &args.allow {
-        Some(path) => Some(AllowList::read(path).context("reading the allow-list")?),
-        None => None,
-    };
-    let options = CheckOptions { golden: args.golden.clone(), allow, strict: args.strict };
-    let checked = pins::check(&args.repo, &options)
-        .with_context(|| format!("checking pins in repository {}", args.repo.display()))?;
+    let checked = args.source.check(args.strict)?;
     let text = match args.format {
         CheckFormat::Github => report::pins::github_annotations(&checked),
         CheckFormat::Table => report::render(&checked, Format::Table),
         CheckFormat::Json => report::render(&checked, Format::Json),
         CheckFormat::Csv => report::render(&checked, Format::Csv),
-        CheckFormat::Md => report::render(&checked, Format::Md),
+        CheckFormat::Md => report::pins::markdown(&checked),
     };
     emit(&text)?;
     Ok(match checked.status {

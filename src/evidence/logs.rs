@@ -11,7 +11,7 @@
 //!   {0: 'x%', …}` (and the cumulative `[MTP Stats         ]` line): k = the largest count, D = t/k, A = a,
 //!   the distribution gives P_i. Interval lines are used when present, else deltas of cumulative lines.
 //! - llama.cpp per-request `draft acceptance = … (A accepted / G generated), mean acceptance length = …`
-//!   lines and cumulative per-drafter `statistics <drafter>: #calls(b,g,a) = …` lines ([`llamacpp`]).
+//!   lines and cumulative per-drafter `statistics <drafter>: #calls(b,g,a) = …` lines (`llamacpp`).
 //!   Here the cumulative lines are preferred: they count the steps, which the request lines only imply.
 //!
 //! Other lines are ignored, so logs may hold anything else; a recognised line that cannot be read is an

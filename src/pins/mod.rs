@@ -1,38 +1,49 @@
-//! Pins in a benchmark repository: finding every pinned synthetic acceptance value, resolving what each
-//! recipe actually runs, and proving the value is the golden one (pins.md; spellings from engines.md and
-//! [`crate::units`]).
+//! Pins in a benchmark repository: finding every pinned synthetic acceptance value the way the runners
+//! reach it, and proving each is the golden value for what it runs (pins.md; spellings from engines.md
+//! and [`crate::units`]).
 //!
 //! This module owns
-//! - the repository walk ([`walk`]): which files are read, and which are skipped with a note (binary,
-//!   unreadable, huge, invalid UTF-8, symlink loops). Nothing read is ever executed;
-//! - discovery ([`shell`] for bash launch scripts and shared lookup tables, [`recipe`] for YAML recipes and
-//!   master configs that inject values into them): every pin site in the four engine spellings, and for each
-//!   branch of it the facts that decide its golden value — model, drafter, method, draft sampling, k,
-//!   thinking mode, EVAL_ONLY handling — each with how it was resolved ([`How`]);
-//! - verification ([`verify`]): the golden lookup (the repo's `golden_al_distribution/`, `--golden`, or
-//!   the embedded curves), the eleven classes of error of pins.md ([`Class`]), tolerances ([`AL_TOLERANCE`],
-//!   [`RATE_TOLERANCE`]), the allow-list, and the curve checks;
-//! - generation ([`native`]): the engine-native setting for a golden value, so recipes stop copying numbers.
+//! - the repository walk ([`walk`]): which files are read; a candidate that cannot be read or decoded is
+//!   a finding naming the file, never a silent skip. Nothing read is ever executed;
+//! - the launch graph ([`graph`]): config entries of the master configs, the launchers they run on and
+//!   their naming conventions, the launch scripts and recipes they reach, injected pins, roles and the
+//!   routes eval runs take — each pin's facts come from the path a runner takes, not from one file;
+//! - discovery in bash ([`shell`], parsed with brush-parser) and in YAML recipes ([`recipe`]): every pin
+//!   site in the engine spellings, one pin per branch and role, with every fact that decides its golden
+//!   value and how it was decided ([`How`]); thinking mode per deployment and the table of defaults
+//!   ([`thinking`]);
+//! - verification ([`verify`]): the golden lookup, the classes of error of pins.md ([`Class`]),
+//!   tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]), severities, the allow-list ([`allow`]) and the
+//!   golden curves' own problems ([`curves`]);
+//! - repair ([`fix`]): a unified diff that sets each wrong literal to its golden value;
+//! - generation ([`native`]): the engine-native setting for a golden value.
 //!
-//! Facts that cannot be resolved are reported as [`How::Unresolved`], never guessed: a pin whose value,
-//! k or curve cannot be decided gets an `unresolved` finding and the check's outcome is "undecided".
+//! Facts that cannot be resolved are reported as [`How::Unresolved`] with the missing fact named, never
+//! guessed; a fact taken from a default is [`How::Inferred`] and its verdict is a warning.
 
+pub mod allow;
+pub mod curves;
+pub mod fix;
+mod golden;
+pub mod graph;
+mod lines;
 pub mod native;
 pub mod recipe;
 pub mod shell;
+pub mod thinking;
 pub mod verify;
 pub mod walk;
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
 use serde::Serialize;
 
+pub use allow::{AllowEntry, AllowList};
+pub use fix::{FixPlan, plan_fixes};
+pub use golden::model_key;
 pub use native::{NativeSetting, native_setting};
-pub use verify::{
-    AllowEntry, AllowList, CheckOptions, CheckReport, CheckedPin, GoldenRef, Status, Summary, Verdict, check,
-};
+pub use verify::{CheckOptions, CheckReport, CheckedPin, GoldenRef, Status, Summary, Verdict, check};
 
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
@@ -76,15 +87,17 @@ pub enum How {
     Variable,
     /// The default of `${VAR:-default}`: the environment can override it.
     Default,
-    /// Fixed by the `case` branch the pin sits in.
+    /// Fixed by the `if`/`case` arm the pin sits in.
     Branch,
-    /// Computed (`$(awk …)`, `$((…))`) from other facts.
+    /// Computed (`$(awk …)`, `$((…))`, `printf %.2f`) from other facts.
     Computed,
     /// Looked up in a shared launch-code table.
     Table,
-    /// Injected from a master config into the recipe.
+    /// Injected from a master config entry into the recipe.
     Injected,
-    /// Not written anywhere: inferred from a default (model's thinking default, engine's draft sampling).
+    /// Set by the config entry that runs the script (`model:` → `MODEL`, `additional-settings`).
+    Entry,
+    /// Not written anywhere: taken from a documented default (model's thinking default, greedy drafting).
     Inferred,
     /// Could not be decided from the files; never guessed.
     Unresolved,
@@ -101,6 +114,7 @@ impl How {
             How::Computed => "computed",
             How::Table => "table",
             How::Injected => "injected",
+            How::Entry => "entry",
             How::Inferred => "inferred",
             How::Unresolved => "unresolved",
         }
@@ -148,7 +162,7 @@ impl<T: fmt::Display> Fact<T> {
 pub enum Mechanism {
     /// A bash launch script.
     Script,
-    /// A shared launch-code lookup table, reached from a script (the value's location is the table entry).
+    /// A shared launch-code lookup table (the value's location is the table entry).
     LookupTable,
     /// A YAML recipe's environment block or speculative-config string.
     Recipe,
@@ -165,6 +179,47 @@ impl Mechanism {
             Mechanism::Recipe => "recipe",
             Mechanism::MasterConfig => "master config",
         }
+    }
+}
+
+/// A worker role of a (disaggregated) deployment; each has its own engine config and k.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Prefill workers.
+    Prefill,
+    /// Decode workers.
+    Decode,
+    /// Aggregated (prefill and decode on one worker).
+    Aggregated,
+}
+
+impl Role {
+    /// The word used in recipes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+            Role::Aggregated => "aggregated",
+        }
+    }
+
+    /// `prefill_environment`, `decode`, `agg` → the role.
+    pub fn of_key(key: &str) -> Option<Role> {
+        let lower = key.to_ascii_lowercase();
+        let base = lower.strip_suffix("_environment").or_else(|| lower.strip_suffix("-environment")).unwrap_or(&lower);
+        match base {
+            "prefill" => Some(Role::Prefill),
+            "decode" => Some(Role::Decode),
+            "aggregated" | "agg" => Some(Role::Aggregated),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -199,6 +254,15 @@ impl Knob {
         }
     }
 
+    /// The knob of an environment variable name.
+    pub fn of_env(name: &str) -> Option<Knob> {
+        match name {
+            "SGLANG_SIMULATE_ACC_LEN" => Some(Knob::SglangSimulateLen),
+            "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" => Some(Knob::TrtllmForceAccepted),
+            _ => None,
+        }
+    }
+
     /// The engine that reads the knob, when the knob alone says so.
     pub fn engine(self) -> Option<Engine> {
         match self {
@@ -218,32 +282,74 @@ impl Knob {
             _ => Some(written),
         }
     }
-}
 
-/// Whether a pin is kept out of `EVAL_ONLY` runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EvalGuard {
-    /// The pin is dropped (or never set) when `EVAL_ONLY` is true.
-    Guarded,
-    /// The pin also applies to eval runs.
-    Leaks,
-    /// Not a script: eval runs use a separate recipe (`EVAL_CONFIG_FILE`), checked on its own.
-    NotApplicable,
-}
-
-impl EvalGuard {
-    /// The word shown in tables.
-    pub fn name(self) -> &'static str {
+    /// The written value that pins acceptance length `al` at draft length `k`.
+    pub fn written_for(self, al: f64, k: usize) -> f64 {
         match self {
-            EvalGuard::Guarded => "guarded",
-            EvalGuard::Leaks => "leaks",
-            EvalGuard::NotApplicable => "n/a (recipe)",
+            Knob::TrtllmForceAccepted => al - 1.0,
+            Knob::AtomRate => (al - 1.0) / k as f64,
+            _ => al,
         }
     }
 }
 
-/// One pin: one site and one branch of it, with every fact that decides its golden value.
+/// What keeps a pin out of `EVAL_ONLY` runs, if anything (pins.md, "The real repository" §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvalRoute {
+    /// The script sets the pin only when `EVAL_ONLY` is not true (or drops it when it is).
+    Guarded,
+    /// Eval runs use the `EVAL_CONFIG_FILE` twin, which carries no pin.
+    Twin,
+    /// The launcher deletes the knob from the recipe for eval runs.
+    LauncherStrip,
+    /// The injector returns early when `EVAL_ONLY=true`.
+    Injector,
+    /// Nothing drops it: eval runs would use synthetic acceptance.
+    Leaks,
+    /// The pin does nothing (a role without speculative decoding), so eval runs are unaffected.
+    Inert,
+}
+
+impl EvalRoute {
+    /// The word shown in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            EvalRoute::Guarded => "EVAL_ONLY guard",
+            EvalRoute::Twin => "eval twin",
+            EvalRoute::LauncherStrip => "launcher strip",
+            EvalRoute::Injector => "injector",
+            EvalRoute::Leaks => "leaks",
+            EvalRoute::Inert => "inert",
+        }
+    }
+}
+
+impl fmt::Display for EvalRoute {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A config entry that runs a pin (through a launch script, a recipe or an injection).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct EntryRef {
+    /// The entry's name (its top-level key).
+    pub name: String,
+    /// Where its settings are written.
+    pub at: Location,
+}
+
+/// Where `pins fix` would write a pin's value: the literal's byte range in its file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Edit {
+    /// The file, relative to the repository root.
+    pub file: String,
+    /// Byte range of the literal.
+    pub span: (usize, usize),
+}
+
+/// One pin: one site and one branch and role of it, with every fact that decides its golden value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Pin {
     /// Where the engine knob is written (for injected pins: the master config line).
@@ -254,13 +360,15 @@ pub struct Pin {
     pub engine: Fact<Engine>,
     /// The knob.
     pub knob: Knob,
-    /// The branch (`NUM_SPEC_TOKENS=3`, `CONC=4|8`), role (`decode`) or recipe it applies to; empty when none.
+    /// The branch (`NUM_SPEC_TOKENS=3`, `CONC=4|8`) or recipe it applies to; empty when none.
     pub branch: String,
+    /// The worker role, for recipes.
+    pub role: Option<Role>,
     /// The value as written, in the knob's spelling.
     pub written: Fact<f64>,
-    /// Draft length k of this role.
+    /// Draft length k of this role (`None` with how `inferred`: the role runs no speculative decoding).
     pub k: Fact<usize>,
-    /// Served model (as written).
+    /// Served model.
     pub model: Fact<String>,
     /// Draft model.
     pub drafter: Fact<String>,
@@ -270,8 +378,24 @@ pub struct Pin {
     pub draft_sampling: Fact<String>,
     /// Thinking mode served.
     pub mode: Fact<ThinkingMode>,
-    /// EVAL_ONLY handling.
-    pub eval_guard: EvalGuard,
+    /// How eval runs are kept off the pin.
+    pub eval: Fact<EvalRoute>,
+    /// Config entries that run it.
+    pub entries: Vec<EntryRef>,
+    /// Where a fix would write, when the value is one literal.
+    pub edit: Option<Edit>,
+    /// Notes on how facts were read (an ignored setting, a duplicate key).
+    pub notes: Vec<String>,
+    /// The script arms the pin holds in (choice, arm), to match lookup-table arms to config entries.
+    #[serde(skip)]
+    pub arms: Vec<(u32, u32)>,
+}
+
+impl Pin {
+    /// Whether the pin does nothing: its role runs no speculative decoding.
+    pub fn inert(&self) -> bool {
+        self.eval.value == Some(EvalRoute::Inert)
+    }
 }
 
 /// The classes of error of pins.md (1–11), plus the check's own findings.
@@ -303,17 +427,23 @@ pub enum Class {
     CurveProblem,
     /// A value that matches no golden curve at all.
     Mismatch,
+    /// A candidate file that could not be read, decoded or parsed.
+    Unreadable,
     /// A fact the check could not decide.
     Unresolved,
-    /// A fact only inferred from a default (e.g. the model's thinking default).
+    /// A verdict that rests on a default (a thinking mode, greedy drafting) no file states.
     Assumption,
+    /// A YAML key written twice: the last value wins, as PyYAML reads it.
+    DuplicateKey,
+    /// A pin that does nothing (its role runs no speculative decoding), or a setting the engine ignores.
+    Inert,
     /// An allow-list entry that matched nothing.
     StaleAllow,
 }
 
 impl Class {
     /// Every class, in order.
-    pub const ALL: [Class; 15] = [
+    pub const ALL: [Class; 18] = [
         Class::WrongK,
         Class::WrongDrafter,
         Class::WrongThinkingMode,
@@ -326,8 +456,11 @@ impl Class {
         Class::Drift,
         Class::CurveProblem,
         Class::Mismatch,
+        Class::Unreadable,
         Class::Unresolved,
         Class::Assumption,
+        Class::DuplicateKey,
+        Class::Inert,
         Class::StaleAllow,
     ];
 
@@ -346,8 +479,11 @@ impl Class {
             Class::Drift => "drift",
             Class::CurveProblem => "curve-problem",
             Class::Mismatch => "mismatch",
+            Class::Unreadable => "unreadable",
             Class::Unresolved => "unresolved",
             Class::Assumption => "assumption",
+            Class::DuplicateKey => "duplicate-key",
+            Class::Inert => "inert",
             Class::StaleAllow => "stale-allow",
         }
     }
@@ -355,6 +491,15 @@ impl Class {
     /// The number of the class in pins.md, for the eleven it lists.
     pub fn number(self) -> Option<usize> {
         Class::ALL[..11].iter().position(|c| *c == self).map(|i| i + 1)
+    }
+
+    /// How serious a finding of this class is by default.
+    pub fn severity(self) -> Severity {
+        match self {
+            Class::Unresolved | Class::Assumption | Class::StaleAllow | Class::DuplicateKey => Severity::Warning,
+            Class::Inert => Severity::Note,
+            _ => Severity::Error,
+        }
     }
 }
 
@@ -391,12 +536,14 @@ pub enum Severity {
     Error,
     /// Reported; fails only with `--strict`.
     Warning,
+    /// Reported for the record; never fails.
+    Note,
 }
 
 /// One problem found, at a file and line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
-    /// Error or warning.
+    /// Error, warning or note.
     pub severity: Severity,
     /// Which class of pins.md (or the check's own).
     pub class: Class,
@@ -409,72 +556,48 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// A finding of `class` at `location`; classes 1–11 and mismatches are errors, the rest warnings.
+    /// A finding of `class` at `location`, with the class's default severity.
     pub fn new(class: Class, location: Location, message: impl Into<String>) -> Finding {
-        let severity = match class {
-            Class::Unresolved | Class::Assumption | Class::StaleAllow => Severity::Warning,
-            _ => Severity::Error,
-        };
-        Finding { severity, class, location, message: message.into(), allowed: None }
+        Finding { severity: class.severity(), class, location, message: message.into(), allowed: None }
+    }
+
+    /// The same finding at another severity.
+    pub fn with_severity(mut self, severity: Severity) -> Finding {
+        self.severity = severity;
+        self
     }
 }
 
-/// A file the walk did not read, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Skipped {
-    /// Path relative to the repository root.
-    pub path: String,
-    /// Why (binary, invalid UTF-8, too large, unreadable, symlink loop, invalid YAML…).
-    pub reason: String,
-}
-
 /// Every pin in a repository, with the findings discovery itself makes (spelling, eval leaks, pins never
-/// passed, missing pins, drift) — before any golden value is consulted.
+/// passed, missing pins, drift, unreadable files) — before any golden value is consulted.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Inventory {
     /// The repository scanned.
     pub repo: String,
     /// How many files were read.
     pub files_read: usize,
+    /// Config entries found in master configs.
+    pub entries: usize,
     /// The pins, by file and line.
     pub pins: Vec<Pin>,
     /// Findings from discovery.
     pub findings: Vec<Finding>,
-    /// Files skipped, with the reason.
-    pub skipped: Vec<Skipped>,
-    /// Shared lookup tables found: name → (location, number of entries).
-    pub tables: BTreeMap<String, (Location, usize)>,
+    /// Shared lookup tables found: (name, location, number of entries).
+    pub tables: Vec<(String, Location, usize)>,
 }
 
-/// Scans the repository at `root`: walks it, discovers every pin and resolves its facts.
-///
-/// Never executes anything it reads. Files that cannot be read are listed in [`Inventory::skipped`].
+/// Scans the repository at `root`: walks it, builds the launch graph, discovers every pin and resolves
+/// its facts. Never executes anything it reads.
 ///
 /// # Errors
 /// [`crate::Error::Io`] when `root` itself cannot be read.
 pub fn scan(root: &Path) -> Result<Inventory> {
     let files = walk::walk(root)?;
-    let mut inventory = Inventory {
-        repo: root.display().to_string(),
-        files_read: files.texts.len(),
-        skipped: files.skipped,
-        ..Default::default()
-    };
-    let scripts = shell::parse_all(&files.texts);
-    let tables = shell::tables(&scripts);
-    for table in &tables {
-        inventory.tables.insert(table.name.clone(), (table.location.clone(), table.entries.len()));
-    }
-    let (mut pins, mut findings) = shell::discover(&scripts, &tables);
-    let recipes = recipe::discover(&files.texts, &mut inventory.skipped);
-    pins.extend(recipes.0);
-    findings.extend(recipes.1);
-    findings.extend(shell::prose_drift(&files.texts, &pins));
-    pins.sort_by(|a, b| (&a.location, &a.branch).cmp(&(&b.location, &b.branch)));
-    findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
-    findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
-    inventory.pins = pins;
-    inventory.findings = findings;
+    let mut inventory = graph::discover(&files, root);
+    inventory.repo = root.display().to_string();
+    inventory.pins.sort_by(|a, b| (&a.location, &a.branch, a.role).cmp(&(&b.location, &b.branch, b.role)));
+    inventory.findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
+    inventory.findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
     Ok(inventory)
 }
 

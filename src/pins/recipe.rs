@@ -1,43 +1,47 @@
-//! YAML recipes (multi-node, srt-slurm style) and the master configs that inject values into them.
+//! YAML recipes (srt-slurm style): their roles, each role's engine config, and the pins written in them.
 //!
-//! A recipe is read as a tree: pins sit in environment blocks (`prefill_environment:`, `decode_environment:`,
-//! `aggregated_environment:`, `environment:`), in `speculative-config` JSON strings or maps, or in argument
-//! lists; k, drafter, method and thinking mode sit in per-role config maps (`prefill:`, `decode:`,
-//! `aggregated:`) or at the top. Each role's pin is checked against that role's own k; a pin in a shared
-//! block gives one pin per role that sets k.
+//! A recipe is read as PyYAML reads it ([`crate::yaml::parse_like_pyyaml`]: the last of two duplicate
+//! keys wins, with a warning; `<<:` merges applied). Pins sit in environment blocks
+//! (`prefill_environment:`, `decode_environment:`, `aggregated_environment:`), in `speculative-config`
+//! JSON strings, or in argument strings; k, drafter, method and draft sampling sit in each role's engine
+//! config (`vllm_config.decode`, `sglang_config.prefill`, `trtllm_config.aggregated`), so each role is
+//! checked against its own k, and a role without speculative decoding makes its pin inert.
 //!
-//! A master config (`configs/*-master.yaml`) lists entries whose `additional-settings` carry
-//! `CONFIG_FILE=<recipe>`, `SYNTHETIC_ACCEPTANCE=true`, `SYNTHETIC_ACCEPTANCE_LENGTH=X` and
-//! `EVAL_CONFIG_FILE=<twin>`; X is checked against the recipe's facts, and the twin must carry no pin.
-//! Line numbers come from a small indentation index of the text, since the YAML tree has none.
+//! Thinking mode is per deployment ([`RoleFacts::mode`]): a request-side setting
+//! (`AIPERF_EXTRA_INPUTS: thinking:true`) first, then the role's own worker setting, then another
+//! role's. The model is the served name (`served-model-name`, `identity.model.repo`, `model.path` with
+//! `hf:` removed), never a container mount such as `model-path: /model/`.
+//!
+//! Line numbers come from a small indentation index of the text (`LineIndex`), since the tree has none.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use super::shell::{flag_values, json_values};
-use super::walk::{Kind, TextFile};
-use super::{Class, EvalGuard, Fact, Finding, How, Knob, Location, Mechanism, Pin, Skipped, thinking_word};
+use super::lines::LineIndex;
+use super::shell::word::{Template, Value};
+use super::thinking::IGNORED;
+use super::{Class, Edit, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role, thinking_word};
+use crate::curve::ThinkingMode;
 use crate::engine::Engine;
-use crate::yaml::{self, Node};
-
-/// Words that make a YAML file worth parsing as a recipe.
-const RECIPE_KEYWORDS: &[&str] = &[
-    "SIMULATE_ACC",
-    "TLLM_SPEC_DECODE",
-    "synthetic_acceptance",
-    "spec-decode-acceptance",
-    "speculative",
-    "num_speculative_tokens",
-];
+use crate::yaml::{Duplicate, Node};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ItemKind {
     Pin(Knob),
     K,
+    DsparkBlock,
+    DraftTokens,
+    Algorithm,
     Model,
+    /// `model.path`: an alias unless it names a Hugging Face repository (`hf:org/name`).
+    ModelAlias,
     Drafter,
     Method,
     Sampling,
+    /// A worker's thinking setting.
     Thinking,
+    /// A request-side thinking setting (the benchmark's `AIPERF_EXTRA_INPUTS`).
+    RequestThinking,
+    Ignored,
     SglangMethod,
     SglangTokenMode,
     RejectionMethod,
@@ -46,119 +50,366 @@ enum ItemKind {
 
 #[derive(Debug, Clone)]
 struct Item {
-    role: Option<String>,
+    role: Option<Role>,
     kind: ItemKind,
     value: String,
     line: usize,
-    /// The speculative-config or block the item came from, to pair a vLLM pin with its rejection method.
+    /// The speculative-config string or block the item came from, to pair a vLLM pin with its method.
     group: usize,
+    span: Option<(usize, usize)>,
+    key: String,
 }
 
-/// A parsed recipe: its items, with lines.
+/// The facts of one role, each with how it was read.
 #[derive(Debug, Clone)]
-struct Recipe {
-    rel: String,
+pub struct RoleFacts {
+    /// Whether the role runs speculative decoding.
+    pub spec: bool,
+    /// Draft length.
+    pub k: Fact<usize>,
+    /// Served model.
+    pub model: Fact<String>,
+    /// Draft model.
+    pub drafter: Fact<String>,
+    /// Speculative method.
+    pub method: Fact<String>,
+    /// Draft sampling.
+    pub sampling: Fact<String>,
+    /// Thinking mode the deployment serves.
+    pub mode: Fact<ThinkingMode>,
+    /// Engine.
+    pub engine: Fact<Engine>,
+}
+
+/// A parsed recipe.
+#[derive(Debug, Clone)]
+pub struct Recipe {
+    /// Path relative to the repository root.
+    pub rel: String,
     items: Vec<Item>,
+    /// Keys written twice (line, key path): the last value is the one used.
+    pub duplicates: Vec<(usize, String)>,
+    /// Roles whose environment block the SGLang injector writes into (`^  <role>_environment:$`).
+    pub sglang_env_blocks: Vec<Role>,
+    /// How many `speculative-config: '…'` strings the vLLM injector rewrites.
+    pub vllm_spec_configs: usize,
 }
 
 impl Recipe {
-    fn pins(&self) -> impl Iterator<Item = &Item> {
-        self.items.iter().filter(|i| matches!(i.kind, ItemKind::Pin(_)))
-    }
-
-    fn is_speculative(&self) -> bool {
-        self.items.iter().any(|i| matches!(i.kind, ItemKind::K | ItemKind::Method | ItemKind::Pin(_)))
-    }
-
-    fn roles_with_k(&self) -> Vec<Option<String>> {
-        let mut roles: Vec<Option<String>> = Vec::new();
-        for item in self.items.iter().filter(|i| i.kind == ItemKind::K) {
-            if !roles.contains(&item.role) {
-                roles.push(item.role.clone());
+    /// Reads a recipe from its text and PyYAML tree.
+    pub fn read(rel: &str, text: &str, root: &Node, duplicates: &[Duplicate]) -> Recipe {
+        let index = LineIndex::new(text);
+        let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        let mut reader = Reader { index: &index, text, line_starts: &line_starts, items: Vec::new(), groups: 0 };
+        reader.visit(root, &mut Vec::new(), None, 0);
+        let dup_lines = duplicates
+            .iter()
+            .map(|d| {
+                let mut path = d.path.clone();
+                path.push(d.key.clone());
+                let lines = index.lines_of_path(&path);
+                (lines.last().copied().unwrap_or(1), path.join("."))
+            })
+            .collect();
+        let mut sglang_env_blocks = Vec::new();
+        let mut vllm_spec_configs = 0;
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("  ")
+                && !rest.starts_with(' ')
+                && let Some(name) = rest.trim_end().strip_suffix("_environment:")
+                && let Some(role) = Role::of_key(name)
+            {
+                sglang_env_blocks.push(role);
+            }
+            if let Some(at) = line.find("speculative-config:") {
+                let rest = line[at + "speculative-config:".len()..].trim_start();
+                if rest.starts_with('\'') && rest[1..].contains('\'') {
+                    vllm_spec_configs += 1;
+                }
             }
         }
-        if roles.is_empty() {
-            roles.push(None);
+        Recipe {
+            rel: rel.to_string(),
+            items: reader.items,
+            duplicates: dup_lines,
+            sglang_env_blocks,
+            vllm_spec_configs,
         }
-        roles
+    }
+
+    fn own(&self, kind: ItemKind, role: Option<Role>) -> Option<&Item> {
+        self.items.iter().find(|i| i.kind == kind && i.role == role)
     }
 
     /// The item of `kind` for `role`: the role's own, else a shared one.
-    fn fact(&self, kind: ItemKind, role: &Option<String>) -> Option<&Item> {
+    fn fact_item(&self, kind: ItemKind, role: Option<Role>) -> Option<&Item> {
+        self.own(kind, role).or_else(|| self.own(kind, None))
+    }
+
+    /// The roles the recipe configures (environment blocks or engine configs), in a fixed order.
+    pub fn roles(&self) -> Vec<Role> {
+        let set: BTreeSet<Role> = self.items.iter().filter_map(|i| i.role).collect();
+        set.into_iter().collect()
+    }
+
+    /// Whether any role runs speculative decoding.
+    pub fn speculative(&self) -> bool {
+        self.items.iter().any(|i| matches!(i.kind, ItemKind::K | ItemKind::DsparkBlock | ItemKind::DraftTokens))
+    }
+
+    /// Whether the recipe writes any pin knob.
+    pub fn has_pins(&self) -> bool {
+        self.items.iter().any(|i| matches!(i.kind, ItemKind::Pin(_)))
+    }
+
+    /// The first line that configures speculative decoding.
+    pub fn spec_line(&self) -> Option<usize> {
         self.items
             .iter()
-            .find(|i| i.kind == kind && &i.role == role)
-            .or_else(|| self.items.iter().find(|i| i.kind == kind && i.role.is_none()))
+            .filter(|i| matches!(i.kind, ItemKind::K | ItemKind::Method | ItemKind::Algorithm))
+            .map(|i| i.line)
+            .min()
     }
 
-    fn engine(&self, knob: Knob) -> Fact<Engine> {
-        if let Some(engine) = knob.engine() {
-            return Fact::known(engine, How::Literal, knob.name(), None);
-        }
-        if let Some(item) = self.items.iter().find(|i| i.kind == ItemKind::Engine)
-            && let Ok(engine) = item.value.parse::<Engine>()
-        {
-            return Fact::known(engine, How::Literal, item.value.clone(), Some(Location::new(&self.rel, item.line)));
-        }
-        if let Some(engine) = self.pins().find_map(|p| if let ItemKind::Pin(k) = p.kind { k.engine() } else { None }) {
-            return Fact::known(engine, How::Inferred, "from the recipe's own knobs", None);
-        }
-        Fact::unresolved("recipe names no backend type")
+    fn located(&self, item: &Item) -> Option<Location> {
+        Some(Location::new(&self.rel, item.line))
     }
-}
 
-/// Pins and findings from every YAML recipe and master config; YAML that does not parse is skipped with a note.
-pub fn discover(files: &[TextFile], skipped: &mut Vec<Skipped>) -> (Vec<Pin>, Vec<Finding>) {
-    let mut recipes: BTreeMap<String, Recipe> = BTreeMap::new();
-    let mut masters: Vec<(&TextFile, Node)> = Vec::new();
-    for file in files.iter().filter(|f| f.kind == Kind::Yaml) {
-        let master = file.text.contains("CONFIG_FILE=");
-        if file.rel.contains("golden_al_distribution/")
-            || !(master || RECIPE_KEYWORDS.iter().any(|k| file.text.contains(k)))
-        {
-            continue;
+    fn string_fact(&self, kind: ItemKind, role: Option<Role>, missing: &str) -> Fact<String> {
+        match self.fact_item(kind, role) {
+            Some(i) => Fact::known(i.value.clone(), How::Literal, format!("{}: {}", i.key, i.value), self.located(i)),
+            None => Fact::unresolved(missing.to_string()),
         }
-        let root = match yaml::parse(&file.text, &file.rel) {
-            Ok(root) => root,
-            Err(e) => {
-                skipped.push(Skipped { path: file.rel.clone(), reason: e.to_string() });
-                continue;
+    }
+
+    /// Every fact of `role` (`None`: a recipe without roles).
+    pub fn facts(&self, role: Option<Role>) -> RoleFacts {
+        let dspark = self.fact_item(ItemKind::Algorithm, role).is_some_and(|i| i.value.eq_ignore_ascii_case("dspark"));
+        let k_item = if dspark {
+            self.fact_item(ItemKind::DsparkBlock, role).or_else(|| self.fact_item(ItemKind::DraftTokens, role))
+        } else {
+            self.fact_item(ItemKind::K, role)
+        };
+        let k = match k_item {
+            Some(i) => match i.value.trim().parse::<usize>() {
+                Ok(k) => Fact::known(k, How::Literal, format!("{}: {}", i.key, i.value), self.located(i)),
+                Err(_) => Fact {
+                    value: None,
+                    how: How::Unresolved,
+                    text: format!("k = '{}' is not a draft length", i.value),
+                    at: self.located(i),
+                },
+            },
+            None => Fact {
+                value: None,
+                how: How::Inferred,
+                text: format!("the {} role runs no speculative decoding", role.map_or("recipe's", Role::name)),
+                at: None,
+            },
+        };
+        let spec = k_item.is_some();
+        let model = {
+            let found = self
+                .fact_item(ItemKind::Model, role)
+                .or_else(|| self.items.iter().find(|i| i.kind == ItemKind::Model))
+                .or_else(|| self.items.iter().find(|i| i.kind == ItemKind::ModelAlias));
+            match found {
+                Some(i) => {
+                    Fact::known(i.value.clone(), How::Literal, format!("{}: {}", i.key, i.value), self.located(i))
+                }
+                None => Fact::unresolved("no served model name in the recipe"),
             }
         };
-        if master {
-            masters.push((file, root));
-        } else {
-            recipes.insert(file.rel.clone(), read_recipe(&file.rel, &file.text, &root));
+        let mode = self.mode(role);
+        let sampling = match self.fact_item(ItemKind::Sampling, role) {
+            Some(i) => Fact::known(
+                i.value.to_ascii_lowercase(),
+                How::Literal,
+                format!("{}: {}", i.key, i.value),
+                self.located(i),
+            ),
+            None => {
+                Fact::known("greedy".to_string(), How::Inferred, "no draft_sample_method: engines draft greedily", None)
+            }
+        };
+        let engine = match self
+            .items
+            .iter()
+            .find(|i| i.kind == ItemKind::Engine)
+            .and_then(|i| i.value.parse::<Engine>().ok().map(|e| (e, i)))
+        {
+            Some((e, i)) => Fact::known(e, How::Literal, format!("backend type {}", i.value), self.located(i)),
+            None => match self.items.iter().find_map(|i| if let ItemKind::Pin(k) = i.kind { k.engine() } else { None })
+            {
+                Some(e) => Fact::known(e, How::Inferred, "from the recipe's own knobs", None),
+                None => Fact::unresolved("recipe names no backend type"),
+            },
+        };
+        RoleFacts {
+            spec,
+            k,
+            model,
+            drafter: self.string_fact(ItemKind::Drafter, role, "no draft model in the recipe"),
+            method: self.string_fact(ItemKind::Method, role, "no speculative method in the recipe"),
+            sampling,
+            mode,
+            engine,
         }
     }
-    let mut pins = Vec::new();
-    let mut findings = Vec::new();
-    let mut referenced: BTreeSet<String> = BTreeSet::new();
-    for (file, root) in &masters {
-        master_pins(file, root, &recipes, &mut referenced, &mut pins, &mut findings);
+
+    /// Thinking per deployment: the request's setting, the role's worker setting, another role's.
+    fn mode(&self, role: Option<Role>) -> Fact<ThinkingMode> {
+        let candidates = self
+            .items
+            .iter()
+            .filter(|i| i.kind == ItemKind::RequestThinking)
+            .chain(self.items.iter().filter(|i| i.kind == ItemKind::Thinking && i.role == role))
+            .chain(self.items.iter().filter(|i| i.kind == ItemKind::Thinking && i.role.is_none()))
+            .chain(self.items.iter().filter(|i| i.kind == ItemKind::Thinking && i.role.is_some() && i.role != role));
+        for item in candidates {
+            let mode = if item.key.contains("chat-template") && !item.key.contains("kwargs") {
+                template_mode(&item.value)
+            } else {
+                thinking_word(&item.value)
+            };
+            if let Some(mode) = mode {
+                let whose = match (item.kind, item.role) {
+                    (ItemKind::RequestThinking, _) => "request".to_string(),
+                    (_, Some(r)) if Some(r) != role => format!("{r} worker, same deployment"),
+                    (_, Some(r)) => format!("{r} worker"),
+                    (_, None) => "deployment".to_string(),
+                };
+                return Fact::known(
+                    mode,
+                    How::Literal,
+                    format!("{}: {} ({whose})", item.key, item.value),
+                    self.located(item),
+                );
+            }
+        }
+        let ignored: Vec<&str> =
+            self.items.iter().filter(|i| i.kind == ItemKind::Ignored).map(|i| i.key.as_str()).collect();
+        if ignored.is_empty() {
+            Fact::unresolved("no thinking setting in the recipe")
+        } else {
+            Fact::unresolved(format!("no thinking setting the engine reads ({} is ignored)", ignored[0]))
+        }
     }
-    for recipe in recipes.values() {
-        recipe_pins(recipe, &mut pins, &mut findings);
-        if recipe.pins().next().is_none()
-            && recipe.is_speculative()
-            && recipe.rel.contains("agentic")
-            && !referenced.contains(&recipe.rel)
-        {
-            let line = recipe.items.iter().find(|i| i.kind == ItemKind::K).map_or(1, |i| i.line);
+
+    /// Settings an engine ignores, as notes.
+    pub fn ignored_settings(&self) -> Vec<Finding> {
+        let mut seen = BTreeSet::new();
+        self.items
+            .iter()
+            .filter(|i| i.kind == ItemKind::Ignored && seen.insert(i.key.clone()))
+            .map(|i| {
+                let why = IGNORED.iter().find(|(k, _)| *k == i.key).map_or("", |(_, why)| why);
+                Finding::new(Class::Inert, Location::new(&self.rel, i.line), format!("{}: {why}", i.key))
+            })
+            .collect()
+    }
+
+    /// A pin of this recipe for `role` (hard-coded, or injected when `mechanism` says so).
+    pub fn pin(
+        &self,
+        role: Option<Role>,
+        location: Location,
+        mechanism: Mechanism,
+        knob: Knob,
+        written: Fact<f64>,
+        branch: String,
+    ) -> Pin {
+        let facts = self.facts(role);
+        let mut engine = facts.engine.clone();
+        if let Some(e) = knob.engine() {
+            engine = Fact::known(e, How::Literal, knob.name(), Some(location.clone()));
+        }
+        let eval = if facts.spec {
+            Fact::known(EvalRoute::Leaks, How::Inferred, "nothing on the runner's path drops it", None)
+        } else {
+            Fact::known(EvalRoute::Inert, How::Inferred, facts.k.text.clone(), None)
+        };
+        Pin {
+            location,
+            mechanism,
+            engine,
+            knob,
+            branch,
+            role,
+            written,
+            k: facts.k,
+            model: facts.model,
+            drafter: facts.drafter,
+            method: facts.method,
+            draft_sampling: facts.sampling,
+            mode: facts.mode,
+            eval,
+            entries: Vec::new(),
+            edit: None,
+            notes: Vec::new(),
+            arms: Vec::new(),
+        }
+    }
+
+    /// Every hard-coded pin, one per role it applies to, and the spelling/inert findings.
+    pub fn pins(&self) -> (Vec<Pin>, Vec<Finding>) {
+        let mut pins = Vec::new();
+        let mut findings = self.ignored_settings();
+        for (line, key) in &self.duplicates {
             findings.push(Finding::new(
-                Class::MissingPin,
-                Location::new(&recipe.rel, line),
-                "speculative decoding is configured but no synthetic acceptance is pinned and no master config injects one",
+                Class::DuplicateKey,
+                Location::new(&self.rel, *line),
+                format!("{key} is written twice in this mapping: the last value is used, as PyYAML reads it"),
             ));
         }
+        for item in self.items.iter().filter(|i| matches!(i.kind, ItemKind::Pin(_))) {
+            let ItemKind::Pin(knob) = item.kind else { continue };
+            let location = Location::new(&self.rel, item.line);
+            let roles: Vec<Option<Role>> = match item.role {
+                Some(r) => vec![Some(r)],
+                None => {
+                    let with_k: Vec<Option<Role>> =
+                        self.roles().into_iter().filter(|r| self.facts(Some(*r)).spec).map(Some).collect();
+                    if with_k.is_empty() { vec![None] } else { with_k }
+                }
+            };
+            for role in roles {
+                let facts = self.facts(role);
+                if let Some(message) = self.spelling(item, knob, role) {
+                    findings.push(Finding::new(Class::Spelling, location.clone(), message));
+                }
+                let written = match item.value.trim().parse::<f64>() {
+                    Ok(v) => Fact::known(v, How::Literal, item.value.clone(), Some(location.clone())),
+                    Err(_) => Fact {
+                        value: None,
+                        how: How::Unresolved,
+                        text: format!("'{}' is not a number", item.value),
+                        at: Some(location.clone()),
+                    },
+                };
+                let label = role.map(|r| format!("role {r}")).unwrap_or_default();
+                let mut pin = self.pin(role, location.clone(), Mechanism::Recipe, knob, written, label);
+                pin.edit = item.span.map(|span| Edit { file: self.rel.clone(), span });
+                if !facts.spec {
+                    findings.push(Finding::new(
+                        Class::Inert,
+                        location.clone(),
+                        format!(
+                            "{} in the {} role does nothing: {}",
+                            knob.name(),
+                            role.map_or("recipe's", Role::name),
+                            facts.k.text
+                        ),
+                    ));
+                }
+                pins.push(pin);
+            }
+        }
+        (pins, findings)
     }
-    (pins, findings)
-}
 
-fn recipe_pins(recipe: &Recipe, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
-    for item in recipe.pins() {
-        let ItemKind::Pin(knob) = item.kind else { continue };
-        let location = Location::new(&recipe.rel, item.line);
+    /// SGLang triple incomplete in the role; vLLM length without the synthetic rejection method.
+    fn spelling(&self, item: &Item, knob: Knob, role: Option<Role>) -> Option<String> {
         match knob {
             Knob::SglangSimulateLen => {
                 let missing: Vec<&str> = [
@@ -166,323 +417,85 @@ fn recipe_pins(recipe: &Recipe, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
                     (ItemKind::SglangTokenMode, "SGLANG_SIMULATE_ACC_TOKEN_MODE"),
                 ]
                 .into_iter()
-                .filter(|(kind, _)| recipe.fact(*kind, &item.role).is_none())
+                .filter(|(kind, _)| self.fact_item(*kind, item.role.or(role)).is_none())
                 .map(|(_, name)| name)
                 .collect();
-                if !missing.is_empty() {
-                    findings.push(Finding::new(
-                        Class::Spelling,
-                        location.clone(),
-                        format!(
-                            "SGLANG_SIMULATE_ACC_LEN without {} in this role: the SGLang triple is incomplete",
-                            missing.join(" and ")
-                        ),
-                    ));
-                }
+                (!missing.is_empty()).then(|| {
+                    format!(
+                        "SGLANG_SIMULATE_ACC_LEN without {} in the {} environment: the SGLang triple is incomplete (engines.md: METHOD=match-expected, TOKEN_MODE=real-draft-token)",
+                        missing.join(" and "),
+                        item.role.or(role).map_or("shared", Role::name)
+                    )
+                })
             }
             Knob::VllmSyntheticLength => {
-                let synthetic = recipe
+                let synthetic = self
                     .items
                     .iter()
                     .any(|i| i.kind == ItemKind::RejectionMethod && i.group == item.group && i.value == "synthetic");
-                if !synthetic {
-                    findings.push(Finding::new(
-                        Class::Spelling,
-                        location.clone(),
-                        "synthetic_acceptance_length without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin",
-                    ));
-                }
+                (!synthetic).then(|| "synthetic_acceptance_length without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin".to_string())
             }
-            _ => {}
-        }
-        let roles = if item.role.is_some() { vec![item.role.clone()] } else { recipe.roles_with_k() };
-        for role in roles {
-            let written = match item.value.parse::<f64>() {
-                Ok(v) => Fact::known(v, How::Literal, item.value.clone(), Some(location.clone())),
-                Err(_) => Fact {
-                    value: None,
-                    how: How::Unresolved,
-                    text: format!("'{}' is not a number", item.value),
-                    at: Some(location.clone()),
-                },
-            };
-            pins.push(build_pin(recipe, &role, location.clone(), Mechanism::Recipe, knob, written, role_label(&role)));
+            _ => None,
         }
     }
 }
 
-fn role_label(role: &Option<String>) -> String {
-    role.as_ref().map(|r| format!("role {r}")).unwrap_or_default()
-}
-
-fn build_pin(
-    recipe: &Recipe,
-    role: &Option<String>,
-    location: Location,
-    mechanism: Mechanism,
-    knob: Knob,
-    written: Fact<f64>,
-    branch: String,
-) -> Pin {
-    let fact = |kind: ItemKind, missing: &str| -> Fact<String> {
-        match recipe.fact(kind, role) {
-            Some(item) => Fact::known(
-                item.value.clone(),
-                How::Literal,
-                item.value.clone(),
-                Some(Location::new(&recipe.rel, item.line)),
-            ),
-            None => Fact::unresolved(missing.to_string()),
-        }
-    };
-    let k = match recipe.fact(ItemKind::K, role) {
-        Some(item) => match item.value.parse::<usize>() {
-            Ok(k) if k >= 1 => {
-                Fact::known(k, How::Literal, item.value.clone(), Some(Location::new(&recipe.rel, item.line)))
-            }
-            _ => Fact {
-                value: None,
-                how: How::Unresolved,
-                text: format!("k = '{}' is not a draft length", item.value),
-                at: Some(Location::new(&recipe.rel, item.line)),
-            },
-        },
-        None => Fact::unresolved(format!("{} sets no draft length for this role", recipe.rel)),
-    };
-    let mode = match recipe.fact(ItemKind::Thinking, role) {
-        Some(item) => match thinking_word(&item.value) {
-            Some(m) => Fact::known(m, How::Literal, item.value.clone(), Some(Location::new(&recipe.rel, item.line))),
-            None => Fact {
-                value: None,
-                how: How::Unresolved,
-                text: format!("thinking setting '{}' not understood", item.value),
-                at: Some(Location::new(&recipe.rel, item.line)),
-            },
-        },
-        None => Fact::unresolved("no thinking setting in the recipe"),
-    };
-    let sampling = match recipe.fact(ItemKind::Sampling, role) {
-        Some(item) => Fact::known(
-            item.value.to_ascii_lowercase(),
-            How::Literal,
-            item.value.clone(),
-            Some(Location::new(&recipe.rel, item.line)),
-        ),
-        None => {
-            Fact::known("greedy".to_string(), How::Inferred, "no draft_sample_method: engines draft greedily", None)
-        }
-    };
-    Pin {
-        location,
-        mechanism,
-        engine: recipe.engine(knob),
-        knob,
-        branch,
-        written,
-        k,
-        model: fact(ItemKind::Model, "no model in the recipe"),
-        drafter: fact(ItemKind::Drafter, "no draft model in the recipe"),
-        method: fact(ItemKind::Method, "no speculative method in the recipe"),
-        draft_sampling: sampling,
-        mode,
-        eval_guard: EvalGuard::NotApplicable,
+/// A chat template file name that says its mode (`deepseek_v4_thinking.jinja`).
+pub(crate) fn template_mode(name: &str) -> Option<ThinkingMode> {
+    let base = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    if base.contains("no_thinking") || base.contains("nothink") || base.contains("non_thinking") {
+        Some(ThinkingMode::Off)
+    } else if base.contains("thinking") {
+        Some(ThinkingMode::On)
+    } else {
+        None
     }
-}
-
-fn master_pins(
-    file: &TextFile,
-    root: &Node,
-    recipes: &BTreeMap<String, Recipe>,
-    referenced: &mut BTreeSet<String>,
-    pins: &mut Vec<Pin>,
-    findings: &mut Vec<Finding>,
-) {
-    let mut entries: Vec<Vec<String>> = Vec::new();
-    collect_setting_lists(root, &mut entries);
-    let lines: Vec<&str> = file.text.lines().collect();
-    let mut cursor = 0;
-    let line_of = |needle: &str, cursor: &mut usize| -> usize {
-        match lines.iter().skip(*cursor).position(|l| l.contains(needle)) {
-            Some(p) => {
-                let index = *cursor + p;
-                *cursor = index + 1;
-                index + 1
-            }
-            None => lines.iter().position(|l| l.contains(needle)).map_or(1, |p| p + 1),
-        }
-    };
-    for settings in entries {
-        let map: BTreeMap<String, String> = settings
-            .iter()
-            .filter_map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-            .collect();
-        let get = |key: &str| map.get(key).map(String::as_str);
-        let entry_line = get("CONFIG_FILE")
-            .map(|c| format!("CONFIG_FILE={c}"))
-            .or_else(|| get("EVAL_CONFIG_FILE").map(|c| format!("EVAL_CONFIG_FILE={c}")))
-            .map_or(cursor + 1, |needle| line_of(&needle, &mut cursor));
-        let length_line = get("SYNTHETIC_ACCEPTANCE_LENGTH").map(|v| {
-            let mut c = cursor;
-            line_of(&format!("SYNTHETIC_ACCEPTANCE_LENGTH={v}"), &mut c)
-        });
-        let enabled = get("SYNTHETIC_ACCEPTANCE").is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
-        if let Some(twin) = get("EVAL_CONFIG_FILE") {
-            match resolve_recipe(twin, &file.rel, recipes) {
-                Some(recipe) => {
-                    referenced.insert(recipe.rel.clone());
-                    if let Some(pin) = recipe.pins().next() {
-                        findings.push(Finding::new(
-                            Class::EvalLeak,
-                            Location::new(&recipe.rel, pin.line),
-                            format!("eval twin (EVAL_CONFIG_FILE at {}:{entry_line}) carries a pin: eval scores would use synthetic acceptance", file.rel),
-                        ));
-                    }
-                }
-                None => findings.push(Finding::new(
-                    Class::Unresolved,
-                    Location::new(&file.rel, entry_line),
-                    format!("EVAL_CONFIG_FILE={twin} not found in the repository"),
-                )),
-            }
-        }
-        let Some(config) = get("CONFIG_FILE") else { continue };
-        let recipe = resolve_recipe(config, &file.rel, recipes);
-        if let Some(recipe) = recipe {
-            referenced.insert(recipe.rel.clone());
-        }
-        match (enabled, get("SYNTHETIC_ACCEPTANCE_LENGTH")) {
-            (false, Some(value)) => findings.push(Finding::new(
-                Class::NeverPassed,
-                Location::new(&file.rel, length_line.unwrap_or(entry_line)),
-                format!("SYNTHETIC_ACCEPTANCE_LENGTH={value} without SYNTHETIC_ACCEPTANCE=true: the injector never writes it into {config}"),
-            )),
-            (true, None) => findings.push(Finding::new(
-                Class::MissingPin,
-                Location::new(&file.rel, entry_line),
-                format!("SYNTHETIC_ACCEPTANCE=true but no SYNTHETIC_ACCEPTANCE_LENGTH for {config}"),
-            )),
-            (true, Some(value)) => {
-                let location = Location::new(&file.rel, length_line.unwrap_or(entry_line));
-                let written = match value.parse::<f64>() {
-                    Ok(v) => Fact::known(v, How::Injected, format!("SYNTHETIC_ACCEPTANCE_LENGTH={value}"), Some(location.clone())),
-                    Err(_) => Fact { value: None, how: How::Unresolved, text: format!("'{value}' is not a number"), at: Some(location.clone()) },
-                };
-                match recipe {
-                    Some(recipe) => {
-                        for role in recipe.roles_with_k() {
-                            let branch = format!("{} {}", recipe.rel, role_label(&role)).trim().to_string();
-                            pins.push(build_pin(recipe, &role, location.clone(), Mechanism::MasterConfig, Knob::InjectedLength, written.clone(), branch));
-                        }
-                    }
-                    None => {
-                        let missing = Recipe { rel: config.to_string(), items: Vec::new() };
-                        let mut pin = build_pin(&missing, &None, location, Mechanism::MasterConfig, Knob::InjectedLength, written, config.to_string());
-                        pin.k = Fact::unresolved(format!("recipe {config} not found in the repository"));
-                        pins.push(pin);
-                    }
-                }
-            }
-            (false, None) => {}
-        }
-    }
-}
-
-/// Lists of `KEY=VALUE` strings that name a config file: one master-config entry each.
-fn collect_setting_lists(node: &Node, out: &mut Vec<Vec<String>>) {
-    match node {
-        Node::Seq(items) => {
-            let strings: Vec<String> = items.iter().filter_map(Node::as_scalar_text).collect();
-            if strings.len() == items.len() && strings.iter().any(|s| s.contains("CONFIG_FILE=")) {
-                out.push(strings);
-            } else {
-                for item in items {
-                    collect_setting_lists(item, out);
-                }
-            }
-        }
-        Node::Map(entries) => {
-            for (_, value) in entries {
-                collect_setting_lists(value, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// A recipe path as written in a master config: from the repository root, beside the master config, or
-/// by its trailing path components.
-fn resolve_recipe<'a>(path: &str, master: &str, recipes: &'a BTreeMap<String, Recipe>) -> Option<&'a Recipe> {
-    let path = path.trim_start_matches("./");
-    if let Some(r) = recipes.get(path) {
-        return Some(r);
-    }
-    if let Some((dir, _)) = master.rsplit_once('/')
-        && let Some(r) = recipes.get(&format!("{dir}/{path}"))
-    {
-        return Some(r);
-    }
-    let mut found = recipes.values().filter(|r| r.rel.ends_with(&format!("/{path}")));
-    match (found.next(), found.next()) {
-        (Some(r), None) => Some(r),
-        _ => None,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Reading a recipe tree
-
-fn read_recipe(rel: &str, text: &str, root: &Node) -> Recipe {
-    let index = LineIndex::new(text);
-    let mut reader = Reader { index: &index, items: Vec::new(), groups: 0 };
-    reader.visit(root, &mut Vec::new(), None, 0);
-    Recipe { rel: rel.to_string(), items: reader.items }
 }
 
 struct Reader<'a> {
     index: &'a LineIndex,
+    text: &'a str,
+    line_starts: &'a [usize],
     items: Vec<Item>,
     groups: usize,
 }
 
-fn role_of(key: &str) -> Option<String> {
-    let lower = key.to_ascii_lowercase();
-    let base = lower.strip_suffix("_environment").or_else(|| lower.strip_suffix("-environment")).unwrap_or(&lower);
-    match base {
-        "prefill" => Some("prefill".into()),
-        "decode" => Some("decode".into()),
-        "aggregated" | "agg" => Some("aggregated".into()),
-        _ => None,
-    }
-}
-
 impl Reader<'_> {
-    fn push(&mut self, role: &Option<String>, kind: ItemKind, value: &str, path: &[String], group: usize) {
+    /// The byte span of `value` written on `line` after `key` (for `pins fix`).
+    fn span(&self, line: usize, key: &str, value: &str) -> Option<(usize, usize)> {
+        let start = *self.line_starts.get(line.checked_sub(1)?)?;
+        let end = self.line_starts.get(line).copied().unwrap_or(self.text.len());
+        let text = &self.text[start..end];
+        let after = text.find(key).map_or(0, |k| k + key.len());
+        let at = after + text[after..].find(value)?;
+        Some((start + at, start + at + value.len()))
+    }
+
+    fn push(
+        &mut self,
+        role: Option<Role>,
+        kind: ItemKind,
+        value: &str,
+        (line, group): (usize, usize),
+        key: &str,
+        span: Option<(usize, usize)>,
+    ) {
         let value = value.trim().trim_matches(['"', '\'']).to_string();
         if value.is_empty() {
             return;
         }
-        let line = self.index.line(path);
-        self.items.push(Item { role: role.clone(), kind, value, line, group });
+        self.items.push(Item { role, kind, value, line, group, span, key: key.to_string() });
     }
 
-    fn visit(&mut self, node: &Node, path: &mut Vec<String>, role: Option<String>, group: usize) {
+    fn visit(&mut self, node: &Node, path: &mut Vec<String>, role: Option<Role>, group: usize) {
         match node {
             Node::Map(entries) => {
                 for (key, value) in entries {
                     let key = key.as_scalar_text().unwrap_or_default();
-                    let role = role_of(&key).or_else(|| role.clone());
+                    let role = Role::of_key(&key).or(role);
                     path.push(key.clone());
-                    let speculative = path.iter().any(|p| p.to_ascii_lowercase().contains("speculative"));
-                    let group = if speculative
-                        && !path[..path.len() - 1].iter().any(|p| p.to_ascii_lowercase().contains("speculative"))
-                    {
-                        self.groups += 1;
-                        self.groups
-                    } else {
-                        group
-                    };
                     match value.as_scalar_text() {
-                        Some(text) => self.scalar(&key, &text, path, &role, speculative, group),
+                        Some(text) => self.scalar(&key, &text, path, role, group),
                         None => self.visit(value, path, role, group),
                     }
                     path.pop();
@@ -491,19 +504,19 @@ impl Reader<'_> {
             Node::Seq(items) => {
                 let strings: Vec<String> = items.iter().filter_map(Node::as_scalar_text).collect();
                 if strings.len() == items.len() && !strings.is_empty() {
-                    // `- KEY=VALUE` environment lists, or argument lists.
+                    let line = self.index.line(path);
                     for s in &strings {
-                        match s.split_once('=') {
-                            Some((k, v)) if !k.starts_with('-') && !k.contains(' ') => {
-                                self.scalar(k, v, path, &role, false, group);
-                            }
-                            _ => {}
+                        if let Some((k, v)) = s.split_once('=')
+                            && !k.starts_with('-')
+                            && !k.contains(' ')
+                        {
+                            self.scalar(k, v, path, role, group);
                         }
                     }
-                    self.args(&strings.join(" "), path, &role, group);
+                    self.args(&strings.join(" "), line, role, group);
                 } else {
                     for item in items {
-                        self.visit(item, path, role.clone(), group);
+                        self.visit(item, path, role, group);
                     }
                 }
             }
@@ -511,16 +524,11 @@ impl Reader<'_> {
         }
     }
 
-    fn scalar(
-        &mut self,
-        key: &str,
-        text: &str,
-        path: &[String],
-        role: &Option<String>,
-        speculative: bool,
-        group: usize,
-    ) {
+    fn scalar(&mut self, key: &str, text: &str, path: &[String], role: Option<Role>, group: usize) {
+        let line = self.index.line(path);
         let lower = key.to_ascii_lowercase().replace('-', "_");
+        let parent = path.len().checked_sub(2).map(|i| path[i].as_str());
+        let in_identity = path.iter().any(|p| p == "identity");
         let kind = match lower.as_str() {
             "sglang_simulate_acc_len" => Some(ItemKind::Pin(Knob::SglangSimulateLen)),
             "tllm_spec_decode_force_num_accepted_tokens" => Some(ItemKind::Pin(Knob::TrtllmForceAccepted)),
@@ -531,57 +539,99 @@ impl Reader<'_> {
             "sglang_simulate_acc_token_mode" => Some(ItemKind::SglangTokenMode),
             "rejection_sample_method" => Some(ItemKind::RejectionMethod),
             "speculative_num_steps" | "num_speculative_tokens" | "max_draft_len" => Some(ItemKind::K),
+            "speculative_dspark_block_size" => Some(ItemKind::DsparkBlock),
+            "speculative_num_draft_tokens" => Some(ItemKind::DraftTokens),
+            "speculative_algorithm" => {
+                self.push(role, ItemKind::Algorithm, text, (line, group), key, None);
+                Some(ItemKind::Method)
+            }
             "speculative_draft_model_path"
             | "draft_model"
             | "speculative_model"
             | "speculative_model_dir"
             | "speculative_draft_model" => Some(ItemKind::Drafter),
-            "model" | "path" if speculative => Some(ItemKind::Drafter),
-            "model_path" | "served_model_name" => Some(ItemKind::Model),
-            "model" => Some(ItemKind::Model),
-            "path" if path.len() >= 2 && path[path.len() - 2] == "model" => Some(ItemKind::Model),
-            "speculative_algorithm" | "decoding_type" | "spec_method" => Some(ItemKind::Method),
-            "method" if speculative => Some(ItemKind::Method),
+            "served_model_name" => Some(ItemKind::Model),
+            "repo" if in_identity && parent == Some("model") => Some(ItemKind::Model),
+            "model_path" if !text.trim().starts_with('/') => Some(ItemKind::Model),
+            "path" if parent == Some("model") && !in_identity => {
+                let name = text.trim().trim_start_matches("hf:");
+                self.push(None, ItemKind::ModelAlias, name, (line, group), "model.path", None);
+                None
+            }
+            "decoding_type" | "spec_method" => Some(ItemKind::Method),
             "draft_sample_method" => Some(ItemKind::Sampling),
             "dyn_default_thinking_mode"
             | "sglang_default_thinking"
             | "thinking_mode"
             | "enable_thinking"
-            | "thinking" => Some(ItemKind::Thinking),
+            | "thinking"
+            | "chat_template" => Some(ItemKind::Thinking),
+            "aiperf_extra_inputs" => {
+                for token in text.split([' ', ',']) {
+                    if let Some(v) = token.strip_prefix("thinking:") {
+                        self.push(
+                            None,
+                            ItemKind::RequestThinking,
+                            v,
+                            (line, group),
+                            "AIPERF_EXTRA_INPUTS thinking",
+                            None,
+                        );
+                    }
+                }
+                None
+            }
             "type" | "backend" | "engine" | "framework" if text.parse::<Engine>().is_ok() => Some(ItemKind::Engine),
             _ => None,
         };
-        if let Some(kind) = kind {
-            self.push(role, kind, text, path, group);
+        if IGNORED.iter().any(|(name, _)| name.eq_ignore_ascii_case(key)) {
+            self.push(role, ItemKind::Ignored, text, (line, group), key, None);
             return;
         }
-        if lower == "speculative_config" || lower == "default_chat_template_kwargs" || lower == "chat_template_kwargs" {
+        if let Some(kind) = kind {
+            let span = matches!(kind, ItemKind::Pin(_)).then(|| self.span(line, key, text.trim())).flatten();
+            self.push(role, kind, text, (line, group), key, span);
+            return;
+        }
+        if lower == "speculative_config" || lower.ends_with("chat_template_kwargs") {
             self.groups += 1;
             let group = self.groups;
-            for (json_key, kind) in [
-                ("synthetic_acceptance_length", ItemKind::Pin(Knob::VllmSyntheticLength)),
-                ("num_speculative_tokens", ItemKind::K),
-                ("model", ItemKind::Drafter),
-                ("method", ItemKind::Method),
-                ("draft_sample_method", ItemKind::Sampling),
-                ("rejection_sample_method", ItemKind::RejectionMethod),
-                ("thinking_mode", ItemKind::Thinking),
-                ("enable_thinking", ItemKind::Thinking),
-                ("thinking", ItemKind::Thinking),
-            ] {
-                for value in json_values(text, json_key) {
-                    self.push(role, kind, &value, path, group);
+            let start = self.span(line, key, text).map(|(s, _)| s);
+            let t = Template::literal(text, start);
+            let keys: &[(&str, ItemKind)] = if lower == "speculative_config" {
+                &[
+                    ("synthetic_acceptance_length", ItemKind::Pin(Knob::VllmSyntheticLength)),
+                    ("num_speculative_tokens", ItemKind::K),
+                    ("model", ItemKind::Drafter),
+                    ("method", ItemKind::Method),
+                    ("draft_sample_method", ItemKind::Sampling),
+                    ("rejection_sample_method", ItemKind::RejectionMethod),
+                ]
+            } else {
+                &[
+                    ("thinking_mode", ItemKind::Thinking),
+                    ("enable_thinking", ItemKind::Thinking),
+                    ("thinking", ItemKind::Thinking),
+                ]
+            };
+            for (json_key, kind) in keys {
+                for value in t.json(json_key) {
+                    if let Value::Lit { text, span } = value {
+                        let key = format!("{key} {json_key}");
+                        self.push(role, *kind, &text, (line, group), &key, span);
+                    }
                 }
             }
             return;
         }
         if text.contains("--") {
-            self.args(text, path, role, group);
+            self.args(text, line, role, group);
         }
     }
 
     /// Engine flags inside an argument string or list.
-    fn args(&mut self, text: &str, path: &[String], role: &Option<String>, group: usize) {
+    fn args(&mut self, text: &str, line: usize, role: Option<Role>, group: usize) {
+        let tokens: Vec<&str> = text.split_whitespace().collect();
         for (flag, kind) in [
             ("--spec-decode-acceptance-length", ItemKind::Pin(Knob::AtomLength)),
             ("--spec-decode-acceptance-rate", ItemKind::Pin(Knob::AtomRate)),
@@ -592,65 +642,18 @@ impl Reader<'_> {
             ("--speculative-algorithm", ItemKind::Method),
             ("--dyn-default-thinking-mode", ItemKind::Thinking),
         ] {
-            for value in flag_values(text, flag) {
-                self.push(role, kind, &value, path, group);
+            for (i, t) in tokens.iter().enumerate() {
+                let value = if *t == flag {
+                    tokens.get(i + 1).copied()
+                } else {
+                    t.strip_prefix(flag).and_then(|r| r.strip_prefix('='))
+                };
+                if let Some(v) = value {
+                    let span = matches!(kind, ItemKind::Pin(_)).then(|| self.span(line, flag, v)).flatten();
+                    self.push(role, kind, v, (line, group), flag, span);
+                }
             }
         }
-    }
-}
-
-/// Key paths of a block-style YAML text → 1-based lines.
-pub(super) struct LineIndex {
-    entries: Vec<(Vec<String>, usize)>,
-}
-
-impl LineIndex {
-    /// Indexes `text`.
-    pub(super) fn new(text: &str) -> LineIndex {
-        let mut entries = Vec::new();
-        let mut stack: Vec<(usize, String)> = Vec::new();
-        for (i, raw) in text.lines().enumerate() {
-            let trimmed = raw.trim_start();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
-            }
-            let mut indent = raw.len() - trimmed.len();
-            let mut body = trimmed;
-            while let Some(rest) = body.strip_prefix("- ") {
-                indent += 2;
-                body = rest.trim_start();
-            }
-            let key = match body.find(": ").or_else(|| body.strip_suffix(':').map(|b| b.len())) {
-                Some(end) => body[..end].trim().trim_matches(['"', '\'']).to_string(),
-                None => match body.split_once('=') {
-                    // `- KEY=VALUE` list items.
-                    Some((k, _)) if !k.contains(' ') => k.to_string(),
-                    _ => continue,
-                },
-            };
-            while stack.last().is_some_and(|(ind, _)| *ind >= indent) {
-                stack.pop();
-            }
-            stack.push((indent, key));
-            entries.push((stack.iter().map(|(_, k)| k.clone()).collect(), i + 1));
-        }
-        LineIndex { entries }
-    }
-
-    /// The line of the deepest entry matching the end of `path` (falls back to shorter suffixes).
-    pub(super) fn line(&self, path: &[String]) -> usize {
-        for take in (1..=path.len()).rev() {
-            let suffix = &path[path.len() - take..];
-            if let Some((_, line)) = self.entries.iter().find(|(p, _)| p.ends_with(suffix)) {
-                return *line;
-            }
-        }
-        1
-    }
-
-    /// Lines of every entry whose own key is `key`, in order.
-    pub(super) fn lines_of(&self, key: &str) -> Vec<usize> {
-        self.entries.iter().filter(|(p, _)| p.last().is_some_and(|k| k == key)).map(|(_, l)| *l).collect()
     }
 }
 
@@ -658,18 +661,45 @@ impl LineIndex {
 mod tests {
     use super::*;
 
+    fn read(text: &str) -> Recipe {
+        let (root, dups) = crate::yaml::parse_like_pyyaml(text, "r.yaml").unwrap();
+        Recipe::read("r.yaml", text, &root, &dups)
+    }
+
     #[test]
-    fn roles_get_their_own_k_and_lines() {
+    fn roles_get_their_own_k_lines_and_spans() {
         let text = "backend:\n  type: sglang\n  decode_environment:\n    SGLANG_SIMULATE_ACC_LEN: \"2.78\"\n  sglang_config:\n    prefill:\n      speculative-num-steps: 2\n    decode:\n      speculative-num-steps: 3\n";
-        let root = yaml::parse(text, "r.yaml").unwrap();
-        let recipe = read_recipe("r.yaml", text, &root);
-        let mut pins = Vec::new();
-        let mut findings = Vec::new();
-        recipe_pins(&recipe, &mut pins, &mut findings);
+        let recipe = read(text);
+        let (pins, findings) = recipe.pins();
         assert_eq!(pins.len(), 1);
-        assert_eq!(pins[0].location.line, 4);
-        assert_eq!(pins[0].k.value, Some(3));
+        assert_eq!((pins[0].location.line, pins[0].k.value, pins[0].role), (4, Some(3), Some(Role::Decode)));
         assert_eq!(pins[0].k.at.as_ref().unwrap().line, 9);
+        let (s, e) = pins[0].edit.as_ref().unwrap().span;
+        assert_eq!(&text[s..e], "2.78");
         assert_eq!(findings[0].class, Class::Spelling);
+        assert_eq!(recipe.sglang_env_blocks, [Role::Decode]);
+    }
+
+    #[test]
+    fn a_pin_in_a_role_without_speculative_decoding_is_inert() {
+        let text = "backend:\n  prefill_environment:\n    SGLANG_SIMULATE_ACC_LEN: '3.39'\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n    SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n  sglang_config:\n    prefill:\n      served-model-name: a/B\n      model-path: /model/\n";
+        let recipe = read(text);
+        let (pins, findings) = recipe.pins();
+        assert!(pins[0].inert());
+        assert_eq!(pins[0].model.value.as_deref(), Some("a/B"));
+        assert_eq!(findings.iter().map(|f| f.class).collect::<Vec<_>>(), [Class::Inert]);
+    }
+
+    #[test]
+    fn thinking_is_per_deployment_and_request_side_wins() {
+        let text = "backend:\n  vllm_config:\n    prefill:\n      speculative-config: '{\"method\":\"eagle3\",\"num_speculative_tokens\":3}'\n    decode:\n      dyn-default-thinking-mode: disabled\n      speculative-config: '{\"method\":\"eagle3\",\"num_speculative_tokens\":3}'\nbenchmark:\n  env:\n    AIPERF_EXTRA_INPUTS: \"thinking:true\"\n";
+        let recipe = read(text);
+        assert_eq!(recipe.facts(Some(Role::Prefill)).mode.value, Some(ThinkingMode::On));
+        let text = text.replace("    AIPERF_EXTRA_INPUTS: \"thinking:true\"\n", "    X: y\n");
+        let recipe = read(&text);
+        let prefill = recipe.facts(Some(Role::Prefill)).mode;
+        assert_eq!(prefill.value, Some(ThinkingMode::Off));
+        assert!(prefill.text.contains("decode worker, same deployment"), "{}", prefill.text);
+        assert_eq!(recipe.vllm_spec_configs, 2);
     }
 }

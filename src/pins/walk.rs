@@ -1,19 +1,36 @@
-//! The repository walk: which files the pin check reads, and which it skips with a note.
+//! The repository walk: which files the pin check reads.
 //!
 //! Candidates are shell scripts (`*.sh`, `*.bash`, or a `#!…sh` first line), YAML (`*.yaml`, `*.yml`)
 //! and prose that can go stale against the code (`*.md`, `CHANGELOG*`). Version-control and build
-//! directories are not entered. A candidate is skipped, with the reason in the note, when it is larger
-//! than [`MAX_FILE_BYTES`], holds a NUL byte (binary), is not UTF-8, or cannot be read; a directory
-//! symlink that leads back into a directory being walked is a loop and is skipped too. Files are only
-//! read, never executed.
+//! directories are not entered. A candidate that is larger than [`MAX_FILE_BYTES`], holds a NUL byte
+//! (binary), is not UTF-8, or cannot be read — and a symlink loop — is a [`Problem`] naming the file:
+//! the check reports it as an error rather than skipping it silently (pins.md, "Severity"). Files are
+//! read through [`crate::input`] (regular files only, bounded), never executed.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::Skipped;
 use crate::error::{Error, Result};
 
-/// Files above this size are not launch scripts or recipes; they are skipped with a note.
+/// A candidate the walk could not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Path relative to the repository root.
+    pub path: String,
+    /// Why (binary, not UTF-8, too large, unreadable, symlink loop).
+    pub reason: String,
+    /// Whether pins may hide behind it: false for a symlink back to an enclosing directory, whose files
+    /// are read through their real path.
+    pub hides_pins: bool,
+}
+
+impl Problem {
+    fn new(path: String, reason: impl Into<String>) -> Problem {
+        Problem { path, reason: reason.into(), hides_pins: true }
+    }
+}
+
+/// Files above this size are not launch scripts or recipes: such a candidate is a [`Problem`].
 pub const MAX_FILE_BYTES: u64 = crate::input::SMALL_FILE_LIMIT;
 
 /// Directories never entered: version control, build output, vendored packages.
@@ -41,19 +58,19 @@ pub struct TextFile {
     pub text: String,
 }
 
-/// The walk's result: texts in path order, and what was skipped.
+/// The walk's result: texts in path order, and the candidates that could not be read.
 #[derive(Debug, Default)]
 pub struct Files {
     /// Files read.
     pub texts: Vec<TextFile>,
-    /// Files skipped, with reasons.
-    pub skipped: Vec<Skipped>,
+    /// Candidates not read, with reasons.
+    pub problems: Vec<Problem>,
 }
 
 /// Walks `root` and reads every candidate file.
 ///
 /// # Errors
-/// [`Error::Io`] when `root` cannot be listed; problems below it become [`Skipped`] notes.
+/// [`Error::Io`] when `root` cannot be listed; problems below it become [`Problem`]s.
 pub fn walk(root: &Path) -> Result<Files> {
     let canonical_root = root.canonicalize().map_err(|e| Error::io(root, e))?;
     std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
@@ -66,9 +83,7 @@ pub fn walk(root: &Path) -> Result<Files> {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) => {
-                files
-                    .skipped
-                    .push(Skipped { path: display_rel(&rel_dir), reason: format!("unreadable directory: {e}") });
+                files.problems.push(Problem::new(display_rel(&rel_dir), format!("unreadable directory: {e}")));
                 continue;
             }
         };
@@ -79,19 +94,22 @@ pub fn walk(root: &Path) -> Result<Files> {
             let rel = if rel_dir.is_empty() { name.clone() } else { format!("{rel_dir}/{name}") };
             let path = entry.path();
             let Ok(file_type) = entry.file_type() else {
-                files.skipped.push(Skipped { path: rel, reason: "unreadable entry".into() });
+                files.problems.push(Problem::new(rel, "unreadable entry"));
                 continue;
             };
             let is_dir = if file_type.is_symlink() {
                 match std::fs::metadata(&path) {
                     Ok(meta) => meta.is_dir(),
                     Err(e) => {
-                        let reason = if e.raw_os_error() == Some(40) || e.to_string().contains("symbolic links") {
-                            "symlink loop".to_string()
-                        } else {
-                            format!("dangling or unreadable symlink: {e}")
-                        };
-                        files.skipped.push(Skipped { path: rel, reason });
+                        // A broken link can hide a candidate only under a candidate's name.
+                        if kind_by_name(&name).is_some() || !name.contains('.') {
+                            let reason = if e.raw_os_error() == Some(40) || e.to_string().contains("symbolic links") {
+                                "symlink loop".to_string()
+                            } else {
+                                format!("dangling or unreadable symlink: {e}")
+                            };
+                            files.problems.push(Problem::new(rel, reason));
+                        }
                         continue;
                     }
                 }
@@ -103,13 +121,15 @@ pub fn walk(root: &Path) -> Result<Files> {
                     continue;
                 }
                 let Ok(canonical) = path.canonicalize() else {
-                    files.skipped.push(Skipped { path: rel, reason: "unreadable directory".into() });
+                    files.problems.push(Problem::new(rel, "unreadable directory"));
                     continue;
                 };
                 if ancestors.contains(&canonical) {
-                    files.skipped.push(Skipped {
+                    files.problems.push(Problem {
                         path: rel,
-                        reason: "symlink loop (leads back to an enclosing directory)".into(),
+                        reason: "symlink loop (leads back to an enclosing directory, read through its real path)"
+                            .into(),
+                        hides_pins: false,
                     });
                     continue;
                 }
@@ -130,16 +150,16 @@ pub fn walk(root: &Path) -> Result<Files> {
     }
     candidates.sort_by(|a, b| a.1.cmp(&b.1));
     use rayon::prelude::*;
-    let read: Vec<std::result::Result<Option<TextFile>, Skipped>> =
+    let read: Vec<std::result::Result<Option<TextFile>, Problem>> =
         candidates.into_par_iter().map(|(path, rel, kind)| read_candidate(&path, rel, kind)).collect();
     for item in read {
         match item {
             Ok(Some(file)) => files.texts.push(file),
             Ok(None) => {}
-            Err(skipped) => files.skipped.push(skipped),
+            Err(problem) => files.problems.push(problem),
         }
     }
-    files.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    files.problems.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }
 
@@ -161,14 +181,23 @@ fn kind_by_name(name: &str) -> Option<Kind> {
 }
 
 /// Reads one candidate; an extension-less file counts only when its first line is a shell shebang.
-fn read_candidate(path: &Path, rel: String, kind: Option<Kind>) -> std::result::Result<Option<TextFile>, Skipped> {
-    let skip = |reason: String| Skipped { path: rel.clone(), reason };
-    let bytes = crate::input::read_bytes(path, MAX_FILE_BYTES).map_err(|e| skip(reason(e)))?;
+fn read_candidate(path: &Path, rel: String, kind: Option<Kind>) -> std::result::Result<Option<TextFile>, Problem> {
+    let skip = |reason: String| Problem::new(rel.clone(), reason);
     let kind = match kind {
         Some(kind) => kind,
-        None if bytes.starts_with(b"#!") && is_shell_shebang(&bytes) => Kind::Shell,
-        None => return Ok(None),
+        None => {
+            // Only the first line decides whether an extension-less file is a script at all.
+            use std::io::Read;
+            let mut head = Vec::with_capacity(128);
+            let file = crate::input::open_regular(path).map_err(|e| skip(reason(e)))?;
+            file.take(128).read_to_end(&mut head).map_err(|e| skip(format!("unreadable: {e}")))?;
+            if !(head.starts_with(b"#!") && is_shell_shebang(&head)) {
+                return Ok(None);
+            }
+            Kind::Shell
+        }
     };
+    let bytes = crate::input::read_bytes(path, MAX_FILE_BYTES).map_err(|e| skip(reason(e)))?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(skip("binary (NUL byte)".into()));
     }
@@ -177,7 +206,7 @@ fn read_candidate(path: &Path, rel: String, kind: Option<Kind>) -> std::result::
     Ok(Some(TextFile { rel, kind, text }))
 }
 
-/// The reason alone: the skip note already names the file.
+/// The reason alone: the problem already names the file.
 fn reason(error: Error) -> String {
     match error {
         Error::Unreadable { reason, .. } => reason,
@@ -197,7 +226,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn skips_binary_invalid_utf8_huge_and_loops() {
+    fn reports_binary_invalid_utf8_huge_and_loops() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::write(root.join("ok.sh"), "#!/bin/bash\necho hi\n").unwrap();
@@ -212,11 +241,12 @@ mod tests {
         {
             std::os::unix::fs::symlink("..", root.join("sub/loop")).unwrap();
             std::os::unix::fs::symlink("self", root.join("self")).unwrap();
+            std::os::unix::fs::symlink("nowhere", root.join("gone.png")).unwrap();
         }
         let files = walk(root).unwrap();
         let read: Vec<&str> = files.texts.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(read, ["launch", "ok.sh"]);
-        let reasons: Vec<(&str, &str)> = files.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
+        let reasons: Vec<(&str, &str)> = files.problems.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
         let has = |p: &str, r: &str| reasons.iter().any(|(path, reason)| *path == p && reason.contains(r));
         assert!(has("bin.sh", "binary"), "{reasons:?}");
         assert!(has("bad.yaml", "UTF-8"), "{reasons:?}");
@@ -225,6 +255,8 @@ mod tests {
         {
             assert!(has("sub/loop", "symlink loop"), "{reasons:?}");
             assert!(has("self", "symlink"), "{reasons:?}");
+            assert!(!files.problems.iter().find(|p| p.path == "sub/loop").unwrap().hides_pins);
+            assert!(!reasons.iter().any(|(p, _)| *p == "gone.png"), "not a candidate's name: {reasons:?}");
         }
     }
 }

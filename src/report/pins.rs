@@ -1,10 +1,12 @@
-//! Tables for the pin check ([`CheckReport`]), the inventory ([`Inventory`]) and generated settings
-//! ([`NativeSetting`]), plus GitHub Actions annotations for the check.
+//! Output of the pin check ([`CheckReport`]): tables, a Markdown PR comment, GitHub Actions annotations;
+//! of the inventory ([`Inventory`]), the fix plan ([`FixPlan`]) and generated settings ([`NativeSetting`]).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{Report, Table, fixed};
-use crate::pins::{CheckReport, Fact, Finding, Inventory, NativeSetting, Pin, Severity, plain_number};
+use crate::pins::fix::FixPlan;
+use crate::pins::{CheckReport, Class, Fact, Finding, Inventory, NativeSetting, Pin, Severity, Status, plain_number};
 
 fn cell<T: std::fmt::Display>(fact: &Fact<T>) -> String {
     fact.describe()
@@ -21,29 +23,47 @@ fn where_(pin: &Pin) -> String {
     if pin.branch.is_empty() { pin.location.to_string() } else { format!("{} ({})", pin.location, pin.branch) }
 }
 
-fn finding_row(f: &Finding) -> Vec<String> {
-    let severity = match (&f.allowed, f.severity) {
+fn severity_word(f: &Finding) -> &'static str {
+    match (&f.allowed, f.severity) {
         (Some(_), _) => "allowed",
         (None, Severity::Error) => "error",
         (None, Severity::Warning) => "warning",
-    };
-    let class = match f.class.number() {
-        Some(n) => format!("{n}. {}", f.class),
-        None => f.class.to_string(),
-    };
-    let message = match &f.allowed {
+        (None, Severity::Note) => "note",
+    }
+}
+
+fn class_label(class: Class) -> String {
+    match class.number() {
+        Some(n) => format!("{n}. {class}"),
+        None => class.to_string(),
+    }
+}
+
+fn message(f: &Finding) -> String {
+    match &f.allowed {
         Some(reason) => format!("{} (allowed: {reason})", f.message),
         None => f.message.clone(),
-    };
-    vec![severity.into(), class, f.location.to_string(), message]
+    }
+}
+
+fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Pass => "pass",
+        Status::Fail => "fail",
+        Status::Undecided => "undecided",
+    }
 }
 
 impl Report for CheckReport {
     fn tables(&self) -> Vec<Table> {
         let mut pins = Table::new(
-            format!("Pins in {} ({} files read; golden: {})", self.repo, self.files_read, self.golden_source),
+            format!(
+                "Pins in {} ({} files read, {} config entries; golden: {})",
+                self.repo, self.files_read, self.entries, self.golden_source
+            ),
             &[
                 "where",
+                "role",
                 "engine",
                 "knob",
                 "written",
@@ -52,6 +72,7 @@ impl Report for CheckReport {
                 "model",
                 "drafter",
                 "mode",
+                "eval",
                 "golden",
                 "expected",
                 "verdict",
@@ -59,10 +80,11 @@ impl Report for CheckReport {
         );
         for p in &self.pins {
             let pin = &p.pin;
-            let verdict = p.verdict.name().to_string();
             let problems: Vec<String> = p.problems.iter().map(|c| c.to_string()).collect();
+            let verdict = p.verdict.name().to_string();
             pins.row(vec![
                 where_(pin),
+                pin.role.map(|r| r.to_string()).unwrap_or_default(),
                 pin.engine.value.map(|e| e.name().to_string()).unwrap_or_else(|| "?".into()),
                 pin.knob.name().into(),
                 written(pin),
@@ -71,6 +93,7 @@ impl Report for CheckReport {
                 cell(&pin.model),
                 cell(&pin.drafter),
                 cell(&pin.mode),
+                cell(&pin.eval),
                 p.golden
                     .as_ref()
                     .map(|g| format!("{} {}", g.file.rsplit('/').next().unwrap_or(&g.file), g.key))
@@ -81,40 +104,121 @@ impl Report for CheckReport {
         }
         let mut findings = Table::new(
             format!(
-                "Findings: {} errors, {} warnings, {} allowed",
-                self.summary.errors, self.summary.warnings, self.summary.allowed
+                "Findings: {} errors, {} warnings, {} notes, {} allowed",
+                self.summary.errors, self.summary.warnings, self.summary.notes, self.summary.allowed
             ),
             &["severity", "class", "where", "message"],
         );
         for f in &self.findings {
-            findings.row(finding_row(f));
+            findings.row(vec![severity_word(f).into(), class_label(f.class), f.location.to_string(), message(f)]);
         }
         vec![pins, findings]
     }
 
     fn notes(&self) -> Vec<String> {
-        let mut notes: Vec<String> = self.skipped.iter().map(|s| format!("skipped {}: {}", s.path, s.reason)).collect();
-        notes.push(format!(
-            "{} pins, {} ok; status {}{}",
+        let by_class: Vec<String> = self.summary.errors_by_class.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        vec![format!(
+            "{} pins, {} ok; {} errors ({}), {} unresolved, {} allowed; status {}{}",
             self.summary.pins,
             self.summary.ok,
-            match self.status {
-                crate::pins::Status::Pass => "pass",
-                crate::pins::Status::Fail => "fail",
-                crate::pins::Status::Undecided => "undecided",
-            },
+            self.summary.errors,
+            if by_class.is_empty() { "none".into() } else { by_class.join(", ") },
+            self.summary.unresolved,
+            self.summary.allowed,
+            status_word(self.status),
             if self.strict { " (strict: warnings fail)" } else { "" }
-        ));
-        notes
+        )]
     }
 }
 
-/// GitHub Actions workflow commands, one `::error`/`::warning` per finding (allowed ones as `::notice`).
+/// The check as a Markdown PR comment: the verdict first, errors grouped by class, the rest folded.
+pub fn markdown(report: &CheckReport) -> String {
+    let s = &report.summary;
+    let mut out = String::new();
+    let _ = writeln!(out, "## alsim pins check: {}\n", status_word(report.status).to_uppercase());
+    let _ = writeln!(
+        out,
+        "**{} pins** in {} files ({} config entries): **{} ok**, **{} errors**, {} warnings ({} unresolved), {} notes, {} allowed. Golden curves: {}.\n",
+        s.pins,
+        report.files_read,
+        report.entries,
+        s.ok,
+        s.errors,
+        s.warnings,
+        s.unresolved,
+        s.notes,
+        s.allowed,
+        report.golden_source
+    );
+    if !s.errors_by_class.is_empty() {
+        let _ = writeln!(out, "| errors by class | count |\n|---|---|");
+        for (class, n) in &s.errors_by_class {
+            let label = class.parse::<Class>().map(class_label).unwrap_or_else(|_| class.clone());
+            let _ = writeln!(out, "| {label} | {n} |");
+        }
+        out.push('\n');
+    }
+    let mut groups: BTreeMap<(u8, Class), Vec<&Finding>> = BTreeMap::new();
+    for f in &report.findings {
+        let rank = match (&f.allowed, f.severity) {
+            (None, Severity::Error) => 0,
+            (None, Severity::Warning) => 1,
+            (Some(_), _) => 2,
+            (None, Severity::Note) => 3,
+        };
+        groups.entry((rank, f.class)).or_default().push(f);
+    }
+    for ((rank, class), findings) in &groups {
+        let title = format!(
+            "{} {} ({})",
+            ["Error", "Warning", "Allowed", "Note"][*rank as usize],
+            class_label(*class),
+            findings.len()
+        );
+        let open = *rank == 0;
+        let _ = writeln!(out, "<details{}><summary>{title}</summary>\n", if open { " open" } else { "" });
+        let _ = writeln!(out, "| where | message |\n|---|---|");
+        for f in findings {
+            let _ = writeln!(out, "| `{}` | {} |", f.location, md_escape(&message(f)));
+        }
+        let _ = writeln!(out, "\n</details>\n");
+    }
+    let _ = writeln!(out, "<details><summary>All {} pins</summary>\n", report.pins.len());
+    let _ = writeln!(
+        out,
+        "| where | engine | written | k | model | mode | eval | expected | verdict |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    for p in &report.pins {
+        let pin = &p.pin;
+        let _ = writeln!(
+            out,
+            "| `{}`{} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            pin.location,
+            pin.role.map(|r| format!(" {r}")).unwrap_or_default(),
+            pin.engine.value.map(|e| e.name().to_string()).unwrap_or_else(|| "?".into()),
+            md_escape(&written(pin)),
+            md_escape(&cell(&pin.k)),
+            md_escape(&cell(&pin.model)),
+            md_escape(&cell(&pin.mode)),
+            md_escape(&cell(&pin.eval)),
+            p.golden.as_ref().map(|g| plain_number(g.expected_al, 4)).unwrap_or_else(|| "-".into()),
+            p.verdict.name()
+        );
+    }
+    let _ = writeln!(out, "\n</details>");
+    out
+}
+
+fn md_escape(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// GitHub Actions workflow commands, one per finding (`::error`, `::warning`; allowed and notes as `::notice`).
 pub fn github_annotations(report: &CheckReport) -> String {
     let mut out = String::new();
     for f in &report.findings {
         let level = match (&f.allowed, f.severity) {
-            (Some(_), _) => "notice",
+            (Some(_), _) | (None, Severity::Note) => "notice",
             (None, Severity::Error) => "error",
             (None, Severity::Warning) => "warning",
         };
@@ -122,23 +226,20 @@ pub fn github_annotations(report: &CheckReport) -> String {
             Some(n) => format!("alsim pins: {} (class {n})", f.class),
             None => format!("alsim pins: {}", f.class),
         };
-        let message = match &f.allowed {
-            Some(reason) => format!("{} (allowed: {reason})", f.message),
-            None => f.message.clone(),
-        };
         let _ = writeln!(
             out,
             "::{level} file={},line={},title={}::{}",
             escape_property(&f.location.file),
             f.location.line,
             escape_property(&title),
-            escape_data(&message)
+            escape_data(&message(f))
         );
     }
+    let s = &report.summary;
     let _ = writeln!(
         out,
         "alsim pins: {} pins, {} ok, {} errors, {} warnings, {} allowed",
-        report.summary.pins, report.summary.ok, report.summary.errors, report.summary.warnings, report.summary.allowed
+        s.pins, s.ok, s.errors, s.warnings, s.allowed
     );
     out
 }
@@ -154,11 +255,12 @@ fn escape_property(text: &str) -> String {
 impl Report for Inventory {
     fn tables(&self) -> Vec<Table> {
         let mut table = Table::new(
-            format!("Pin inventory of {} ({} files read)", self.repo, self.files_read),
+            format!("Pin inventory of {} ({} files read, {} config entries)", self.repo, self.files_read, self.entries),
             &[
                 "file",
                 "line",
                 "branch",
+                "role",
                 "mechanism",
                 "engine",
                 "knob",
@@ -169,7 +271,8 @@ impl Report for Inventory {
                 "method",
                 "draft sampling",
                 "mode",
-                "eval guard",
+                "eval",
+                "entries",
             ],
         );
         for pin in &self.pins {
@@ -177,6 +280,7 @@ impl Report for Inventory {
                 pin.location.file.clone(),
                 pin.location.line.to_string(),
                 pin.branch.clone(),
+                pin.role.map(|r| r.to_string()).unwrap_or_default(),
                 pin.mechanism.name().into(),
                 pin.engine.value.map(|e| e.name().to_string()).unwrap_or_else(|| "?".into()),
                 pin.knob.name().into(),
@@ -187,17 +291,34 @@ impl Report for Inventory {
                 cell(&pin.method),
                 cell(&pin.draft_sampling),
                 cell(&pin.mode),
-                pin.eval_guard.name().into(),
+                cell(&pin.eval),
+                pin.entries.iter().map(|e| e.name.clone()).collect::<Vec<_>>().join(" "),
             ]);
         }
         vec![table]
     }
 
     fn notes(&self) -> Vec<String> {
-        let mut notes: Vec<String> =
-            self.tables.iter().map(|(name, (at, n))| format!("lookup table {name} at {at}: {n} entries")).collect();
-        notes.extend(self.skipped.iter().map(|s| format!("skipped {}: {}", s.path, s.reason)));
-        notes
+        self.tables.iter().map(|(name, at, n)| format!("lookup table {name} at {at}: {n} entries")).collect()
+    }
+}
+
+impl Report for FixPlan {
+    fn tables(&self) -> Vec<Table> {
+        let mut changes = Table::new(format!("{} changes", self.changes.len()), &["where", "from", "to", "pins"]);
+        for c in &self.changes {
+            changes.row(vec![
+                format!("{}:{}", c.file, c.line),
+                c.from.clone(),
+                c.to.clone(),
+                c.pins.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" "),
+            ]);
+        }
+        let mut refused = Table::new(format!("{} wrong pins not fixed", self.refused.len()), &["where", "why"]);
+        for r in &self.refused {
+            refused.row(vec![r.at.to_string(), r.reason.clone()]);
+        }
+        vec![changes, refused]
     }
 }
 

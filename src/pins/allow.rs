@@ -1,0 +1,157 @@
+//! The allow-list: sanctioned exceptions, each with a reason.
+//!
+//! An entry names a file (or a family of files with `*` globs: every DeepSeek-V4 TensorRT-LLM recipe), a
+//! class, optionally a line, and why the exception is deliberate. A finding it matches fails nothing and
+//! is shown with the reason; an entry that matches nothing is itself reported (`stale-allow`).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::lines::LineIndex;
+use super::shell::word::glob;
+use super::{Class, Finding, Location};
+use crate::error::{Error, Result};
+use crate::yaml::{self, Node};
+
+/// One sanctioned exception.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AllowEntry {
+    /// Path relative to the repository root; `*` matches any run of characters (`…/deepseek-v4/*`).
+    pub file: String,
+    /// Only this line, when given.
+    pub line: Option<usize>,
+    /// The class sanctioned.
+    pub class: Class,
+    /// Why the exception is deliberate (required).
+    pub reason: String,
+    /// Where the entry is written.
+    pub at: Location,
+}
+
+impl AllowEntry {
+    /// Whether the entry sanctions `finding`.
+    pub fn matches(&self, finding: &Finding) -> bool {
+        self.class == finding.class
+            && glob(&self.file, &finding.location.file)
+            && self.line.is_none_or(|l| l == finding.location.line)
+    }
+}
+
+/// The allow-list file: a YAML list of `{file, line?, class, reason}` (or `allow:` holding that list).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AllowList {
+    /// The entries.
+    pub entries: Vec<AllowEntry>,
+}
+
+impl AllowList {
+    /// Parses an allow-list; `origin` names it in errors.
+    ///
+    /// ```
+    /// use alsim::pins::{AllowList, Class};
+    /// let list = AllowList::parse("- file: recipes/trt/*\n  class: wrong-thinking-mode\n  reason: measured off on purpose\n", "allow.yaml")?;
+    /// assert_eq!(list.entries[0].class, Class::WrongThinkingMode);
+    /// # Ok::<(), alsim::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Parse`] for invalid YAML; [`Error::Invalid`] naming the entry for a missing file, class or
+    /// reason, or an unknown class.
+    pub fn parse(text: &str, origin: &str) -> Result<AllowList> {
+        let root = yaml::parse(text, origin)?;
+        let items = match &root {
+            Node::Seq(items) => items.clone(),
+            Node::Map(_) => match root.get("allow") {
+                Some(Node::Seq(items)) => items.clone(),
+                _ => return Err(Error::parse(origin, None, "expected a list of entries (or `allow:` with a list)")),
+            },
+            Node::Null => Vec::new(),
+            other => {
+                return Err(Error::parse(
+                    origin,
+                    None,
+                    format!("expected a list of entries, found a {}", other.kind()),
+                ));
+            }
+        };
+        let lines: Vec<usize> = LineIndex::new(text).lines_of("file");
+        let mut entries = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let field = |name: &str| format!("{origin}: entry {}: {name}", i + 1);
+            let text_of = |name: &str| item.get(name).and_then(Node::as_scalar_text).filter(|s| !s.trim().is_empty());
+            let file = text_of("file").ok_or_else(|| Error::invalid(field("file"), "every entry names a file"))?;
+            let class: Class = text_of("class")
+                .ok_or_else(|| Error::invalid(field("class"), "every entry names a class"))?
+                .parse()
+                .map_err(|e: Error| Error::invalid(field("class"), e.to_string()))?;
+            let reason =
+                text_of("reason").ok_or_else(|| Error::invalid(field("reason"), "every exception needs a reason"))?;
+            let line = match item.get("line") {
+                None | Some(Node::Null) => None,
+                Some(node) => Some(
+                    node.as_f64()
+                        .filter(|l| *l >= 1.0 && l.fract() == 0.0)
+                        .ok_or_else(|| Error::invalid(field("line"), "a line is a positive integer"))?
+                        as usize,
+                ),
+            };
+            let at = Location::new(origin, lines.get(i).copied().unwrap_or(1));
+            entries.push(AllowEntry { file: file.trim_start_matches("./").to_string(), line, class, reason, at });
+        }
+        Ok(AllowList { entries })
+    }
+
+    /// Reads an allow-list file.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when unreadable, else as [`AllowList::parse`].
+    pub fn read(path: &Path) -> Result<AllowList> {
+        let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT)?;
+        AllowList::parse(&text, &path.display().to_string())
+    }
+
+    /// Marks the findings an entry sanctions, and adds a `stale-allow` warning for each entry that
+    /// sanctions nothing.
+    pub fn apply(&self, findings: &mut Vec<Finding>) {
+        let mut used = vec![false; self.entries.len()];
+        for finding in findings.iter_mut() {
+            if let Some(i) = self.entries.iter().position(|e| e.matches(finding)) {
+                finding.allowed = Some(self.entries[i].reason.clone());
+                used[i] = true;
+            }
+        }
+        for (entry, used) in self.entries.iter().zip(used) {
+            if !used {
+                findings.push(Finding::new(
+                    Class::StaleAllow,
+                    entry.at.clone(),
+                    format!("allow-list entry for {} ({}) matches no finding: remove it", entry.file, entry.class),
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_list_needs_reasons_and_matches_families() {
+        let err = AllowList::parse("- file: a.sh\n  class: drift\n", "allow.yaml").unwrap_err().to_string();
+        assert!(err.contains("entry 1: reason"), "{err}");
+        let err = AllowList::parse("- file: a.sh\n  class: nope\n  reason: x\n", "allow.yaml").unwrap_err().to_string();
+        assert!(err.contains("unknown class"), "{err}");
+        let list = AllowList::parse("- file: trt/dsv4/*\n  class: wrong-thinking-mode\n  reason: deliberate\n- file: x\n  class: drift\n  reason: y\n", "allow.yaml").unwrap();
+        let mut findings = vec![
+            Finding::new(Class::WrongThinkingMode, Location::new("trt/dsv4/a.yaml", 3), "m"),
+            Finding::new(Class::WrongThinkingMode, Location::new("trt/dsv4/b.yaml", 9), "m"),
+            Finding::new(Class::WrongK, Location::new("trt/dsv4/b.yaml", 9), "m"),
+        ];
+        list.apply(&mut findings);
+        assert_eq!(findings.iter().filter(|f| f.allowed.is_some()).count(), 2);
+        assert_eq!(findings.last().unwrap().class, Class::StaleAllow);
+        assert_eq!(findings.last().unwrap().location.line, 4);
+    }
+}

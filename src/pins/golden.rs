@@ -1,0 +1,143 @@
+//! The golden lookup for one pin: the model's golden key, the drafter's name, the curve a query selects,
+//! and the golden values under other readings of facts nobody wrote down.
+
+use crate::curve::registry::normalize;
+use crate::curve::{CurveFile, CurveQuery, CurveSet, Resolved, ThinkingMode};
+
+/// Matches a served model name (`MiniMaxAI/MiniMax-M3-MXFP4`, or a case glob `*DeepSeek-V4*`) to a golden
+/// key (`minimax-m3`): the organisation is dropped, then trailing words (precision, variant) until a key
+/// matches. A name that prefixes a base key and its dated variants (`deepseek-v4-pro`,
+/// `deepseek-v4-pro-0813`) resolves to the base key: variants are named in full.
+pub fn model_key(curves: &CurveSet, model: &str) -> Option<String> {
+    let keys = curves.known_models();
+    let model = model.trim_matches('*');
+    let name = model.rsplit('/').next().unwrap_or(model).trim_matches('*');
+    let mut words: Vec<&str> = name.split(['-', '_']).collect();
+    while !words.is_empty() {
+        let wanted = normalize(&words.join("-"));
+        if let Some(exact) = keys.iter().find(|k| normalize(k) == wanted) {
+            return Some(exact.clone());
+        }
+        let mut longer: Vec<&String> = keys.iter().filter(|k| normalize(k).starts_with(&wanted)).collect();
+        longer.sort_by_key(|k| k.len());
+        if let Some(base) = longer.first()
+            && longer.iter().all(|k| normalize(k).starts_with(&normalize(base)))
+        {
+            return Some((*base).clone());
+        }
+        if longer.len() > 1 {
+            return None;
+        }
+        words.pop();
+    }
+    None
+}
+
+/// A drafter given as a local staging path (`/tmp/Kimi-K3-DSpark`) is matched on its last component, to
+/// the drafter a golden file's header names (`Inferact/Kimi-K3-DSpark`) when one ends with it.
+pub(super) fn drafter_name(curves: &CurveSet, drafter: &str) -> String {
+    if !(drafter.starts_with('/') || drafter.starts_with('.') || drafter.starts_with('~')) {
+        return drafter.to_string();
+    }
+    let name = drafter.trim_end_matches('/').rsplit('/').next().unwrap_or(drafter);
+    curves
+        .files()
+        .iter()
+        .filter_map(|f| f.provenance.drafter.as_deref())
+        .find(|d| normalize(d.rsplit('/').next().unwrap_or(d)) == normalize(name))
+        .map_or_else(|| name.to_string(), str::to_string)
+}
+
+pub(super) struct Lookup<'a> {
+    pub(super) resolved: Resolved<'a>,
+    pub(super) expected: f64,
+}
+
+/// Which unstated fact an alternative reading changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unstated {
+    Mode,
+    Sampling,
+}
+
+/// The golden value under another reading of one unstated fact.
+pub(super) struct Alternative {
+    pub(super) fact: Unstated,
+    pub(super) desc: String,
+    pub(super) al: f64,
+    pub(super) field: String,
+}
+
+pub(super) fn lookup<'a>(
+    curves: &'a CurveSet,
+    query: &CurveQuery,
+    k: usize,
+) -> std::result::Result<Lookup<'a>, String> {
+    let resolved = match curves.lookup(query) {
+        Ok(r) => r,
+        Err(first) => {
+            // A drafter name that matches no file name is fine when the model has one file (MTP heads).
+            let fallback = CurveQuery { drafter: None, ..query.clone() };
+            match (query.drafter.is_some(), curves.lookup(&fallback)) {
+                (true, Ok(r)) if files_for(curves, &query.model).len() == 1 => r,
+                _ => return Err(first.to_string()),
+            }
+        }
+    };
+    let expected = resolved.curve.al(k).map_err(|e| e.to_string())?;
+    Ok(Lookup { resolved, expected })
+}
+
+/// Golden values under other readings of unstated facts (the other thinking mode, the other sampling).
+pub(super) fn alternatives(
+    curves: &CurveSet,
+    query: &CurveQuery,
+    k: usize,
+    mode: bool,
+    sampling: bool,
+) -> Vec<Alternative> {
+    let mut variants: Vec<(Unstated, CurveQuery, String)> = Vec::new();
+    if mode && let Some(m) = query.mode {
+        let other = if m == ThinkingMode::On { ThinkingMode::Off } else { ThinkingMode::On };
+        variants.push((Unstated::Mode, CurveQuery { mode: Some(other), ..query.clone() }, other.to_string()));
+    }
+    if sampling {
+        let other = if query.draft_sampling.as_deref() == Some("probabilistic") { "greedy" } else { "probabilistic" };
+        variants.push((
+            Unstated::Sampling,
+            CurveQuery { draft_sampling: Some(other.into()), ..query.clone() },
+            format!("{other} drafting"),
+        ));
+    }
+    variants
+        .into_iter()
+        .filter_map(|(fact, v, desc)| {
+            let l = lookup(curves, &v, k).ok()?;
+            (l.resolved.curve.mode() == v.mode.unwrap_or(l.resolved.curve.mode())).then(|| Alternative {
+                fact,
+                desc,
+                al: l.expected,
+                field: format!("{} {}", short(&l.resolved.file.origin), l.resolved.curve.field(k)),
+            })
+        })
+        .collect()
+}
+
+pub(super) fn describe_query(q: &CurveQuery) -> String {
+    let mut parts = vec![q.model.clone()];
+    if let Some(d) = &q.drafter {
+        parts.push(d.clone());
+    }
+    if let Some(m) = q.mode {
+        parts.push(m.to_string());
+    }
+    parts.join(", ")
+}
+
+pub(super) fn short(origin: &str) -> String {
+    origin.rsplit('/').next().unwrap_or(origin).to_string()
+}
+
+pub(super) fn files_for<'a>(curves: &'a CurveSet, key: &str) -> Vec<&'a CurveFile> {
+    curves.files().iter().filter(|f| f.models().contains(&key)).collect()
+}

@@ -1,0 +1,676 @@
+//! Pins from the launch graph: scripts run with each job's environment, lookup tables selected by the
+//! jobs' variables, recipes per role, injections, and for each pin the route eval runs take.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Graph, Job, SHELL_KNOBS, recipe_path};
+use crate::pins::recipe::Recipe;
+use crate::pins::shell::resolve::{Env, Resolver};
+use crate::pins::shell::sites::{self, Discovery};
+use crate::pins::shell::{ChoiceKind, Script};
+use crate::pins::{
+    AL_TOLERANCE, Class, Edit, EntryRef, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role,
+};
+
+/// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
+pub const INJECTOR: &str = "runners/inject_synthetic_acceptance.py";
+
+/// Every pin of the graph and every finding about them.
+pub fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Finding>) {
+    let mut pins = Vec::new();
+    let mut findings = graph.findings.clone();
+    script_pins(&graph, &mut pins, &mut findings);
+    recipe_pins(&graph, &mut pins, &mut findings);
+    injected_pins(&graph, &mut pins, &mut findings);
+    missing_and_twins(&graph, &mut findings);
+    for pin in &mut pins {
+        if pin.entries.is_empty() && pin.model.value.is_none() {
+            model_from_prefix(&graph, pin);
+        }
+        pin.entries.sort();
+        pin.entries.dedup_by(|a, b| a.name == b.name);
+    }
+    let mut leaked = BTreeSet::new();
+    for pin in pins.iter().filter(|p| p.eval.value == Some(EvalRoute::Leaks)) {
+        if leaked.insert(pin.location.clone()) {
+            findings.push(Finding::new(
+                Class::EvalLeak,
+                pin.location.clone(),
+                format!(
+                    "{} reaches EVAL_ONLY runs ({}): eval scores would use synthetic acceptance; set it only when EVAL_ONLY is not true, give the entry an EVAL_CONFIG_FILE twin without it, or strip it in the launcher",
+                    pin.knob.name(),
+                    pin.eval.text
+                ),
+            ));
+        }
+    }
+    findings.extend(prose_drift(&graph, &pins));
+    (pins, findings)
+}
+
+/// Merges pins that came out the same from several jobs, keeping every job's entry.
+fn merge_into(out: &mut Vec<Pin>, pin: Pin) {
+    let same = |p: &Pin| {
+        p.location == pin.location
+            && p.branch == pin.branch
+            && p.role == pin.role
+            && p.written.value == pin.written.value
+            && p.k.value == pin.k.value
+            && p.model.value == pin.model.value
+    };
+    match out.iter_mut().find(|p| same(p)) {
+        Some(existing) => existing.entries.extend(pin.entries),
+        None => out.push(pin),
+    }
+}
+
+/// Jobs whose launcher runs a single-node script, by script.
+fn jobs_by_script<'g>(graph: &'g Graph) -> BTreeMap<&'g str, Vec<usize>> {
+    let mut map: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, facts) in graph.launch.iter().enumerate() {
+        let job = &graph.jobs[i];
+        if graph.entry(job).multinode || graph.point(job).get("CONFIG_FILE").is_some() {
+            continue;
+        }
+        if let Some((path, _)) = facts.as_ref().and_then(|f| f.script.as_ref()) {
+            map.entry(path.as_str()).or_default().push(i);
+        }
+    }
+    map
+}
+
+fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
+    use rayon::prelude::*;
+    let by_script = jobs_by_script(graph);
+    let per_script: Vec<(Vec<Pin>, Vec<Finding>)> = graph
+        .scripts
+        .par_iter()
+        .filter(|script| {
+            let text = graph.files.get(script.rel.as_str()).map_or("", |f| f.text.as_str());
+            SHELL_KNOBS.iter().any(|k| text.contains(k)) && !script.rel.starts_with("runners/")
+        })
+        .map(|script| one_script(graph, script, by_script.get(script.rel.as_str()).map_or(&[], Vec::as_slice)))
+        .collect();
+    let mut seen = BTreeSet::new();
+    for (script_pins, script_findings) in per_script {
+        for p in script_pins {
+            merge_into(pins, p);
+        }
+        for f in script_findings {
+            if seen.insert((f.location.clone(), f.class, f.message.clone())) {
+                findings.push(f);
+            }
+        }
+    }
+}
+
+/// The pins of one script: run once per distinct model among the jobs that reach it (or once with no
+/// environment when none does), then matched to the jobs that select its lookup-table arms.
+fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<Finding>) {
+    let prepared = sites::Prepared::new(script);
+    let mut runs: Vec<(Option<String>, Discovery)> = Vec::new();
+    if jobs.is_empty() {
+        runs.push((None, sites::discover(script, &prepared, &graph.scripts, &graph.tables, &Env::new())));
+    }
+    for &j in jobs {
+        let job = &graph.jobs[j];
+        let key = job.env.get("MODEL").map(|v| v.value.clone());
+        let entry = graph.entry_ref(job);
+        let index = match runs.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                runs.push((key, sites::discover(script, &prepared, &graph.scripts, &graph.tables, &job.env)));
+                runs.len() - 1
+            }
+        };
+        for p in &mut runs[index].1.pins {
+            p.entries.push(entry.clone());
+        }
+    }
+    let selections = table_selection(graph, script);
+    let mut pins = Vec::new();
+    let mut findings: Vec<Finding> = selections.iter().flat_map(|s| s.missing.iter().cloned()).collect();
+    for (_, d) in runs {
+        findings.extend(d.findings);
+        for mut p in d.pins {
+            if let Some(selection) = selections.iter().find(|s| p.arms.contains(&s.arm)) {
+                for (entry, model) in &selection.jobs {
+                    p.entries.push(entry.clone());
+                    if p.model.how == How::Branch || p.model.value.is_none() {
+                        p.model = model.clone();
+                    }
+                }
+            }
+            merge_into(&mut pins, p);
+        }
+    }
+    (pins, findings)
+}
+
+/// Jobs selecting one arm of a lookup table in shared code, and jobs that find no arm.
+struct TableSelection {
+    arm: (u32, u32),
+    jobs: Vec<(EntryRef, Fact<String>)>,
+    missing: Vec<Finding>,
+}
+
+/// A `case` on variables the script does not set (`case "${MODEL_NAME}:${DECODE_MTP_SIZE}"`) is a table
+/// whose keys come from config entries: each agentic spec-decoding job that supplies those variables
+/// (from its own settings) and reaches the `case` selects the arm its values match, or finds none.
+fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
+    let mut out: Vec<TableSelection> = Vec::new();
+    let mut missing = Vec::new();
+    for (ci, choice) in script.choices.iter().enumerate() {
+        let ChoiceKind::Case { subject } = &choice.kind else { continue };
+        let vars: Vec<String> = subject
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                crate::pins::shell::Part::Var { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let Some(inside) = script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == ci as u32)) else { continue };
+        let mut outer = inside.ctx.clone();
+        outer.arms.retain(|a| a.0 != ci as u32);
+        if vars.is_empty() || outer.eval == Some(true) {
+            continue;
+        }
+        for job in &graph.jobs {
+            let point = graph.point(job);
+            if !point.agentic()
+                || !point.speculative()
+                || !vars.iter().all(|v| job.env.contains_key(v))
+                || !vars.iter().any(|v| point.get(v).is_some())
+            {
+                continue;
+            }
+            let r = Resolver { script, scripts: &graph.scripts, tables: &graph.tables, env: &job.env };
+            let reaches = script.conditions(&outer).into_iter().all(|(cond, holds)| {
+                cond.implies_eval(true)
+                    || cond.implies_eval(false)
+                    || r.eval_cond(cond, &outer, inside.line) != Some(!holds)
+            });
+            if !reaches {
+                continue;
+            }
+            let Some(text) = r.word(subject, &outer, inside.line, 0).into_iter().find_map(|v| v.value) else {
+                continue;
+            };
+            let entry = graph.entry_ref(job);
+            let arm = choice.arms.iter().position(|a| {
+                a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::pins::shell::word::glob(&p, &text)))
+            });
+            match arm {
+                Some(a) => {
+                    let model = job.env.get("MODEL").map_or_else(|| Fact::unresolved("entry has no model"), |m| Fact::known(m.value.clone(), How::Entry, m.source.clone(), Some(m.at.clone())));
+                    let key = (ci as u32, a as u32);
+                    match out.iter_mut().find(|s| s.arm == key) {
+                        Some(s) => s.jobs.push((entry, model)),
+                        None => out.push(TableSelection { arm: key, jobs: vec![(entry, model)], missing: Vec::new() }),
+                    }
+                }
+                None => missing.push(Finding::new(
+                    Class::MissingPin,
+                    Location::new(&script.rel, subject.line),
+                    format!(
+                        "entry {} ({}) runs with {} = {text}, which no arm of this table matches: that k runs with real acceptance instead of a pin",
+                        entry.name, entry.at, subject.raw
+                    ),
+                )),
+            }
+        }
+    }
+    if let Some(first) = out.first_mut() {
+        first.missing = missing;
+    } else if !missing.is_empty() {
+        out.push(TableSelection { arm: (u32::MAX, u32::MAX), jobs: Vec::new(), missing });
+    }
+    out
+}
+
+/// Jobs that run a recipe (its `CONFIG_FILE`), with their launcher facts.
+fn jobs_of_recipe<'g>(graph: &'g Graph, rel: &str) -> Vec<(usize, &'g Job)> {
+    graph
+        .jobs
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| graph.point(j).get("CONFIG_FILE").and_then(|s| recipe_path(&s.value)).as_deref() == Some(rel))
+        .collect()
+}
+
+/// How eval runs of a job avoid a recipe's knob: the twin, a launcher strip, or nothing.
+fn recipe_route(graph: &Graph, index: usize, job: &Job, rel: &str, knob: Knob) -> Fact<EvalRoute> {
+    let point = graph.point(job);
+    let launch = graph.launch[index].as_ref();
+    let entry = &graph.entry(job).name;
+    // Eval runs read the twin instead, whatever it holds (a pin in the twin is that file's own leak).
+    if let (Some(twin), Some(at)) = (point.get("EVAL_CONFIG_FILE"), launch.and_then(|l| l.eval_twin.clone())) {
+        return Fact::known(
+            EvalRoute::Twin,
+            How::Entry,
+            format!("entry {entry}: EVAL_CONFIG_FILE={} (swapped in at {at})", twin.value),
+            Some(Location::new(&graph.entry(job).file, twin.line)),
+        );
+    }
+    if let Some(strip) = launch.and_then(|l| {
+        l.strips.iter().find(|s| knob.name().contains(&s.pattern) && rel.starts_with(&format!("{}/", s.dir)))
+    }) {
+        return Fact::known(
+            EvalRoute::LauncherStrip,
+            How::Branch,
+            format!("{} deletes {} for EVAL_ONLY runs of entry {entry}", strip.at, strip.pattern),
+            Some(strip.at.clone()),
+        );
+    }
+    let launcher = job.launcher.as_deref().unwrap_or("its launcher");
+    Fact::known(
+        EvalRoute::Leaks,
+        How::Inferred,
+        format!("entry {entry} on {launcher}: no EVAL_CONFIG_FILE twin and no strip of {}", knob.name()),
+        None,
+    )
+}
+
+fn recipe_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
+    for recipe in graph.recipes.values().filter(|r| r.has_pins() || !r.duplicates.is_empty()) {
+        let (found, mut notes) = recipe.pins();
+        findings.append(&mut notes);
+        let jobs = jobs_of_recipe(graph, &recipe.rel);
+        let twin_of: Vec<&Job> = graph
+            .jobs
+            .iter()
+            .filter(|j| {
+                graph.point(j).get("EVAL_CONFIG_FILE").and_then(|s| recipe_path(&s.value)).as_deref()
+                    == Some(recipe.rel.as_str())
+            })
+            .collect();
+        for mut pin in found {
+            if pin.inert() {
+                pins.push(pin);
+                continue;
+            }
+            pin.entries = jobs
+                .iter()
+                .map(|(_, j)| graph.entry_ref(j))
+                .chain(twin_of.iter().map(|j| graph.entry_ref(j)))
+                .collect();
+            pin.eval = if let Some(job) = twin_of.first() {
+                // Eval runs use this recipe: a pin here reaches them whatever else guards it.
+                let entry = graph.entry(job);
+                let setting = graph.point(job).get("EVAL_CONFIG_FILE").map_or(entry.line, |s| s.line);
+                Fact::known(
+                    EvalRoute::Leaks,
+                    How::Entry,
+                    format!(
+                        "it is the eval twin of entry {} (EVAL_CONFIG_FILE at {}:{setting})",
+                        entry.name, entry.file
+                    ),
+                    Some(Location::new(&entry.file, setting)),
+                )
+            } else if jobs.is_empty() {
+                Fact::known(
+                    EvalRoute::Leaks,
+                    How::Inferred,
+                    "no config entry runs it, and nothing in the recipe keeps it out of eval runs".to_string(),
+                    None,
+                )
+            } else {
+                let routes: Vec<Fact<EvalRoute>> =
+                    jobs.iter().map(|(i, j)| recipe_route(graph, *i, j, &recipe.rel, pin.knob)).collect();
+                routes.iter().find(|r| r.value == Some(EvalRoute::Leaks)).cloned().unwrap_or_else(|| routes[0].clone())
+            };
+            pins.push(pin);
+        }
+    }
+}
+
+/// Whether the injector keeps out of eval runs (it returns early on `EVAL_ONLY=true`).
+fn injector_route(graph: &Graph) -> Fact<EvalRoute> {
+    match graph.injector.as_deref() {
+        Some(text) if text.contains("EVAL_ONLY") => {
+            let line = text
+                .lines()
+                .position(|l| l.contains("EVAL_ONLY") && !l.trim_start().starts_with('#'))
+                .map_or(1, |i| i + 1);
+            Fact::known(
+                EvalRoute::Injector,
+                How::Inferred,
+                format!("{INJECTOR} returns early when EVAL_ONLY=true"),
+                Some(Location::new(INJECTOR, line)),
+            )
+        }
+        Some(_) => Fact::known(EvalRoute::Leaks, How::Inferred, format!("{INJECTOR} does not test EVAL_ONLY"), None),
+        None => {
+            Fact::known(EvalRoute::Leaks, How::Inferred, format!("no {INJECTOR} to keep it out of eval runs"), None)
+        }
+    }
+}
+
+/// The roles an injector backend writes the pin into (`runners/synthetic_injectors/`): vLLM rewrites every
+/// single-quoted `speculative-config`; SGLang adds the triple to every two-space-indented `*_environment:`.
+fn injected_roles(recipe: &Recipe, framework: &str) -> Result<Vec<Option<Role>>, String> {
+    match framework {
+        "dynamo-vllm" => {
+            if recipe.vllm_spec_configs == 0 {
+                return Err(
+                    "the vLLM injector finds no single-quoted speculative-config to rewrite and exits with an error"
+                        .into(),
+                );
+            }
+            let roles: Vec<Option<Role>> =
+                recipe.roles().into_iter().filter(|r| recipe.facts(Some(*r)).spec).map(Some).collect();
+            Ok(if roles.is_empty() { vec![None] } else { roles })
+        }
+        "dynamo-sglang" => {
+            if recipe.sglang_env_blocks.is_empty() {
+                return Err(
+                    "the SGLang injector finds no two-space-indented *_environment block and exits with an error"
+                        .into(),
+                );
+            }
+            Ok(recipe.sglang_env_blocks.iter().map(|r| Some(*r)).collect())
+        }
+        other => Err(format!("no injector is registered for framework '{other}': the run exits with an error")),
+    }
+}
+
+fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
+    let route = injector_route(graph);
+    let mut done = BTreeSet::new();
+    for (index, job) in graph.jobs.iter().enumerate() {
+        let entry = graph.entry(job);
+        let point = graph.point(job);
+        let Some(length) = point.get("SYNTHETIC_ACCEPTANCE_LENGTH") else { continue };
+        let location = Location::new(&entry.file, length.line);
+        let enabled = point.get("SYNTHETIC_ACCEPTANCE").is_some_and(|s| s.value.eq_ignore_ascii_case("true"));
+        if !enabled {
+            findings.push(Finding::new(
+                Class::NeverPassed,
+                location,
+                format!(
+                    "SYNTHETIC_ACCEPTANCE_LENGTH={} without SYNTHETIC_ACCEPTANCE=true: the injector never writes it",
+                    length.value
+                ),
+            ));
+            continue;
+        }
+        if let Some(launcher) = &job.launcher
+            && graph.launch[index].as_ref().is_some_and(|l| l.injector.is_none())
+        {
+            findings.push(Finding::new(Class::NeverPassed, location.clone(), format!("entry {} runs on {launcher}, which never calls the injector: SYNTHETIC_ACCEPTANCE_LENGTH={} is never written", entry.name, length.value)));
+            continue;
+        }
+        if !done.insert((job.entry, job.point)) {
+            continue;
+        }
+        let written = match length.value.trim().parse::<f64>() {
+            Ok(v) => Fact::known(
+                v,
+                How::Injected,
+                format!("SYNTHETIC_ACCEPTANCE_LENGTH={}", length.value),
+                Some(location.clone()),
+            ),
+            Err(_) => Fact {
+                value: None,
+                how: How::Unresolved,
+                text: format!("'{}' is not a number", length.value),
+                at: Some(location.clone()),
+            },
+        };
+        let config = point.get("CONFIG_FILE").map(|s| s.value.clone()).unwrap_or_default();
+        let Some(recipe) = recipe_path(&config).and_then(|p| graph.recipes.get(&p)) else {
+            let mut pin = Recipe::read(&config, "", &crate::yaml::Node::Null, &[]).pin(
+                None,
+                location.clone(),
+                Mechanism::MasterConfig,
+                Knob::InjectedLength,
+                written,
+                config.clone(),
+            );
+            pin.k = Fact::unresolved(format!("recipe {config} is not in the repository"));
+            pin.entries.push(graph.entry_ref(job));
+            pin.eval = route.clone();
+            pins.push(pin);
+            continue;
+        };
+        let framework = entry.framework.as_deref().unwrap_or("");
+        let roles = match injected_roles(recipe, framework) {
+            Ok(roles) => roles,
+            Err(why) => {
+                findings.push(Finding::new(
+                    Class::NeverPassed,
+                    location,
+                    format!("SYNTHETIC_ACCEPTANCE_LENGTH={} for {}: {why}", length.value, recipe.rel),
+                ));
+                continue;
+            }
+        };
+        for role in roles {
+            let branch = match role {
+                Some(r) => format!("{} role {r}", recipe.rel),
+                None => recipe.rel.clone(),
+            };
+            let mut pin = recipe.pin(
+                role,
+                location.clone(),
+                Mechanism::MasterConfig,
+                Knob::InjectedLength,
+                written.clone(),
+                branch,
+            );
+            if !pin.inert() {
+                pin.eval = route.clone();
+            }
+            pin.edit = length.span.map(|span| Edit { file: entry.file.clone(), span });
+            pin.entries.push(graph.entry_ref(job));
+            if pin.inert() {
+                findings.push(Finding::new(Class::Inert, location.clone(), format!("the injector writes SYNTHETIC_ACCEPTANCE_LENGTH into the {} role of {}, which runs no speculative decoding: there it does nothing", role.map_or("recipe's", Role::name), recipe.rel)));
+            }
+            pins.push(pin);
+        }
+    }
+}
+
+/// Agentic spec-decoding jobs whose script or recipe pins nothing, targets the repository does not hold,
+/// and eval twins that carry a pin.
+fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
+    let mut reported = BTreeSet::new();
+    for (index, job) in graph.jobs.iter().enumerate() {
+        let entry = graph.entry(job);
+        let point = graph.point(job);
+        let eref = graph.entry_ref(job);
+        if let Some(twin) = point.get("EVAL_CONFIG_FILE")
+            && recipe_path(&twin.value).and_then(|p| graph.recipes.get(&p)).is_none()
+            && reported.insert((Location::new(&entry.file, twin.line), "twin-missing"))
+        {
+            findings.push(Finding::new(
+                Class::Unresolved,
+                Location::new(&entry.file, twin.line),
+                format!(
+                    "EVAL_CONFIG_FILE={} of entry {}: the eval twin is not in the repository",
+                    twin.value, entry.name
+                ),
+            ));
+        }
+        if !(point.agentic() && point.speculative()) {
+            continue;
+        }
+        if let Some(config) = point.get("CONFIG_FILE") {
+            let at = Location::new(&entry.file, config.line);
+            match recipe_path(&config.value).and_then(|p| graph.recipes.get(&p)) {
+                Some(r) if !r.has_pins() && point.get("SYNTHETIC_ACCEPTANCE_LENGTH").is_none() && r.speculative() => {
+                    let loc = Location::new(&r.rel, r.spec_line().unwrap_or(1));
+                    if reported.insert((loc.clone(), "missing")) {
+                        findings.push(Finding::new(Class::MissingPin, loc, format!("entry {} ({}) runs {} with speculative decoding, but nothing pins its acceptance: this agentic run measures real acceptance", entry.name, eref.at, r.rel)));
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    if reported.insert((at.clone(), "recipe-missing")) {
+                        findings.push(Finding::new(
+                            Class::Unresolved,
+                            at,
+                            format!(
+                                "recipe {} of entry {} is not in the repository: its pins cannot be checked",
+                                config.value, entry.name
+                            ),
+                        ));
+                    }
+                }
+            }
+            continue;
+        }
+        if entry.multinode {
+            continue;
+        }
+        let at = Location::new(&entry.file, point.line);
+        let Some(launcher) = &job.launcher else {
+            if reported.insert((at.clone(), "launcher")) {
+                findings.push(Finding::new(
+                    Class::Unresolved,
+                    at,
+                    format!(
+                        "runner label {} of entry {} names no launcher under runners/: its launch script is unknown",
+                        entry.runner.as_deref().unwrap_or("?"),
+                        entry.name
+                    ),
+                ));
+            }
+            continue;
+        };
+        let facts = graph.launch[index].as_ref();
+        match facts.and_then(|f| f.script.as_ref()) {
+            None => {
+                if reported.insert((at.clone(), "script")) {
+                    let tried = facts.map(|f| f.tried.join(", ")).unwrap_or_default();
+                    findings.push(Finding::new(
+                        Class::Unresolved,
+                        at,
+                        format!("entry {} on {launcher}: no launch script found (tried {tried})", entry.name),
+                    ));
+                }
+            }
+            Some((path, _)) => {
+                let Some(script) = graph.script(path) else { continue };
+                let text = graph.files.get(path.as_str()).map_or("", |f| f.text.as_str());
+                if !SHELL_KNOBS.iter().any(|k| text.contains(k)) {
+                    let d =
+                        sites::discover(script, &sites::Prepared::new(script), &graph.scripts, &graph.tables, &job.env);
+                    let loc = Location::new(path, d.spec_line.unwrap_or(1));
+                    if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
+                        findings.push(Finding::new(Class::MissingPin, loc, format!("entry {} ({}) runs {path} with spec-decoding {}, but it pins no synthetic acceptance: this agentic run measures real acceptance", entry.name, eref.at, point.spec.as_deref().unwrap_or("?"))));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A script's model, when no entry runs it: the model of an entry whose `model-prefix` starts its name.
+fn model_from_prefix(graph: &Graph, pin: &mut Pin) {
+    let name = pin.location.file.rsplit('/').next().unwrap_or("");
+    let prefix = name.split('_').next().unwrap_or("");
+    if let Some(model) = graph.prefix_models.get(prefix) {
+        pin.model = Fact::known(
+            model.name.clone(),
+            How::Inferred,
+            format!("script name prefix {prefix}: the model of entries with model-prefix {prefix}"),
+            Some(model.at.clone()),
+        );
+    }
+}
+
+/// Comments and prose that name another AL than the code pins (drift, class 10).
+fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
+    let mut by_file: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for pin in pins {
+        let values = by_file.entry(pin.location.file.as_str()).or_default();
+        if let Some(w) = pin.written.value {
+            values.push(w);
+            if let Some(al) = pin.knob.implied_al(w, pin.k.value) {
+                values.push(al);
+            }
+        }
+    }
+    let stale = |numbers: &[f64], values: &[f64]| {
+        numbers.iter().copied().find(|n| !values.iter().any(|v| (v - n).abs() <= AL_TOLERANCE))
+    };
+    let list = |values: &[f64]| {
+        let mut v: Vec<String> = values.iter().map(|x| crate::pins::plain_number(*x, 4)).collect();
+        v.sort();
+        v.dedup();
+        v.join(", ")
+    };
+    let mut out = Vec::new();
+    for (file, values) in &by_file {
+        let Some(f) = graph.files.get(file) else { continue };
+        if f.kind != crate::pins::walk::Kind::Shell {
+            continue;
+        }
+        for (i, line) in f.text.lines().enumerate() {
+            let Some(comment) = line.trim_start().strip_prefix('#') else { continue };
+            if i == 0 || !mentions_al(comment) {
+                continue;
+            }
+            if let Some(n) = stale(&al_numbers(comment), values) {
+                out.push(Finding::new(
+                    Class::Drift,
+                    Location::new(*file, i + 1),
+                    format!("comment names {n} but the code pins {}", list(values)),
+                ));
+            }
+        }
+    }
+    // A prose line names a pinned file by its base name: look the line's file-like words up.
+    let mut by_name: BTreeMap<&str, Vec<(&str, &Vec<f64>)>> = BTreeMap::new();
+    for (path, values) in &by_file {
+        by_name.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push((path, values));
+    }
+    for f in graph.files.values().filter(|f| f.kind == crate::pins::walk::Kind::Prose) {
+        for (i, line) in f.text.lines().enumerate() {
+            let named: Vec<&(&str, &Vec<f64>)> = line
+                .split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+                .filter(|w| w.ends_with(".sh") || w.ends_with(".yaml") || w.ends_with(".yml"))
+                .filter_map(|w| by_name.get(w))
+                .flatten()
+                .collect();
+            if let [(path, values)] = named.as_slice()
+                && mentions_al(line)
+                && let Some(n) = stale(&al_numbers(line), values)
+            {
+                out.push(Finding::new(
+                    Class::Drift,
+                    Location::new(&f.rel, i + 1),
+                    format!("names {n} for {path}, but the code pins {}", list(values)),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn mentions_al(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains("acceptance") || text.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "AL")
+}
+
+/// Numbers written like acceptance lengths: `d.dd` in [1, 10), standing alone (not `glm5.2` or `v1.25.0`).
+fn al_numbers(text: &str) -> Vec<f64> {
+    text.split(|c: char| c.is_whitespace() || "(),;:=[]{}\"'`".contains(c))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| w.len() == 4 && w.as_bytes()[1] == b'.' && w.chars().filter(|c| c.is_ascii_digit()).count() == 3)
+        .filter_map(|w| w.parse::<f64>().ok())
+        .filter(|v| (1.0..10.0).contains(v))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn al_numbers_skip_versions() {
+        assert_eq!(al_numbers("golden AL 2.78 (k=3), rate 0.61, glm5.2 v1.25.0 3.00."), [2.78, 3.0]);
+    }
+}

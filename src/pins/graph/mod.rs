@@ -1,0 +1,433 @@
+//! The launch graph: config entry → runner → launcher → launch script or recipe → role → engine knob.
+//!
+//! pins.md ("The real repository") describes how InferenceX wires a pin; this module models that path
+//! explicitly instead of reading each file on its own:
+//! - [`config`]: entries of master configs, by structure, with their settings and lines;
+//! - [`runner`]: runner labels → launchers, each launcher's naming convention, eval twin, knob strips
+//!   and injector call, read from the launcher's own code;
+//! - [`Job`]: one search-space point on one launcher, with the environment the workflow gives the job
+//!   (`MODEL`, `MODEL_PREFIX`, `PRECISION`, `FRAMEWORK`, `SPEC_DECODING`, `SCENARIO_SUBDIR`, `EXP_NAME`,
+//!   `IS_AGENTIC`, `RUNNER_NAME`, `MODEL_NAME=${MODEL##*/}`, and every `additional-settings` pair) and
+//!   its target: a single-node script, or a recipe (`CONFIG_FILE=recipes/<x>` →
+//!   `benchmarks/multi_node/srt-slurm-recipes/<x>`);
+//! - [`assemble`]: pins from scripts (run with each job's environment), lookup tables in shared code
+//!   (selected by the jobs' variables), recipes (each role), injections (entry's value into the
+//!   recipe's roles), eval routes, missing pins and eval twins.
+//!
+//! Parsing is the expensive part, so only what the graph reaches is parsed, in parallel: master
+//! configs, the launchers of relevant jobs, scripts and recipes that write a knob, the recipes and
+//! scripts jobs reach, and eval twins. Any of these that fails to parse is an error naming the file; a
+//! file with no pin spelling that nothing reaches cannot hide a pin and is not parsed at all.
+
+pub mod assemble;
+pub mod config;
+pub mod runner;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rayon::prelude::*;
+
+use self::config::{Entry, Point};
+use self::runner::{LaunchFacts, Runners};
+use super::recipe::Recipe;
+use super::shell::Script;
+use super::shell::resolve::{Env, EnvValue, Table};
+use super::walk::{Files, Kind, TextFile};
+use super::{Class, EntryRef, Finding, Inventory, Location, Severity};
+
+/// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
+pub const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
+
+/// Text that makes a YAML file worth parsing as a recipe: a knob written as a key or JSON key.
+const YAML_KNOBS: &[&str] = &[
+    "SGLANG_SIMULATE_ACC_LEN:",
+    "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS:",
+    "synthetic_acceptance_length\"",
+    "synthetic_acceptance_length\\\"",
+    "--spec-decode-acceptance-",
+    "spec-decode-acceptance-length:",
+    "spec-decode-acceptance-rate:",
+];
+/// Text that makes a script worth parsing for pins.
+const SHELL_KNOBS: &[&str] = &[
+    "SIMULATE_ACC_LEN",
+    "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
+    "synthetic_acceptance_length",
+    "spec-decode-acceptance",
+];
+
+/// One search-space point run on one launcher.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Index of the entry.
+    pub entry: usize,
+    /// Index of the point in the entry.
+    pub point: usize,
+    /// The launcher (repository-relative), when the runner's launcher exists.
+    pub launcher: Option<String>,
+    /// The environment the job's scripts see.
+    pub env: Env,
+}
+
+/// A recipe path a `CONFIG_FILE`/`EVAL_CONFIG_FILE` names, as the launchers map it.
+pub fn recipe_path(value: &str) -> Option<String> {
+    let path = value.split(':').next().unwrap_or(value).trim().trim_start_matches("./");
+    if path.starts_with("benchmarks/") {
+        Some(path.to_string())
+    } else {
+        path.strip_prefix("recipes/").map(|rest| format!("{RECIPES_DIR}{rest}"))
+    }
+}
+
+/// Everything parsed, and the jobs.
+pub struct Graph<'f> {
+    /// Config entries.
+    pub entries: Vec<Entry>,
+    /// Jobs of relevant points.
+    pub jobs: Vec<Job>,
+    /// Parsed scripts (launchers, knob scripts, reached scripts, tables).
+    pub scripts: Vec<Script>,
+    /// Script index by path.
+    pub script_index: HashMap<String, usize>,
+    /// Lookup tables across the scripts.
+    pub tables: Vec<Table>,
+    /// Parsed recipes by path.
+    pub recipes: BTreeMap<String, Recipe>,
+    /// What each job's launcher does.
+    pub launch: Vec<Option<LaunchFacts>>,
+    /// Files by path.
+    pub files: HashMap<&'f str, &'f TextFile>,
+    /// Findings made while building (unreadable files, unparsable YAML or bash).
+    pub findings: Vec<Finding>,
+    /// `model-prefix` → the model of an entry that uses it.
+    pub prefix_models: BTreeMap<String, EntryRef>,
+    /// The injector's source, when the repository has one ([`assemble::INJECTOR`]).
+    pub injector: Option<String>,
+}
+
+impl Graph<'_> {
+    /// The entry of a job.
+    pub fn entry(&self, job: &Job) -> &Entry {
+        &self.entries[job.entry]
+    }
+
+    /// The point of a job.
+    pub fn point(&self, job: &Job) -> &Point {
+        &self.entries[job.entry].points[job.point]
+    }
+
+    /// The reference to a job's entry, at its point's line.
+    pub fn entry_ref(&self, job: &Job) -> EntryRef {
+        let e = self.entry(job);
+        EntryRef { name: e.name.clone(), at: Location::new(&e.file, self.point(job).line) }
+    }
+
+    /// The parsed script at `path`.
+    pub fn script(&self, path: &str) -> Option<&Script> {
+        self.script_index.get(path).map(|&i| &self.scripts[i])
+    }
+}
+
+/// Whether a job needs the check: agentic spec decoding must be pinned; a recipe with a knob needs its
+/// eval route; an injection needs checking.
+fn relevant(point: &Point, has_knob: &dyn Fn(&str) -> bool) -> bool {
+    (point.agentic() && point.speculative())
+        || point.get("SYNTHETIC_ACCEPTANCE_LENGTH").is_some()
+        || point.get("EVAL_CONFIG_FILE").is_some()
+        || point.get("CONFIG_FILE").and_then(|s| recipe_path(&s.value)).is_some_and(|p| has_knob(&p))
+}
+
+/// The environment the workflow gives a job (benchmark templates under `.github/workflows/`).
+fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
+    let at = Location::new(&entry.file, entry.line);
+    let mut env = Env::new();
+    let mut set = |k: &str, v: String, at: Location, source: String| {
+        env.insert(k.to_string(), EnvValue { value: v, at, source });
+    };
+    let from = |field: &str| format!("{field} of entry {}", entry.name);
+    if let Some(m) = &entry.model {
+        set("MODEL", m.clone(), at.clone(), from("model"));
+        let base = m.rsplit('/').next().unwrap_or(m).to_string();
+        set("MODEL_NAME", base, at.clone(), format!("${{MODEL##*/}} of entry {}", entry.name));
+    }
+    if let Some(p) = &entry.model_prefix {
+        set("MODEL_PREFIX", p.clone(), at.clone(), from("model-prefix"));
+        set("EXP_NAME", format!("{p}_{}", point.scenario), at.clone(), from("model-prefix"));
+    }
+    if let Some(p) = &entry.precision {
+        set("PRECISION", p.clone(), at.clone(), from("precision"));
+    }
+    if let Some(f) = &entry.framework {
+        set("FRAMEWORK", f.clone(), at.clone(), from("framework"));
+    }
+    set("SPEC_DECODING", point.spec.clone().unwrap_or_else(|| "none".into()), at.clone(), from("spec-decoding"));
+    let agentic = point.agentic();
+    set("SCENARIO_SUBDIR", if agentic { "agentic/" } else { "fixed_seq_len/" }.into(), at.clone(), from("scenario"));
+    set("IS_AGENTIC", if agentic { "1" } else { "0" }.into(), at.clone(), from("scenario"));
+    if let Some(node) = node {
+        set("RUNNER_NAME", node.to_string(), at.clone(), from("runner"));
+    }
+    set("GITHUB_WORKSPACE", String::new(), at, "the checkout root".into());
+    for s in &point.settings {
+        set(
+            &s.key,
+            s.value.clone(),
+            Location::new(&entry.file, s.line),
+            format!("{}={} of entry {}", s.key, s.value, entry.name),
+        );
+    }
+    env
+}
+
+/// A YAML file's tree and its duplicate keys, or the finding that it could not be parsed.
+type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>;
+
+fn parse_yaml(file: &TextFile) -> Parsed {
+    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| unreadable(&file.rel, e.to_string()))
+}
+
+fn unreadable(rel: &str, reason: String) -> Finding {
+    let line = reason
+        .split("line ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    Finding::new(
+        Class::Unreadable,
+        Location::new(rel, line),
+        format!("{rel} could not be read: {reason}; its pins are not checked"),
+    )
+}
+
+fn parse_script(file: &TextFile) -> Result<Script, Finding> {
+    Script::parse(&file.rel, &file.text).map_err(|e| {
+        let mut f = unreadable(&file.rel, format!("bash parse error: {}", e.message));
+        f.location.line = e.line.unwrap_or(1);
+        f
+    })
+}
+
+/// Builds the graph of `files` (walked from `root`) and every pin in it.
+pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
+    let mut findings: Vec<Finding> = files
+        .problems
+        .iter()
+        .map(|p| match p.hides_pins {
+            true => Finding::new(
+                Class::Unreadable,
+                Location::new(&p.path, 1),
+                format!("{} could not be read: {}; its pins are not checked", p.path, p.reason),
+            ),
+            false => Finding::new(Class::Unreadable, Location::new(&p.path, 1), format!("{}: {}", p.path, p.reason))
+                .with_severity(Severity::Note),
+        })
+        .collect();
+    let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();
+    let yaml: Vec<&TextFile> =
+        files.texts.iter().filter(|f| f.kind == Kind::Yaml && !f.rel.starts_with("golden_al_distribution/")).collect();
+
+    // Wave 1, in parallel: master configs and the runners file (by structure; the text only
+    // preselects), and the scripts that write a knob or hold a lookup table.
+    let knob_scripts: Vec<&TextFile> = files
+        .texts
+        .iter()
+        .filter(|f| f.kind == Kind::Shell && (SHELL_KNOBS.iter().any(|k| f.text.contains(k)) || echoes_number(&f.text)))
+        .collect();
+    let (tops, (mut scripts, mut script_findings)) = rayon::join(
+        || -> Vec<(&TextFile, Parsed)> {
+            yaml.par_iter()
+                .filter(|f| {
+                    (f.text.contains("scenarios:") && f.text.contains("search-space:"))
+                        || f.text.starts_with("labels:")
+                        || f.text.contains("\nlabels:")
+                })
+                .map(|f| (*f, parse_yaml(f)))
+                .collect()
+        },
+        || parse_scripts(knob_scripts.clone()),
+    );
+    findings.append(&mut script_findings);
+    let mut entries = Vec::new();
+    let mut runners = Runners::default();
+    for (file, parsed) in tops {
+        match parsed {
+            Ok((root, _)) => {
+                if let Some(found) = config::read(&file.rel, &file.text, &root) {
+                    entries.extend(found);
+                } else if let Some(r) = Runners::read(&root) {
+                    runners = r;
+                }
+            }
+            Err(f) => findings.push(f),
+        }
+    }
+    let launcher_paths: Vec<String> = files
+        .texts
+        .iter()
+        .filter(|f| f.kind == Kind::Shell && f.rel.starts_with("runners/launch_"))
+        .map(|f| f.rel.clone())
+        .collect();
+    let has_knob = |p: &str| by_path.get(p).is_some_and(|f| YAML_KNOBS.iter().any(|k| f.text.contains(k)));
+    let mut jobs = Vec::new();
+    for (ei, entry) in entries.iter().enumerate() {
+        for (pi, point) in entry.points.iter().enumerate() {
+            if !relevant(point, &has_knob) {
+                continue;
+            }
+            let launchers = entry.runner.as_deref().map(|r| runners.launchers(r, &launcher_paths)).unwrap_or_default();
+            if launchers.is_empty() {
+                jobs.push(Job { entry: ei, point: pi, launcher: None, env: job_env(entry, point, None) });
+            }
+            for (launcher, node) in launchers {
+                jobs.push(Job {
+                    entry: ei,
+                    point: pi,
+                    launcher: Some(launcher),
+                    env: job_env(entry, point, Some(&node)),
+                });
+            }
+        }
+    }
+
+    // Wave 2: the jobs' launchers, and the recipes that write a knob or that jobs name.
+    let parsed: BTreeSet<&str> = knob_scripts.iter().map(|f| f.rel.as_str()).collect();
+    let wanted_scripts: BTreeSet<&str> =
+        jobs.iter().filter_map(|j| j.launcher.as_deref()).filter(|p| !parsed.contains(p)).collect();
+    let mut wanted_recipes: BTreeSet<String> =
+        yaml.iter().filter(|f| YAML_KNOBS.iter().any(|k| f.text.contains(k))).map(|f| f.rel.clone()).collect();
+    for job in &jobs {
+        let point = &entries[job.entry].points[job.point];
+        for key in ["CONFIG_FILE", "EVAL_CONFIG_FILE"] {
+            if let Some(path) = point.get(key).and_then(|s| recipe_path(&s.value))
+                && by_path.contains_key(path.as_str())
+            {
+                wanted_recipes.insert(path);
+            }
+        }
+    }
+    let master_files: BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
+    let ((launchers, mut launcher_findings), recipes_parsed) = rayon::join(
+        || parse_scripts(wanted_scripts.iter().filter_map(|p| by_path.get(p).copied()).collect()),
+        || -> Vec<Result<Recipe, Finding>> {
+            wanted_recipes
+                .par_iter()
+                .filter_map(|p| by_path.get(p.as_str()).copied())
+                .filter(|f| !master_files.contains(f.rel.as_str()))
+                .map(|f| parse_yaml(f).map(|(root, dups)| Recipe::read(&f.rel, &f.text, &root, &dups)))
+                .collect()
+        },
+    );
+    scripts.extend(launchers);
+    findings.append(&mut launcher_findings);
+    let mut recipes = BTreeMap::new();
+    for r in recipes_parsed {
+        match r {
+            Ok(recipe) => {
+                recipes.insert(recipe.rel.clone(), recipe);
+            }
+            Err(f) => findings.push(f),
+        }
+    }
+
+    // Wave 3: what each launcher does for its jobs, and the single-node scripts they reach.
+    let mut script_index: HashMap<String, usize> =
+        scripts.iter().enumerate().map(|(i, s)| (s.rel.clone(), i)).collect();
+    let mut tables = super::shell::resolve::tables(&scripts);
+    let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == Kind::Shell);
+    let launch: Vec<Option<LaunchFacts>> = jobs
+        .par_iter()
+        .map(|job| {
+            let launcher = script_index.get(job.launcher.as_deref()?)?;
+            Some(runner::launch_facts(&scripts[*launcher], &scripts, &tables, &job.env, &exists))
+        })
+        .collect();
+    let reached: BTreeSet<&str> = launch
+        .iter()
+        .flatten()
+        .filter_map(|l| l.script.as_ref().map(|s| s.0.as_str()))
+        .filter(|p| !script_index.contains_key(*p))
+        .collect();
+    if !reached.is_empty() {
+        let (more, mut more_findings) = parse_scripts(reached.iter().filter_map(|p| by_path.get(p).copied()).collect());
+        findings.append(&mut more_findings);
+        for s in more {
+            script_index.insert(s.rel.clone(), scripts.len());
+            scripts.push(s);
+        }
+        tables = super::shell::resolve::tables(&scripts);
+    }
+    let mut prefix_models = BTreeMap::new();
+    for e in &entries {
+        if let (Some(p), Some(m)) = (&e.model_prefix, &e.model) {
+            prefix_models
+                .entry(p.clone())
+                .or_insert_with(|| EntryRef { name: m.clone(), at: Location::new(&e.file, e.line) });
+        }
+    }
+    // The injector is Python: read as text, only to see that it returns early for eval runs.
+    let injector = crate::input::read_text(&root.join(assemble::INJECTOR), crate::input::SMALL_FILE_LIMIT).ok();
+    let graph = Graph {
+        entries,
+        jobs,
+        scripts,
+        script_index,
+        tables,
+        recipes,
+        launch,
+        files: by_path,
+        findings,
+        prefix_models,
+        injector,
+    };
+    let files_read = files.texts.len();
+    let entries = graph.entries.len();
+    let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
+    let (pins, findings) = assemble::assemble(graph);
+    Inventory { repo: String::new(), files_read, entries, pins, findings, tables: tables_found }
+}
+
+fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Finding>) {
+    let parsed: Vec<Result<Script, Finding>> = files.par_iter().map(|f| parse_script(f)).collect();
+    let mut scripts = Vec::new();
+    let mut findings = Vec::new();
+    for p in parsed {
+        match p {
+            Ok(s) => scripts.push(s),
+            Err(f) => findings.push(f),
+        }
+    }
+    (scripts, findings)
+}
+
+/// `echo 2.83` (or `echo "2.83"`) somewhere: a candidate lookup table.
+fn echoes_number(text: &str) -> bool {
+    text.match_indices("echo ").any(|(at, _)| {
+        let rest = text[at + 5..].trim_start_matches(['"', '\'']);
+        let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+        digits > 0 && rest[digits..].starts_with('.') && rest[digits + 1..].starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recipes_map_like_the_launchers() {
+        assert_eq!(
+            recipe_path("recipes/vllm/x.yaml").as_deref(),
+            Some("benchmarks/multi_node/srt-slurm-recipes/vllm/x.yaml")
+        );
+        assert_eq!(
+            recipe_path("recipes/g/a.yaml:zip_override_x[0]").as_deref(),
+            Some("benchmarks/multi_node/srt-slurm-recipes/g/a.yaml")
+        );
+        assert_eq!(
+            recipe_path("benchmarks/multi_node/srt-slurm-recipes/t/b.yaml").as_deref(),
+            Some("benchmarks/multi_node/srt-slurm-recipes/t/b.yaml")
+        );
+        assert_eq!(recipe_path("dsv4-low-latency.yaml"), None);
+        assert!(echoes_number("  a) echo 2.83 ;;") && !echoes_number("echo $X 2"));
+    }
+}

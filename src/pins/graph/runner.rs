@@ -1,0 +1,294 @@
+//! Runners and their launchers: which launch script a config entry's job runs, and what the launcher
+//! does on the way (pick a single-node script by naming convention, swap in the eval twin, strip a knob
+//! for eval runs, call the injector).
+//!
+//! A config entry names a runner label; `configs/runners.yaml` maps the label to runner nodes, and the
+//! workflow runs `runners/launch_${RUNNER_NAME%%_*}.sh` on a node (`.github/workflows/benchmark-tmpl.yml`).
+//! Launchers are read, not assumed: the single-node script is the first of the `benchmarks/single_node/…`
+//! paths the launcher spells (in source order, evaluated with the entry's variables) that exists — which
+//! reproduces each launcher's own fallback (framework-tagged name first, then the legacy `_trt`/`_atom`
+//! suffix or none). Conditions the entry's variables decide (`$FRAMEWORK == dynamo-trt`) are evaluated,
+//! so a branch of the launcher that cannot run for the entry is ignored.
+
+use std::collections::BTreeMap;
+
+use crate::pins::Location;
+use crate::pins::shell::resolve::{Env, Resolver, Table};
+use crate::pins::shell::{Kind, Script, Stmt};
+use crate::yaml::Node;
+
+/// Runner labels → runner node names (`configs/runners.yaml`).
+#[derive(Debug, Clone, Default)]
+pub struct Runners {
+    labels: BTreeMap<String, Vec<String>>,
+}
+
+impl Runners {
+    /// Reads a runners file by its structure (`labels:` mapping labels to lists of node names).
+    pub fn read(root: &Node) -> Option<Runners> {
+        let Some(Node::Map(labels)) = root.get("labels") else { return None };
+        let mut out = BTreeMap::new();
+        for (label, nodes) in labels {
+            let (Some(label), Node::Seq(nodes)) = (label.as_scalar_text(), nodes) else { continue };
+            out.insert(label, nodes.iter().filter_map(Node::as_scalar_text).collect());
+        }
+        Some(Runners { labels: out })
+    }
+
+    /// The launcher files a label runs on, among `launchers` (repository-relative paths), with a node
+    /// name of each.
+    pub fn launchers(&self, label: &str, launchers: &[String]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut add = |node: &str| {
+            let prefix = node.split('_').next().unwrap_or(node);
+            let path = format!("runners/launch_{prefix}.sh");
+            if launchers.contains(&path) && !out.iter().any(|(p, _)| *p == path) {
+                out.push((path, node.to_string()));
+            }
+        };
+        match self.labels.get(label) {
+            Some(nodes) => nodes.iter().for_each(|n| add(n)),
+            None => {
+                // No runners file, or a label it does not list: launchers named after the label.
+                let bare = label.trim_start_matches("cluster:");
+                for l in launchers.iter().filter(|l| l.starts_with(&format!("runners/launch_{bare}"))) {
+                    let node = l.trim_start_matches("runners/launch_").trim_end_matches(".sh");
+                    add(&format!("{node}_0"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A launcher deleting a knob's lines from the recipes under a directory for eval runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Strip {
+    /// The text the `sed` deletes lines of (`TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`).
+    pub pattern: String,
+    /// Repository-relative directory whose recipes it edits.
+    pub dir: String,
+    /// The `sed` command.
+    pub at: Location,
+}
+
+/// What a launcher does for one entry.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchFacts {
+    /// The single-node script it runs (repository-relative) and the line that spells it.
+    pub script: Option<(String, Location)>,
+    /// Every single-node path it tried, in order.
+    pub tried: Vec<String>,
+    /// The line that swaps in `EVAL_CONFIG_FILE` for eval runs.
+    pub eval_twin: Option<Location>,
+    /// The line that calls the synthetic-acceptance injector.
+    pub injector: Option<Location>,
+    /// Knob deletions for eval runs.
+    pub strips: Vec<Strip>,
+}
+
+/// Whether a statement can run for the entry: no enclosing condition is false under its variables.
+fn reachable(r: &Resolver, stmt: &Stmt) -> bool {
+    r.script.conditions(&stmt.ctx).into_iter().all(|(cond, holds)| {
+        // EVAL_ONLY is a run-time switch, not the entry's: only the other variables decide.
+        cond.implies_eval(true)
+            || cond.implies_eval(false)
+            || cond.negation_implies_eval(true)
+            || cond.negation_implies_eval(false)
+            || r.eval_cond(cond, &stmt.ctx, stmt.line) != Some(!holds)
+    })
+}
+
+/// Reads what `launcher` does for an entry whose job has `env`; `exists` says whether a repository path
+/// is a file.
+pub fn launch_facts(
+    launcher: &Script,
+    scripts: &[Script],
+    tables: &[Table],
+    env: &Env,
+    exists: &dyn Fn(&str) -> bool,
+) -> LaunchFacts {
+    let r = Resolver { script: launcher, scripts, tables, env };
+    let mut facts = LaunchFacts::default();
+    for stmt in &launcher.stmts {
+        let loc = Location::new(&launcher.rel, stmt.line);
+        // Cheap tests first: only statements that can matter are checked for reachability.
+        match &stmt.kind {
+            Kind::Assign(a) => {
+                let twin = a.name == "CONFIG_FILE" && a.value.words().iter().any(|w| w.reads("EVAL_CONFIG_FILE"));
+                let names_script = a.value.words().iter().any(|w| w.raw.contains(".sh"));
+                if !(twin || names_script) || !reachable(&r, stmt) {
+                    continue;
+                }
+                if twin {
+                    facts.eval_twin.get_or_insert(loc.clone());
+                }
+                for w in a.value.words() {
+                    single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                }
+            }
+            Kind::Command(c) => {
+                let injector = c.words.iter().any(|w| w.raw.contains("inject_synthetic_acceptance"));
+                let strip = stmt.ctx.eval == Some(true) && c.words.iter().any(|w| w.raw.contains("/d"));
+                let names_script = c.words.iter().any(|w| w.raw.contains(".sh"));
+                if !(injector || strip || names_script) || !reachable(&r, stmt) {
+                    continue;
+                }
+                if injector
+                    && c.words.iter().any(|w| {
+                        w.literal().is_some_and(|n| {
+                            n == "inject_synthetic_acceptance" || n.ends_with("inject_synthetic_acceptance.py")
+                        }) || w.raw.contains("inject_synthetic_acceptance.py")
+                    })
+                {
+                    facts.injector.get_or_insert(loc.clone());
+                }
+                if strip {
+                    strips(&r, c, stmt, &loc, &mut facts.strips);
+                }
+                for w in &c.words {
+                    single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                }
+            }
+        }
+    }
+    facts
+}
+
+fn single_node_candidate(
+    r: &Resolver,
+    word: &crate::pins::shell::Word,
+    stmt: &Stmt,
+    loc: &Location,
+    exists: &dyn Fn(&str) -> bool,
+    facts: &mut LaunchFacts,
+) {
+    // Only words that spell a script name (`….sh`); `bash "$BENCH_SCRIPT"` repeats an assignment's value.
+    if !word.raw.contains(".sh") {
+        return;
+    }
+    for v in r.word(word, &stmt.ctx, stmt.line, 0) {
+        let Some(path) = v.value else { continue };
+        let path = path.trim_start_matches("./").trim_start_matches('/').to_string();
+        if !path.starts_with("benchmarks/single_node/") || !path.ends_with(".sh") || facts.tried.contains(&path) {
+            continue;
+        }
+        facts.tried.push(path.clone());
+        if facts.script.is_none() && exists(&path) {
+            facts.script = Some((path, loc.clone()));
+        }
+    }
+}
+
+/// `sed -i '/KNOB/d' …` (or `find DIR … -exec sed … '/KNOB/d' {} +`) run for eval: the knob and the
+/// directory, mapped back to the repository through the `cp -rT "$GITHUB_WORKSPACE/SRC" DST` that filled it.
+fn strips(r: &Resolver, c: &crate::pins::shell::Command, stmt: &Stmt, loc: &Location, out: &mut Vec<Strip>) {
+    let literals: Vec<Option<String>> = c.words.iter().map(|w| w.literal()).collect();
+    let patterns: Vec<String> = literals
+        .iter()
+        .flatten()
+        .filter_map(|w| w.strip_prefix('/').and_then(|p| p.strip_suffix("/d")).map(str::to_string))
+        .collect();
+    if patterns.is_empty() || !literals.iter().flatten().any(|w| w == "sed") {
+        return;
+    }
+    let dir_word = match literals.first().and_then(|n| n.as_deref()) {
+        Some("find") => c.words.get(1),
+        _ => c.words.last(),
+    };
+    let Some(dir) = dir_word.and_then(|w| r.word(w, &stmt.ctx, stmt.line, 0).into_iter().find_map(|v| v.value)) else {
+        return;
+    };
+    let dir = repo_dir(r, &dir, stmt);
+    for pattern in patterns {
+        out.push(Strip { pattern, dir: dir.clone(), at: loc.clone() });
+    }
+}
+
+/// The repository directory a launcher's working copy came from (`cp -rT "$GITHUB_WORKSPACE/X" DIR`).
+fn repo_dir(r: &Resolver, dir: &str, at: &Stmt) -> String {
+    for stmt in r.script.stmts.iter().filter(|s| s.line < at.line && s.ctx.compatible(&at.ctx)) {
+        let Kind::Command(c) = &stmt.kind else { continue };
+        if c.name().as_deref() != Some("cp") {
+            continue;
+        }
+        let args: Vec<&crate::pins::shell::Word> =
+            c.words[1..].iter().filter(|w| w.literal().is_none_or(|l| !l.starts_with('-'))).collect();
+        let [src, dst] = args.as_slice() else { continue };
+        let value = |w: &crate::pins::shell::Word| r.word(w, &stmt.ctx, stmt.line, 0).into_iter().find_map(|v| v.value);
+        // The source's workspace prefix need not resolve: the repository path is written after it.
+        if value(dst).as_deref().map(|d| d.trim_end_matches('/')) == Some(dir.trim_end_matches('/'))
+            && let Some(src) = value(src).or_else(|| Some(src.raw.trim_matches(['"', '\'']).to_string()))
+            && let Some(at) = src.find("benchmarks/")
+        {
+            return src[at..].trim_end_matches(['/', '"', '\'']).to_string();
+        }
+    }
+    // `$GITHUB_WORKSPACE` is the checkout root (empty here): `/benchmarks/…` is the repository's own folder.
+    dir.trim_start_matches("./").trim_start_matches('/').trim_end_matches('/').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pins::shell::resolve::EnvValue;
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                (k.to_string(), EnvValue { value: v.to_string(), at: Location::new("c", 1), source: "entry".into() })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn naming_convention_falls_back_as_the_launcher_spells_it() {
+        let text = "FRAMEWORK_SUFFIX=$([[ \"$FRAMEWORK\" == \"trt\" ]] && printf '_trt' || printf '')\nSPEC_SUFFIX=$([[ \"$SPEC_DECODING\" == \"mtp\" ]] && printf '_mtp' || printf '')\nBASE=\"benchmarks/single_node/${SCENARIO_SUBDIR}${EXP_NAME%%_*}_${PRECISION}_b200\"\nBENCH_SCRIPT=\"${BASE}_${FRAMEWORK}${SPEC_SUFFIX}.sh\"\nif [[ ! -f \"$BENCH_SCRIPT\" ]]; then\n  BENCH_SCRIPT=\"${BASE}${FRAMEWORK_SUFFIX}${SPEC_SUFFIX}.sh\"\nfi\nbash \"$BENCH_SCRIPT\"\n";
+        let script = Script::parse("runners/launch_b200-x.sh", text).unwrap();
+        let e = env(&[
+            ("FRAMEWORK", "trt"),
+            ("SPEC_DECODING", "mtp"),
+            ("SCENARIO_SUBDIR", "agentic/"),
+            ("EXP_NAME", "qwen3.5_x"),
+            ("PRECISION", "fp8"),
+        ]);
+        let exists = |p: &str| p == "benchmarks/single_node/agentic/qwen3.5_fp8_b200_trt_mtp.sh";
+        let facts = launch_facts(&script, std::slice::from_ref(&script), &[], &e, &exists);
+        assert_eq!(facts.tried, ["benchmarks/single_node/agentic/qwen3.5_fp8_b200_trt_mtp.sh"]);
+        assert_eq!(facts.script.as_ref().map(|s| s.1.line), Some(4));
+        let e = env(&[
+            ("FRAMEWORK", "vllm"),
+            ("SPEC_DECODING", "mtp"),
+            ("SCENARIO_SUBDIR", "agentic/"),
+            ("EXP_NAME", "m_x"),
+            ("PRECISION", "fp4"),
+        ]);
+        let exists = |p: &str| p == "benchmarks/single_node/agentic/m_fp4_b200_mtp.sh";
+        let facts = launch_facts(&script, std::slice::from_ref(&script), &[], &e, &exists);
+        assert_eq!(facts.script.map(|s| s.0).as_deref(), Some("benchmarks/single_node/agentic/m_fp4_b200_mtp.sh"));
+    }
+
+    #[test]
+    fn eval_strips_twins_and_injector_calls() {
+        let text = "if [[ \"$EVAL_ONLY\" == \"true\" && -n \"${EVAL_CONFIG_FILE:-}\" ]]; then\n  CONFIG_FILE=\"$EVAL_CONFIG_FILE\"\nfi\nif [[ $FRAMEWORK == \"dynamo-trt\" ]]; then\n  D=\"recipes/trt/x\"\n  cp -rT \"$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/trt/x\" \"$D\"\n  if [[ \"${EVAL_ONLY:-false}\" == \"true\" ]]; then\n    find \"$D\" -name \"*.yaml\" -exec sed -i '/TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS/d' {} +\n  fi\nfi\ninject_synthetic_acceptance \"$CONFIG_PATH\" \"$FRAMEWORK\" || exit 1\n";
+        let script = Script::parse("runners/launch_gb300-x.sh", text).unwrap();
+        let trt =
+            launch_facts(&script, std::slice::from_ref(&script), &[], &env(&[("FRAMEWORK", "dynamo-trt")]), &|_| false);
+        assert_eq!(trt.eval_twin.map(|l| l.line), Some(2));
+        assert_eq!(trt.injector.map(|l| l.line), Some(11));
+        assert_eq!(
+            trt.strips,
+            [Strip {
+                pattern: "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS".into(),
+                dir: "benchmarks/multi_node/srt-slurm-recipes/trt/x".into(),
+                at: Location::new("runners/launch_gb300-x.sh", 8)
+            }]
+        );
+        let vllm =
+            launch_facts(&script, std::slice::from_ref(&script), &[], &env(&[("FRAMEWORK", "dynamo-vllm")]), &|_| {
+                false
+            });
+        assert!(vllm.strips.is_empty());
+    }
+}

@@ -1,0 +1,142 @@
+//! What a script gets wrong on its own, before any golden value: an incomplete spelling, a knob never
+//! exported or a variable holding an AL never passed, and a pin not kept out of eval runs.
+
+use std::collections::BTreeSet;
+
+use super::word::{Part, Word};
+use super::written::Site;
+use super::{Kind, Script, Stmt};
+use crate::pins::{Class, EvalRoute, Fact, Finding, How, Knob, Location};
+
+/// SGLang triple incomplete; vLLM length without the synthetic rejection method.
+pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site) -> Option<String> {
+    match site.knob {
+        Knob::SglangSimulateLen => {
+            let missing: Vec<&str> = ["SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE"]
+                .into_iter()
+                .filter(|name| !site.siblings.iter().any(|(n, _)| n == name))
+                .filter(|name| {
+                    !script.stmts.iter().any(|s| {
+                        s.ctx.eval != Some(true)
+                            && s.ctx.compatible(&stmt.ctx)
+                            && match &s.kind {
+                                Kind::Assign(a) => a.name == *name,
+                                Kind::Command(c) => c.env.iter().any(|e| e.name == *name),
+                            }
+                    })
+                })
+                .collect();
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "SGLANG_SIMULATE_ACC_LEN without {}: the SGLang triple is incomplete (engines.md: METHOD=match-expected, TOKEN_MODE=real-draft-token)",
+                    missing.join(" and ")
+                )
+            })
+        }
+        Knob::VllmSyntheticLength => {
+            let synthetic = site.siblings.iter().any(|(k, v)| k == "rejection_sample_method" && v == "synthetic");
+            (!synthetic).then(|| "synthetic_acceptance_length without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin".to_string())
+        }
+        _ => None,
+    }
+}
+
+/// Every statement that reads `name`.
+pub(super) fn readers<'s>(script: &'s Script, name: &str) -> Vec<&'s Stmt> {
+    script
+        .stmts
+        .iter()
+        .filter(|s| match &s.kind {
+            Kind::Assign(a) => a.value.words().iter().any(|w| w.reads(name)),
+            Kind::Command(c) => c
+                .words
+                .iter()
+                .chain(c.env.iter().flat_map(|e| e.value.words()))
+                .chain(c.heredocs.iter())
+                .any(|w| w.reads(name)),
+        })
+        .collect()
+}
+
+/// An env knob that is assigned but never exported, or a carrier variable never used.
+pub(super) fn never_passed(script: &Script, site: &Site) -> Option<String> {
+    if let Some(name) = &site.env_name {
+        let exported = site.exported
+            || script.stmts.iter().any(|s| match &s.kind {
+                Kind::Command(c) => {
+                    let n = c.name();
+                    (n.as_deref() == Some("export") && c.words.iter().any(|w| w.literal().as_deref() == Some(name)))
+                        || (n.as_deref() == Some("set") && c.words.iter().any(|w| w.literal().as_deref() == Some("-a")))
+                }
+                Kind::Assign(_) => false,
+            });
+        return (!exported).then(|| format!("{name} is set but never exported: the engine never sees it"));
+    }
+    let carrier = site.carrier.as_ref()?;
+    let used = readers(script, carrier).iter().any(|s| s.line != site.line);
+    (!used).then(|| format!("{carrier} holds the pin but is never passed to the engine"))
+}
+
+/// Variables whose name says they hold an acceptance length, assigned a number, and never used.
+pub(super) fn unpassed_variables(script: &Script) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for stmt in &script.stmts {
+        let Kind::Assign(a) = &stmt.kind else { continue };
+        let upper = a.name.to_ascii_uppercase();
+        let pin_like =
+            (upper.contains("ACC_LEN") || upper.contains("ACCEPT") || upper.ends_with("_AL") || upper == "AL")
+                && !upper.starts_with("SGLANG_SIMULATE")
+                && !upper.starts_with("TLLM_");
+        let number = a.value.words().first().and_then(Word::literal).is_some_and(|v| v.parse::<f64>().is_ok());
+        if !pin_like || !number || !seen.insert(a.name.clone()) {
+            continue;
+        }
+        let used = readers(script, &a.name).iter().any(|s| match &s.kind {
+            Kind::Command(c) => {
+                !matches!(c.name().as_deref(), Some("echo" | "printf"))
+                    || c.words.iter().any(|w| w.parts.iter().any(|p| matches!(p, Part::Cmd { .. })))
+            }
+            Kind::Assign(_) => true,
+        });
+        if !used {
+            out.push(Finding::new(
+                Class::NeverPassed,
+                Location::new(&script.rel, stmt.line),
+                format!("{} = {} is computed but no engine flag uses it", a.name, a.value.words()[0].raw),
+            ));
+        }
+    }
+    out
+}
+
+/// Whether a site is kept out of eval runs: written only when EVAL_ONLY is not true, or its carrier is
+/// dropped for eval, or only read where EVAL_ONLY is not true.
+pub(super) fn eval_guard(script: &Script, stmt: &Stmt, site: &Site) -> Fact<EvalRoute> {
+    let at = Some(Location::new(&script.rel, site.line));
+    let guarded = |why: String| Fact::known(EvalRoute::Guarded, How::Branch, why, at.clone());
+    if stmt.ctx.eval == Some(false) {
+        return guarded("written only when EVAL_ONLY is not true".into());
+    }
+    let name = site.env_name.clone().or_else(|| site.carrier.clone());
+    if let Some(name) = name {
+        let dropped = script.stmts.iter().find(|s| {
+            s.ctx.eval == Some(true)
+                && match &s.kind {
+                    Kind::Assign(a) => a.name == name,
+                    Kind::Command(c) => {
+                        c.name().as_deref() == Some("unset")
+                            && c.words.iter().any(|w| w.literal().as_deref() == Some(&name))
+                    }
+                }
+        });
+        if let Some(s) = dropped {
+            return guarded(format!("{name} is reset at line {} when EVAL_ONLY is true", s.line));
+        }
+        let uses: Vec<&Stmt> = readers(script, &name).into_iter().filter(|s| s.line != site.line).collect();
+        if !uses.is_empty() && uses.iter().all(|s| s.ctx.eval == Some(false)) {
+            return guarded(format!("{name} is only used when EVAL_ONLY is not true"));
+        }
+    }
+    Fact::known(EvalRoute::Leaks, How::Inferred, format!("{} is not behind an EVAL_ONLY guard", site.knob.name()), at)
+}

@@ -1,0 +1,469 @@
+//! Bash launch scripts, parsed with brush-parser and read without running them.
+//!
+//! A script is flattened into statements ([`Stmt`]): assignments and commands, each with its context
+//! ([`Ctx`]) — the arms of every `if`/`elif`/`else` and `case` it sits in, whether an `EVAL_ONLY` test
+//! decides that it runs, and the function it belongs to. Arms of one choice exclude each other, so a
+//! value assigned in one arm and a pin written in another are never combined: every arm is its own pin.
+//! Conditions are kept as [`Cond`] trees, so a test on `EVAL_ONLY` (`[ "${EVAL_ONLY:-false}" != true ]`,
+//! `[[ … ]] || [[ … ]]`) is understood however it is spelled, and a condition on a config entry's
+//! variables (`$FRAMEWORK == dynamo-trt`) can be evaluated for that entry.
+//!
+//! Reading a value ([`resolve`]), finding pins and their facts ([`sites`]) and shared lookup tables are
+//! built on this model.
+
+mod build;
+mod checks;
+pub mod resolve;
+pub mod sites;
+pub mod text;
+pub mod word;
+mod written;
+
+use std::collections::HashMap;
+
+pub use word::{Part, Template, Value, VarOp, Word};
+
+/// The arms a statement sits in and what they decide.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ctx {
+    /// (choice, arm) pairs, sorted by choice.
+    pub arms: Vec<(u32, u32)>,
+    /// `Some(true)`: runs only when `EVAL_ONLY` is true; `Some(false)`: only when it is not.
+    pub eval: Option<bool>,
+    /// The function the statement is defined in.
+    pub func: Option<u32>,
+}
+
+impl Ctx {
+    /// Whether two contexts can hold in one run: no choice takes two arms, and EVAL_ONLY agrees.
+    pub fn compatible(&self, other: &Ctx) -> bool {
+        let mut i = 0;
+        let mut j = 0;
+        while i < self.arms.len() && j < other.arms.len() {
+            let (a, b) = (self.arms[i], other.arms[j]);
+            if a.0 == b.0 {
+                if a.1 != b.1 {
+                    return false;
+                }
+                i += 1;
+                j += 1;
+            } else if a.0 < b.0 {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        !matches!((self.eval, other.eval), (Some(a), Some(b)) if a != b)
+    }
+
+    /// Both contexts at once (callers check [`Ctx::compatible`] first).
+    pub fn merge(&self, other: &Ctx) -> Ctx {
+        let mut arms = self.arms.clone();
+        arms.extend(other.arms.iter().copied());
+        arms.sort_unstable();
+        arms.dedup();
+        Ctx { arms, eval: self.eval.or(other.eval), func: self.func }
+    }
+
+    /// Whether `self` holds whenever `base` does (it adds no arm and no EVAL_ONLY condition).
+    pub fn implied_by(&self, base: &Ctx) -> bool {
+        self.arms.iter().all(|a| base.arms.contains(a)) && (self.eval.is_none() || self.eval == base.eval)
+    }
+
+    fn with_arm(&self, choice: u32, arm: u32) -> Ctx {
+        let mut ctx = self.clone();
+        ctx.arms.push((choice, arm));
+        ctx.arms.sort_unstable();
+        ctx
+    }
+}
+
+/// An `if` chain or a `case`.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    /// What selects the arm.
+    pub kind: ChoiceKind,
+    /// The arms, in order; an `if` without `else` has an implicit last arm that runs nothing.
+    pub arms: Vec<Arm>,
+}
+
+/// What a choice tests.
+#[derive(Debug, Clone)]
+pub enum ChoiceKind {
+    /// `if`/`elif`/`else`.
+    If,
+    /// `case WORD in …`.
+    Case {
+        /// The word matched against the patterns.
+        subject: Word,
+    },
+}
+
+/// One arm.
+#[derive(Debug, Clone)]
+pub struct Arm {
+    /// `if`/`elif` arms: the condition (`None` for `else`).
+    pub cond: Option<Cond>,
+    /// `case` arms: the patterns.
+    pub patterns: Vec<Word>,
+    /// Whether any assignment or command is written in the arm.
+    pub has_body: bool,
+}
+
+/// A condition as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cond {
+    /// Both.
+    And(Box<Cond>, Box<Cond>),
+    /// Either.
+    Or(Box<Cond>, Box<Cond>),
+    /// Negation.
+    Not(Box<Cond>),
+    /// One test.
+    Test(Test),
+    /// A command whose status the check cannot know.
+    Unknown,
+}
+
+/// A `[ … ]`, `test …` or `[[ … ]]` test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Test {
+    /// The operator.
+    pub op: TestOp,
+    /// Operands (one for unary tests).
+    pub args: Vec<Word>,
+}
+
+/// Test operators the check understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestOp {
+    /// `=`, `==` (a glob on the right in `[[ ]]`).
+    Eq,
+    /// `!=`.
+    Ne,
+    /// `-eq`.
+    NumEq,
+    /// `-ne`.
+    NumNe,
+    /// `-gt`.
+    Gt,
+    /// `-ge`.
+    Ge,
+    /// `-lt`.
+    Lt,
+    /// `-le`.
+    Le,
+    /// `-z`.
+    Empty,
+    /// `-n`.
+    NonEmpty,
+    /// `-f`, `-e`, `-d`.
+    Exists,
+    /// Anything else.
+    Other,
+}
+
+impl Cond {
+    /// Whether the condition holding implies `EVAL_ONLY` is `want` (`true`) or not true (`false`).
+    pub fn implies_eval(&self, want: bool) -> bool {
+        match self {
+            Cond::Test(t) => t.eval_atom() == Some(want),
+            Cond::And(a, b) => a.implies_eval(want) || b.implies_eval(want),
+            Cond::Or(a, b) => a.implies_eval(want) && b.implies_eval(want),
+            Cond::Not(a) => a.negation_implies_eval(want),
+            Cond::Unknown => false,
+        }
+    }
+
+    /// Whether the condition failing implies `EVAL_ONLY` is `want`.
+    pub fn negation_implies_eval(&self, want: bool) -> bool {
+        match self {
+            Cond::Test(t) => t.eval_atom() == Some(!want),
+            Cond::And(a, b) => a.negation_implies_eval(want) && b.negation_implies_eval(want),
+            Cond::Or(a, b) => a.negation_implies_eval(want) || b.negation_implies_eval(want),
+            Cond::Not(a) => a.implies_eval(want),
+            Cond::Unknown => false,
+        }
+    }
+
+    /// What an arm guarded by this condition (`holds`) or its failure says about `EVAL_ONLY`.
+    fn eval_of(&self, holds: bool) -> Option<bool> {
+        let implies = |want| if holds { self.implies_eval(want) } else { self.negation_implies_eval(want) };
+        if implies(true) {
+            Some(true)
+        } else if implies(false) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+impl Test {
+    /// `Some(true)`: the test holds exactly when `EVAL_ONLY` is true; `Some(false)`: exactly when it is not.
+    fn eval_atom(&self) -> Option<bool> {
+        let is_eval = |w: &Word| w.sole_variable() == Some("EVAL_ONLY");
+        let literal = |w: &Word| w.literal().map(|s| s.to_ascii_lowercase());
+        let (var, lit) = match self.args.as_slice() {
+            [a] if is_eval(a) => (a, None),
+            [a, b] if is_eval(a) => (a, literal(b)),
+            [a, b] if is_eval(b) => (b, literal(a)),
+            _ => return None,
+        };
+        let _ = var;
+        let truthy = |s: &str| matches!(s, "true" | "1" | "yes");
+        let falsy = |s: &str| matches!(s, "false" | "0" | "no");
+        match (self.op, lit.as_deref()) {
+            (TestOp::Eq | TestOp::NumEq, Some(s)) if truthy(s) => Some(true),
+            (TestOp::Eq | TestOp::NumEq, Some(s)) if falsy(s) => Some(false),
+            (TestOp::Ne | TestOp::NumNe, Some(s)) if truthy(s) => Some(false),
+            (TestOp::Ne | TestOp::NumNe, Some(s)) if falsy(s) => Some(true),
+            (TestOp::Empty, None) => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// A statement: an assignment or a command, in its context.
+#[derive(Debug, Clone)]
+pub struct Stmt {
+    /// 1-based line where it starts.
+    pub line: usize,
+    /// Its context.
+    pub ctx: Ctx,
+    /// What it does.
+    pub kind: Kind,
+}
+
+/// Assignment or command.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// `NAME=value`, `export NAME=value`, `local NAME=value`, `NAME=(…)`.
+    Assign(Assign),
+    /// A command with its words, prefix assignments and heredoc bodies.
+    Command(Command),
+}
+
+/// One assignment.
+#[derive(Debug, Clone)]
+pub struct Assign {
+    /// The variable.
+    pub name: String,
+    /// The value.
+    pub value: AssignValue,
+    /// Written with `export` (or `declare -x`).
+    pub exported: bool,
+    /// `+=`.
+    pub append: bool,
+    /// 1-based line.
+    pub line: usize,
+}
+
+/// A scalar or array value.
+#[derive(Debug, Clone)]
+pub enum AssignValue {
+    /// `NAME=word`.
+    Scalar(Word),
+    /// `NAME=(w1 w2 …)`.
+    Array(Vec<Word>),
+}
+
+impl AssignValue {
+    /// The words of the value.
+    pub fn words(&self) -> &[Word] {
+        match self {
+            AssignValue::Scalar(w) => std::slice::from_ref(w),
+            AssignValue::Array(ws) => ws,
+        }
+    }
+}
+
+/// One command.
+#[derive(Debug, Clone)]
+pub struct Command {
+    /// Name and arguments.
+    pub words: Vec<Word>,
+    /// `NAME=value` before the command name.
+    pub env: Vec<Assign>,
+    /// Heredoc bodies fed to it.
+    pub heredocs: Vec<Word>,
+}
+
+impl Command {
+    /// The command name when written literally.
+    pub fn name(&self) -> Option<String> {
+        self.words.first().and_then(Word::literal)
+    }
+}
+
+/// A parsed script.
+#[derive(Debug, Clone)]
+pub struct Script {
+    /// Path relative to the repository root.
+    pub rel: String,
+    /// Statements in source order.
+    pub stmts: Vec<Stmt>,
+    /// Choices, indexed by [`Ctx::arms`].
+    pub choices: Vec<Choice>,
+    /// Function names, indexed by [`Ctx::func`].
+    pub functions: Vec<String>,
+    /// The command list of every `$(…)` in the script, by the byte where its text starts.
+    subs: HashMap<usize, Sub>,
+    /// Byte offset of each line start.
+    line_starts: Vec<usize>,
+    /// Statements assigning each variable, in source order.
+    assigns: HashMap<String, Vec<usize>>,
+}
+
+/// The commands of a `$(…)`: its first and-or list, as `cmd`, `&& cmd`, `|| cmd`.
+#[derive(Debug, Clone, Default)]
+pub struct Sub {
+    /// Each command with how it joins the previous one (`None` first, `Some(true)` for `&&`).
+    pub items: Vec<(Option<bool>, SubItem)>,
+}
+
+/// One command of a `$(…)`.
+#[derive(Debug, Clone)]
+pub enum SubItem {
+    /// A simple command's words (name first).
+    Words(Vec<Word>),
+    /// A test.
+    Test(Cond),
+}
+
+/// A script brush-parser could not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseFailure {
+    /// Where, when the parser says.
+    pub line: Option<usize>,
+    /// The parser's message.
+    pub message: String,
+}
+
+impl Script {
+    /// Parses `text`.
+    ///
+    /// # Errors
+    /// The parser's message and line when the text is not valid bash.
+    pub fn parse(rel: &str, text: &str) -> Result<Script, ParseFailure> {
+        build::parse(rel, text)
+    }
+
+    /// The statements assigning `name`, in source order.
+    pub fn assignments_of(&self, name: &str) -> &[usize] {
+        self.assigns.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The 1-based line of a byte offset.
+    pub fn line_of(&self, byte: usize) -> usize {
+        self.line_starts.partition_point(|&s| s <= byte).max(1)
+    }
+
+    /// The commands of the `$(…)` whose text starts at `start`.
+    pub fn sub(&self, start: usize) -> Option<&Sub> {
+        self.subs.get(&start)
+    }
+
+    /// The words of the first command of the `$(…)` whose text starts at `start`.
+    pub fn sub_command(&self, start: usize) -> Option<&[Word]> {
+        match self.subs.get(&start)?.items.first()? {
+            (_, SubItem::Words(words)) => Some(words),
+            _ => None,
+        }
+    }
+
+    /// `printf FORMAT ARGS…` in a `$(…)`: the format and the arguments.
+    pub fn printf(&self, start: usize) -> Option<(Word, Vec<Word>)> {
+        let words = self.sub_command(start)?;
+        let (name, rest) = words.split_first()?;
+        if name.literal().as_deref() != Some("printf") {
+            return None;
+        }
+        let rest: Vec<&Word> = rest.iter().skip_while(|w| w.literal().as_deref() == Some("--")).collect();
+        let (format, args) = rest.split_first()?;
+        if format.literal().is_some_and(|f| f.starts_with('-')) {
+            return None;
+        }
+        Some(((*format).clone(), args.iter().map(|w| (*w).clone()).collect()))
+    }
+
+    /// Renders a word to a template, expanding `$(printf …)` in place.
+    pub fn template(&self, word: &Word) -> Template {
+        Template::of(word, &|_body, start| self.printf(start))
+    }
+
+    /// The arms' conditions a context implies: (condition, holds).
+    pub fn conditions(&self, ctx: &Ctx) -> Vec<(&Cond, bool)> {
+        let mut out = Vec::new();
+        for &(choice, arm) in &ctx.arms {
+            let choice = &self.choices[choice as usize];
+            if !matches!(choice.kind, ChoiceKind::If) {
+                continue;
+            }
+            for (i, a) in choice.arms.iter().enumerate().take(arm as usize + 1) {
+                if let Some(cond) = &a.cond {
+                    out.push((cond, i == arm as usize));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assigns(script: &Script, name: &str) -> Vec<(usize, Ctx)> {
+        script
+            .stmts
+            .iter()
+            .filter_map(|s| match &s.kind {
+                Kind::Assign(a) if a.name == name => Some((s.line, s.ctx.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn if_elif_else_and_case_arms_are_exclusive() {
+        let text = "if [ \"$CONC\" -le 8 ]; then\n  K=7\nelif [ \"$CONC\" -le 16 ]; then\n  K=3\nelse\n  K=0\nfi\n\
+                    case \"$K\" in\n  7) AL=3.84 ;;\n  3) AL=3.00 ;;\nesac\n";
+        let script = Script::parse("x.sh", text).unwrap();
+        let k = assigns(&script, "K");
+        assert_eq!(k.iter().map(|(l, _)| *l).collect::<Vec<_>>(), [2, 4, 6]);
+        assert!(!k[0].1.compatible(&k[1].1));
+        let al = assigns(&script, "AL");
+        assert!(al[0].1.compatible(&k[0].1) && !al[0].1.compatible(&al[1].1));
+    }
+
+    #[test]
+    fn eval_only_tests_however_spelled() {
+        let text = "if [ \"${EVAL_ONLY:-false}\" != \"true\" ]; then\n  A=1\nelse\n  A=2\nfi\n\
+                    if [[ \"${EVAL_ONLY:-false}\" == \"true\" ]] || [[ \"${RUN_EVAL:-false}\" == \"true\" ]]; then\n  B=1\nelse\n  B=2\nfi\n\
+                    [ \"$EVAL_ONLY\" = true ] || C=1\n";
+        let script = Script::parse("x.sh", text).unwrap();
+        let eval = |n: &str| assigns(&script, n).into_iter().map(|(_, c)| c.eval).collect::<Vec<_>>();
+        assert_eq!(eval("A"), [Some(false), Some(true)]);
+        assert_eq!(eval("B"), [None, Some(false)]);
+        assert_eq!(eval("C"), [Some(false)]);
+    }
+
+    #[test]
+    fn exports_arrays_heredocs_and_printf() {
+        let text = "export A=2.49 B\nARR=(--x \"$Y\"\n  --y 1)\nZ=$(printf '{\"a\":%.2f}' \"$AL\")\n\
+                    cat << EOF > f.yaml\nmax_draft_len: $K\nEOF\n";
+        let script = Script::parse("x.sh", text).unwrap();
+        let Kind::Assign(a) = &script.stmts[0].kind else { panic!() };
+        assert!(a.exported && a.name == "A");
+        let Kind::Assign(arr) = &script.stmts[2].kind else { panic!("{:?}", script.stmts[2]) };
+        let AssignValue::Array(items) = &arr.value else { panic!() };
+        assert_eq!(items.iter().map(|w| w.line).collect::<Vec<_>>(), [2, 2, 3, 3]);
+        assert_eq!(items[3].literal_span().map(|(s, e)| &text[s..e]), Some("1"));
+        let Kind::Assign(z) = &script.stmts[3].kind else { panic!() };
+        let t = script.template(&z.value.words()[0]);
+        assert!(matches!(t.json("a").as_slice(), [Value::Hole(word::Hole::Printf { spec, .. })] if spec == "%.2f"));
+        let Kind::Command(cat) = &script.stmts[4].kind else { panic!() };
+        assert_eq!(cat.heredocs[0].line, 6);
+    }
+}

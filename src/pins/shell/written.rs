@@ -1,0 +1,332 @@
+//! Where a statement writes a knob or a fact: flags in a command's words or an argument array, keys of
+//! JSON (quoted, escaped, in a `printf` template, in a heredoc), `KEY: value` lines of a heredoc, and
+//! `NAME=value` pairs inside strings later spliced into a command. Read once per script; the values are
+//! resolved later, per environment.
+
+use super::word::{Template, Value, Word};
+use super::{AssignValue, Command, Kind, Script, Stmt};
+use crate::pins::Knob;
+
+/// What a statement says about a pin's facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactKind {
+    /// Draft length.
+    K,
+    /// Served model.
+    Model,
+    /// Draft model.
+    Drafter,
+    /// Speculative method.
+    Method,
+    /// Draft sampling.
+    Sampling,
+    /// Thinking mode.
+    Thinking,
+}
+
+/// Variables that hold a fact by convention when no flag writes it.
+pub(super) fn conventional(kind: FactKind) -> &'static [&'static str] {
+    match kind {
+        FactKind::K => &[
+            "NUM_SPEC_TOKENS",
+            "NUM_SPECULATIVE_TOKENS",
+            "SPEC_NUM_TOKENS",
+            "SPEC_NUM_STEPS",
+            "SPECULATIVE_NUM_STEPS",
+            "DECODE_MTP_SIZE",
+            "MTP_K",
+            "SPEC_K",
+            "DRAFT_LEN",
+        ],
+        FactKind::Model => &["MODEL", "MODEL_NAME", "HF_MODEL_ID", "HF_MODEL"],
+        FactKind::Drafter => &["DRAFT_MODEL", "DRAFT_MODEL_PATH", "SPEC_MODEL"],
+        FactKind::Method => &["SPEC_METHOD", "SPEC_ALGO", "SPECULATIVE_ALGORITHM"],
+        FactKind::Sampling => &["DRAFT_SAMPLE_METHOD"],
+        FactKind::Thinking => &[],
+    }
+}
+
+/// A fact written in a statement: its value, and (thinking) how to read the value.
+#[derive(Debug, Clone)]
+pub(super) struct FactSite {
+    pub(super) kind: FactKind,
+    pub(super) value: Value,
+    /// For thinking: the setting's name (`thinking_mode`, `--chat-template`, `AIPERF_EXTRA_INPUTS`).
+    pub(super) key: &'static str,
+}
+
+/// One place a knob is written.
+#[derive(Debug, Clone)]
+pub(super) struct Site {
+    pub(super) knob: Knob,
+    pub(super) value: Value,
+    pub(super) line: usize,
+    /// The variable whose value carries the knob to the engine (`SPEC_CONFIG`), when inside an assignment.
+    pub(super) carrier: Option<String>,
+    /// The knob is itself an environment assignment (`export SGLANG_SIMULATE_ACC_LEN=…`).
+    pub(super) env_name: Option<String>,
+    /// Exported, or set as a command's prefix.
+    pub(super) exported: bool,
+    /// Other keys of the same JSON/string (`rejection_sample_method`, the SGLang companions).
+    pub(super) siblings: Vec<(String, String)>,
+}
+
+pub(super) const THINKING_JSON: &[&str] = &["thinking_mode", "enable_thinking", "thinking"];
+
+pub(super) fn flag_value(words: &[Value], flag: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let Value::Lit { text, span } = w else { continue };
+        if text == flag {
+            if let Some(next) = words.get(i + 1) {
+                out.push(next.clone());
+            }
+        } else if let Some(rest) = text.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+            let span = span.map(|(s, e)| (e - rest.len(), e).max((s, s)));
+            out.push(Value::Lit { text: rest.to_string(), span });
+        }
+    }
+    out
+}
+
+/// The token streams of a statement: command words, array elements, and the whitespace-split text of
+/// string values (flags inside `ARGS="--x $V"`).
+pub(super) fn streams(script: &Script, stmt: &Stmt) -> (Vec<Vec<Value>>, Vec<Template>) {
+    let mut streams = Vec::new();
+    let mut templates = Vec::new();
+    let add_words = |words: &[Word], streams: &mut Vec<Vec<Value>>, templates: &mut Vec<Template>| {
+        let mut stream = Vec::new();
+        for w in words {
+            let t = script.template(w);
+            let tokens = t.tokens();
+            if tokens.len() > 1 {
+                streams.push(tokens);
+            }
+            stream.push(w.value());
+            templates.push(t);
+        }
+        streams.push(stream);
+    };
+    match &stmt.kind {
+        Kind::Assign(a) => add_words(a.value.words(), &mut streams, &mut templates),
+        Kind::Command(c) => {
+            add_words(&c.words, &mut streams, &mut templates);
+            for e in &c.env {
+                add_words(e.value.words(), &mut streams, &mut templates);
+            }
+            for h in &c.heredocs {
+                templates.push(script.template(h));
+            }
+        }
+    }
+    (streams, templates)
+}
+
+pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
+    let (streams, templates) = streams(script, stmt);
+    let mut out = Vec::new();
+    let mut push = |kind, key, values: Vec<Value>| {
+        out.extend(values.into_iter().map(|value| FactSite { kind, value, key }));
+    };
+    let flags = |flag: &str| streams.iter().flat_map(|s| flag_value(s, flag)).collect::<Vec<_>>();
+    // DSpark in SGLang: k is the draft block, not `--speculative-num-steps 1` (pins.md §7).
+    let dspark = flags("--speculative-algorithm")
+        .iter()
+        .any(|v| matches!(v, Value::Lit { text, .. } if text.eq_ignore_ascii_case("dspark")));
+    let block = flags("--speculative-dspark-block-size");
+    if !block.is_empty() {
+        push(FactKind::K, "--speculative-dspark-block-size", block);
+    } else if dspark {
+        push(FactKind::K, "--speculative-num-draft-tokens", flags("--speculative-num-draft-tokens"));
+    } else {
+        for flag in ["--num-speculative-tokens", "--speculative-num-steps", "--max-draft-len"] {
+            push(FactKind::K, "flag", flags(flag));
+        }
+    }
+    push(FactKind::Model, "--served-model-name", flags("--served-model-name"));
+    for flag in ["--model", "--model-path"] {
+        push(FactKind::Model, "--model", flags(flag));
+    }
+    if let Kind::Command(c) = &stmt.kind {
+        push(FactKind::Model, "serve", serve_positional(c));
+    }
+    for flag in ["--draft-model", "--speculative-draft-model-path", "--speculative-draft-model", "--speculative-model"]
+    {
+        push(FactKind::Drafter, "flag", flags(flag));
+    }
+    for flag in ["--speculative-algorithm", "--method", "--speculative-method"] {
+        push(FactKind::Method, "flag", flags(flag));
+    }
+    push(FactKind::Thinking, "--dyn-default-thinking-mode", flags("--dyn-default-thinking-mode"));
+    push(FactKind::Thinking, "--chat-template", flags("--chat-template"));
+    for t in &templates {
+        let spec_json = ["num_speculative_tokens", "synthetic_acceptance_length", "\"method\"", "speculative_config"]
+            .iter()
+            .any(|k| t.text.contains(k));
+        if !dspark {
+            push(FactKind::K, "json", t.json("num_speculative_tokens"));
+            push(FactKind::K, "json", t.json("max_draft_len"));
+            push(FactKind::K, "yaml", t.yaml("max_draft_len"));
+        }
+        if spec_json {
+            push(FactKind::Drafter, "json", t.json("model"));
+            push(FactKind::Method, "json", t.json("method"));
+        }
+        push(FactKind::Drafter, "yaml", t.yaml("speculative_model"));
+        push(FactKind::Drafter, "yaml", t.yaml("speculative_model_dir"));
+        push(FactKind::Method, "yaml", t.yaml("decoding_type"));
+        push(FactKind::Sampling, "json", t.json("draft_sample_method"));
+        for key in THINKING_JSON {
+            push(FactKind::Thinking, key, t.json(key));
+        }
+        if t.text.contains("thinking") && !t.text.contains('{') {
+            // `AIPERF_EXTRA_INPUTS="thinking:true"` sets the request's chat-template kwargs.
+            for token in t.tokens() {
+                if let Value::Lit { text, span } = token
+                    && let Some(v) = text.strip_prefix("thinking:")
+                {
+                    push(FactKind::Thinking, "thinking:", vec![Value::Lit { text: v.to_string(), span }]);
+                }
+            }
+        }
+    }
+    let mut env_assigns: Vec<(&str, &Word)> = Vec::new();
+    match &stmt.kind {
+        Kind::Assign(a) => {
+            if let AssignValue::Scalar(w) = &a.value {
+                env_assigns.push((&a.name, w));
+            }
+        }
+        Kind::Command(c) => {
+            for e in &c.env {
+                if let AssignValue::Scalar(w) = &e.value {
+                    env_assigns.push((&e.name, w));
+                }
+            }
+        }
+    }
+    for (name, w) in env_assigns {
+        let key = match name {
+            "SGLANG_DEFAULT_THINKING" => "SGLANG_DEFAULT_THINKING",
+            "DYN_DEFAULT_THINKING_MODE" => "DYN_DEFAULT_THINKING_MODE",
+            _ => continue,
+        };
+        push(FactKind::Thinking, key, vec![w.value()]);
+    }
+    out
+}
+
+/// `vllm serve MODEL`, `trtllm-serve MODEL`.
+pub(super) fn serve_positional(c: &Command) -> Vec<Value> {
+    let words: Vec<Option<String>> = c.words.iter().map(Word::literal).collect();
+    for (i, w) in words.iter().enumerate() {
+        let serve = match w.as_deref() {
+            Some("serve") => i > 0 && words[i - 1].as_deref().is_some_and(|p| p.ends_with("vllm")),
+            Some(w) => w.ends_with("trtllm-serve"),
+            None => false,
+        };
+        if serve
+            && let Some(next) = c.words.get(i + 1)
+            && next.literal().is_none_or(|l| !l.starts_with('-'))
+        {
+            return vec![next.value()];
+        }
+    }
+    Vec::new()
+}
+
+pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
+    let mut out = Vec::new();
+    let carrier = match &stmt.kind {
+        Kind::Assign(a) => Some(a.name.clone()),
+        Kind::Command(_) => None,
+    };
+    // Environment assignments of the knob itself.
+    let mut env: Vec<(&super::Assign, bool)> = Vec::new();
+    match &stmt.kind {
+        Kind::Assign(a) => env.push((a, a.exported)),
+        Kind::Command(c) => env.extend(c.env.iter().map(|e| (e, true))),
+    }
+    for (a, exported) in env {
+        if let (Some(knob), AssignValue::Scalar(w)) = (Knob::of_env(&a.name), &a.value) {
+            out.push(Site {
+                knob,
+                value: w.value(),
+                line: a.line,
+                carrier: None,
+                env_name: Some(a.name.clone()),
+                exported,
+                siblings: Vec::new(),
+            });
+        }
+    }
+    let (streams, templates) = streams(script, stmt);
+    for t in &templates {
+        let pairs: Vec<(String, String)> = ["rejection_sample_method"]
+            .iter()
+            .flat_map(|k| {
+                t.json(k).into_iter().filter_map(move |v| match v {
+                    Value::Lit { text, .. } => Some((k.to_string(), text)),
+                    Value::Hole(_) => None,
+                })
+            })
+            .collect();
+        for value in t.json("synthetic_acceptance_length") {
+            out.push(Site {
+                knob: Knob::VllmSyntheticLength,
+                value,
+                line: stmt.line,
+                carrier: carrier.clone(),
+                env_name: None,
+                exported: false,
+                siblings: pairs.clone(),
+            });
+        }
+        let assigns = t.assignments();
+        let names: Vec<(String, String)> = assigns
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.clone(),
+                    match v {
+                        Value::Lit { text, .. } => text.clone(),
+                        Value::Hole(_) => "$…".into(),
+                    },
+                )
+            })
+            .collect();
+        for (name, value) in assigns {
+            if let Some(knob) = Knob::of_env(&name) {
+                out.push(Site {
+                    knob,
+                    value,
+                    line: stmt.line,
+                    carrier: carrier.clone(),
+                    env_name: None,
+                    exported: true,
+                    siblings: names.clone(),
+                });
+            }
+        }
+    }
+    for stream in &streams {
+        for (flag, knob) in
+            [("--spec-decode-acceptance-length", Knob::AtomLength), ("--spec-decode-acceptance-rate", Knob::AtomRate)]
+        {
+            for value in flag_value(stream, flag) {
+                out.push(Site {
+                    knob,
+                    value,
+                    line: stmt.line,
+                    carrier: carrier.clone(),
+                    env_name: None,
+                    exported: false,
+                    siblings: Vec::new(),
+                });
+            }
+        }
+    }
+    // A string and its own whitespace split both list an inner flag: keep one.
+    out.dedup_by(|a, b| a.knob == b.knob && a.line == b.line && a.value == b.value);
+    out
+}

@@ -1,0 +1,359 @@
+//! `alsim pins check|list|fix` as a CI step: severity (what fails, what warns, what is undecided), files
+//! that cannot be read, output formats, the repair of wrong literals, and `alsim pin`.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::pins::{MASTER, RC, SN, check_json, fixture, line_of};
+use crate::util::run;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A scratch repository with the fixture's Qwen3.5 golden file (a clean curve) and the given files.
+fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("golden_al_distribution");
+    std::fs::create_dir(&golden).unwrap();
+    std::fs::copy(fixture().join("golden_al_distribution/qwen3.5_mtp.yaml"), golden.join("qwen3.5_mtp.yaml")).unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+fn sglang_script(value: &str) -> String {
+    format!(
+        "#!/usr/bin/env bash\nif [ \"$EVAL_ONLY\" != true ]; then\n  export SGLANG_SIMULATE_ACC_LEN={value}\n  export SGLANG_SIMULATE_ACC_METHOD=match-expected\n  export SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\nfi\npython3 -m sglang.launch_server --model-path Qwen/Qwen3.5-397B-A17B-FP4 --speculative-num-steps 3\n"
+    )
+}
+
+fn classes(report: &Value) -> Vec<(String, String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["class"].as_str().unwrap().into(),
+                f["severity"].as_str().unwrap().into(),
+                f["location"]["file"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_assumed_thinking_mode_warns_and_fails_only_when_strict() {
+    let dir = scratch(&[("agentic/qwen.sh", &sglang_script("3.39"))]);
+    let repo = dir.path().to_str().unwrap();
+    let (code, report) = check_json(&["pins", "check", repo, "--format", "json"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["pins"][0]["verdict"], "ok");
+    assert!(classes(&report).contains(&("assumption".into(), "warning".into(), "agentic/qwen.sh".into())));
+    assert_eq!(run(&["pins", "check", repo, "--strict"]).0, 1);
+    // Negative twin: the mode stated, nothing to assume.
+    let stated = sglang_script("3.39").replace(
+        "--speculative-num-steps 3",
+        "--speculative-num-steps 3 --default-chat-template-kwargs '{\"enable_thinking\": true}'",
+    );
+    let dir = scratch(&[("agentic/qwen.sh", &stated)]);
+    assert_eq!(run(&["pins", "check", dir.path().to_str().unwrap(), "--strict"]).0, 0);
+}
+
+#[test]
+fn an_unresolved_value_is_undecided_naming_the_missing_fact() {
+    let dir = scratch(&[("agentic/env.sh", &sglang_script("$AL_FROM_CI"))]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["pins"][0]["written"]["how"], "unresolved");
+    let message =
+        report["findings"].as_array().unwrap().iter().find(|f| f["class"] == "unresolved").unwrap()["message"]
+            .as_str()
+            .unwrap();
+    assert!(message.contains("AL_FROM_CI"), "{message}");
+}
+
+#[test]
+fn a_candidate_that_cannot_be_read_fails_the_check_naming_it() {
+    let dir = scratch(&[("agentic/qwen.sh", &sglang_script("3.39"))]);
+    let root = dir.path();
+    std::fs::write(root.join("bin.sh"), b"#!/bin/sh\n\0\x01speculative").unwrap();
+    std::fs::write(root.join("latin1.yaml"), b"speculative: \xe9\n").unwrap();
+    std::fs::write(root.join("broken.yaml"), "SGLANG_SIMULATE_ACC_LEN: [\n").unwrap();
+    // A YAML file with no pin spelling that no entry names is never parsed: it cannot hide a pin.
+    std::fs::write(root.join("unrelated.yaml"), "matrix: [\n").unwrap();
+    std::fs::File::create(root.join("huge.yaml")).unwrap().set_len(alsim::input::SMALL_FILE_LIMIT + 1).unwrap();
+    #[cfg(unix)]
+    {
+        // A FIFO must not hang the walk, and a link back to an enclosing folder hides nothing.
+        let made = std::process::Command::new("mkfifo").arg(root.join("launch.sh")).status().unwrap();
+        assert!(made.success());
+        std::os::unix::fs::symlink(".", root.join("agentic/loop")).unwrap();
+    }
+    let (code, report) = check_json(&["pins", "check", root.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1, "{report}");
+    let found = classes(&report);
+    let mut wanted = vec!["bin.sh", "latin1.yaml", "broken.yaml", "huge.yaml"];
+    if cfg!(unix) {
+        wanted.push("launch.sh");
+    }
+    for file in wanted {
+        assert!(found.contains(&("unreadable".into(), "error".into(), file.into())), "{file}: {found:?}");
+    }
+    assert!(!found.iter().any(|(_, _, f)| f == "unrelated.yaml"), "{found:?}");
+    #[cfg(unix)]
+    assert!(found.contains(&("unreadable".into(), "note".into(), "agentic/loop".into())), "{found:?}");
+    // The readable pin is still checked.
+    assert!(
+        report["pins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["location"]["file"] == "agentic/qwen.sh" && p["verdict"] == "ok")
+    );
+}
+
+#[test]
+fn curve_problems_fail_only_where_a_pin_rests_on_them() {
+    // k = 1 out of range, but no pin runs k = 1: a warning.
+    let repo = fixture();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden_out_of_range");
+    let (_, report) = check_json(&[
+        "pins",
+        "check",
+        repo.to_str().unwrap(),
+        "--golden",
+        golden.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(report["golden_source"].as_str().unwrap().contains("--golden"));
+    let on = |report: &Value, severity: &str| {
+        classes(report).iter().any(|(c, s, f)| c == "curve-problem" && s == severity && f.ends_with("qwen3.5_mtp.yaml"))
+    };
+    assert!(on(&report, "warning") && !on(&report, "error"), "{:?}", classes(&report));
+    // The k = 3 entry that the Qwen3.5 pins rest on accepts its third draft more often than its second:
+    // an error there.
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture().join("golden_al_distribution"), dir.path());
+    let qwen = dir.path().join("qwen3.5_mtp.yaml");
+    let text = std::fs::read_to_string(&qwen).unwrap();
+    let bent: String = text
+        .lines()
+        .map(|l| if l.trim() == "2: 2.73" { l.replace("2.73", "2.20") } else { l.to_string() } + "\n")
+        .collect();
+    assert_ne!(bent, text, "the fixture's Qwen3.5 curve has k = 2 at 2.73");
+    std::fs::write(&qwen, bent).unwrap();
+    let (code, report) = check_json(&[
+        "pins",
+        "check",
+        repo.to_str().unwrap(),
+        "--golden",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    assert!(on(&report, "error"), "{:?}", classes(&report));
+}
+
+#[test]
+fn formats_for_ci_logs_pr_comments_and_spreadsheets() {
+    let repo = fixture();
+    let repo = repo.to_str().unwrap();
+    let wrong_k = line_of(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=2.49");
+    let (code, github, _) = run(&["pins", "check", repo, "--format", "github"]);
+    assert_eq!(code, 1);
+    assert!(github.contains(&format!("::error file={MASTER},line={wrong_k},")), "{github}");
+    assert!(github.contains("::warning file="), "{github}");
+    let (code, md, _) = run(&["pins", "check", repo, "--format", "md"]);
+    assert_eq!(code, 1);
+    assert!(md.starts_with("## alsim pins check: FAIL"), "{md}");
+    assert!(md.contains("| errors by class | count |") && md.contains("<details"), "{md}");
+    assert!(md.contains(&format!("`{MASTER}:{wrong_k}`")), "{md}");
+    let (_, table, _) = run(&["pins", "check", repo]);
+    assert!(table.contains("wrong-drafter") && table.contains("note: "), "{table}");
+    let (code, csv, _) = run(&["pins", "check", repo, "--format", "csv"]);
+    assert_eq!(code, 1);
+    assert!(csv.lines().any(|l| l.starts_with("where,role,engine,knob,written,")), "{csv}");
+    let (code, list, _) = run(&["pins", "list", repo, "--format", "csv"]);
+    assert_eq!(code, 0);
+    assert!(list.contains(&format!("{SN}glm5.2_fp8_mi3x_mtp.sh")), "{list}");
+}
+
+/// The changed lines of a unified diff, as (file, old, new).
+fn changes(diff: &str) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let mut file = String::new();
+    let mut old = None;
+    for line in diff.lines() {
+        if let Some(f) = line.strip_prefix("+++ b/") {
+            file = f.to_string();
+        } else if line.starts_with("---") || line.starts_with("@@") {
+        } else if let Some(o) = line.strip_prefix('-') {
+            old = Some(o.to_string());
+        } else if let Some(n) = line.strip_prefix('+') {
+            out.push((file.clone(), old.take().unwrap(), n.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn fix_sets_each_wrong_literal_to_its_golden_value_and_nothing_else() {
+    let repo = fixture();
+    let allow = repo.join("alsim-allow.yaml");
+    let args = ["pins", "fix", repo.to_str().unwrap(), "--allow", allow.to_str().unwrap()];
+    let (code, diff, stderr) = run(&args);
+    assert_eq!(code, 1, "{stderr}");
+    let got = changes(&diff);
+    for (file, from, to) in [
+        (MASTER.to_string(), "SYNTHETIC_ACCEPTANCE_LENGTH=2.49", "SYNTHETIC_ACCEPTANCE_LENGTH=2.27"),
+        (format!("{SN}kimik2.5_fp4_h100x_vllm_mtp.sh"), "3.39", "2.88"),
+        (format!("{SN}minimaxm3_fp8_h100x_vllm_mtp.sh"), "2.83", "2.78"),
+        (format!("{SN}minimaxm3_fp4_h100x_trt_mtp.sh"), "=2.78", "=1.78"),
+        (format!("{RC}sglang/glm/disagg.yaml"), "'2.5'", "'1.84'"),
+    ] {
+        assert!(
+            got.iter().any(|(f, o, n)| *f == file && o.contains(from) && n.contains(to) && o.replace(from, to) == *n),
+            "{file}: {from} → {to} not in {got:#?}"
+        );
+    }
+    // Only the value changes, and the sanctioned exception is left as it is.
+    assert_eq!(got.len(), 5, "{got:#?}");
+    assert!(!diff.contains("trtllm/dsv4"), "{diff}");
+    // Refused, with the reason: a literal two case arms need at different values, and a computed rate.
+    assert!(stderr.contains("minimaxm3_bf16_h100x_vllm_mtp.sh") && stderr.contains("ambiguous"), "{stderr}");
+    assert!(stderr.contains("minimaxm3_bf16_mi3x_mtp.sh") && stderr.contains("not one literal"), "{stderr}");
+    let (_, plan) = check_json(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn after_fix_write_every_fixed_pin_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    let repo = dir.path().to_str().unwrap();
+    let allow = dir.path().join("alsim-allow.yaml");
+    let allow = allow.to_str().unwrap();
+    let (_, plan) = check_json(&["pins", "fix", repo, "--allow", allow, "--format", "json"]);
+    let fixed: Vec<(String, u64)> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| {
+            c["pins"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| (p["file"].as_str().unwrap().to_string(), p["line"].as_u64().unwrap()))
+        })
+        .collect();
+    assert!(!fixed.is_empty());
+    let (code, _, stderr) = run(&["pins", "fix", repo, "--allow", allow, "--write"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("changes written"), "{stderr}");
+    let (_, report) = check_json(&["pins", "check", repo, "--allow", allow, "--format", "json"]);
+    for (file, line) in &fixed {
+        for pin in report["pins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["location"]["file"] == *file && p["location"]["line"] == *line)
+        {
+            assert_eq!(pin["verdict"], "ok", "{pin}");
+        }
+        let errors =
+            report["findings"].as_array().unwrap().iter().filter(|f| {
+                f["location"]["file"] == *file && f["location"]["line"] == *line && f["severity"] == "error"
+            });
+        assert_eq!(errors.count(), 0, "{file}:{line}");
+    }
+    // Nothing left to change; the refusals stay.
+    let (code, diff, stderr) = run(&["pins", "fix", repo, "--allow", allow]);
+    assert_eq!((code, diff.as_str()), (1, ""), "{stderr}");
+    assert!(stderr.contains("ambiguous"));
+}
+
+#[test]
+fn a_repository_with_nothing_wrong_has_nothing_to_fix() {
+    let stated = sglang_script("3.39").replace(
+        "--speculative-num-steps 3",
+        "--speculative-num-steps 3 --default-chat-template-kwargs '{\"enable_thinking\": true}'",
+    );
+    let dir = scratch(&[("agentic/qwen.sh", &stated)]);
+    let (code, diff, stderr) = run(&["pins", "fix", dir.path().to_str().unwrap()]);
+    assert_eq!((code, diff.as_str(), stderr.as_str()), (0, "", ""));
+}
+
+#[test]
+fn pin_prints_engine_native_settings() {
+    let base = [
+        "pin",
+        "--model",
+        "minimax-m3",
+        "--drafter",
+        "Inferact/MiniMax-M3-EAGLE3",
+        "--mode",
+        "thinking_on",
+        "--k",
+        "3",
+        "--engine",
+    ];
+    let out = |engine: &str| {
+        let mut args = base.to_vec();
+        args.push(engine);
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 0, "{stderr}");
+        stdout
+    };
+    assert_eq!(out("atom"), "--spec-decode-acceptance-length 2.83\n");
+    assert_eq!(out("trtllm"), "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.83\n");
+    assert_eq!(
+        out("sglang"),
+        "SGLANG_SIMULATE_ACC_LEN=2.83\nSGLANG_SIMULATE_ACC_METHOD=match-expected\nSGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n"
+    );
+    assert!(out("vllm").contains("\"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": 2.83"));
+    let (_, stdout, _) =
+        run(&["pin", "--drafter", "Inferact/MiniMax-M3-EAGLE3-GQA", "--k", "3", "--engine", "atom", "--rate"]);
+    assert_eq!(stdout, "--spec-decode-acceptance-rate 0.593333\n");
+}
+
+#[test]
+fn bad_input_is_exit_2_never_a_panic() {
+    let allow = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(allow.path(), "- file: a.sh\n  class: drift\n").unwrap();
+    let repo = fixture();
+    for (args, needle) in [
+        (vec!["pins", "check", "/nonexistent/repo"], "/nonexistent/repo"),
+        (vec!["pins", "check", repo.to_str().unwrap(), "--allow", allow.path().to_str().unwrap()], "reason"),
+        (vec!["pins", "check", repo.to_str().unwrap(), "--golden", "/nonexistent/golden"], "/nonexistent/golden"),
+        (vec!["pins", "fix", "/nonexistent/repo"], "/nonexistent/repo"),
+        (vec!["pin", "--k", "3", "--engine", "tgi"], "unknown engine"),
+        (vec!["pin", "--k", "9", "--engine", "atom"], "k = 9"),
+        (vec!["pin", "--k", "3", "--engine", "vllm", "--rate"], "only ATOM"),
+    ] {
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: expected '{needle}' in {stderr}");
+        // The cli's context and the library's error must not both name a path.
+        if needle.starts_with('/') {
+            assert_eq!(stderr.matches(needle).count(), 1, "{args:?}: '{needle}' named more than once in {stderr}");
+        }
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
