@@ -44,8 +44,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     let (profiles, _) = args.profiles.load()?;
     let origin = args.measured.display().to_string();
-    let text = alsim::input::read_text(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
-    let (measured, notes) = calibrate::read(&text, &origin, args.k)?;
+    let reader = alsim::input::open_limited(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
+    let (measured, notes) = calibrate::read(reader, &origin, args.k)?;
     let mut calibration = calibrate::calibrate(&profiles, &measured, &origin, args.drafter.as_deref())?;
     calibration.notes.splice(0..0, notes);
     match &args.output {

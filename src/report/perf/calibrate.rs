@@ -166,7 +166,8 @@ impl Report for Calibration {
             );
             for r in &steps.worst {
                 worst.row(vec![
-                    r.line.to_string(),
+                    // A row the file repeats verbatim is listed once, at its first line, with its count.
+                    if r.repeats > 1 { format!("{} (×{})", r.line, r.repeats) } else { r.line.to_string() },
                     r.group.clone(),
                     r.concurrency.to_string(),
                     r.k.to_string(),
