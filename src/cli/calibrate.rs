@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use alsim::perf::calibrate::{self, write_profile};
 use alsim::report;
-use anyhow::Context;
 
 use super::common::OutputArgs;
 use super::predict::ProfileArgs;
@@ -20,7 +19,7 @@ pub struct Args {
     #[arg(value_name = "MEASURED.csv")]
     measured: PathBuf,
     /// Draft length for serving pairs whose k cell is blank.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     k: Option<usize>,
     /// Drafter profile for spec rows (default: the file's drafter column, else the model's drafter of the
     /// row's method).
@@ -50,8 +49,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     calibration.notes.splice(0..0, notes);
     match &args.output {
         Some(path) => {
-            write_profile(&calibration, path, args.force)
-                .with_context(|| format!("writing the calibrated profile {}", path.display()))?;
+            // Its errors name --output and the file.
+            write_profile(&calibration, path, args.force)?;
             calibration
                 .notes
                 .push(format!("profile written to {}; use it with alsim predict --profile", path.display()));

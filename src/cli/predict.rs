@@ -33,7 +33,7 @@ pub struct Args {
     #[command(flatten)]
     profiles: ProfileArgs,
     /// Tensor parallelism (GPUs per replica).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
     tp: usize,
     /// Data-parallel attention: each GPU holds its own requests' KV caches.
     #[arg(long)]
@@ -45,32 +45,32 @@ pub struct Args {
     #[arg(long, default_value = "bf16", value_parser = parse_precision)]
     kv_dtype: Precision,
     /// Fixed decode context(s) in tokens, comma separated (no prefill); instead of --isl/--osl.
-    #[arg(long, conflicts_with_all = ["isl", "osl", "prefix_hit"])]
+    #[arg(long, conflicts_with_all = ["isl", "osl", "prefix_hit"], allow_negative_numbers = true)]
     context: Option<NumberList>,
     /// Input tokens per turn (prefill of the uncached part is charged to each request).
-    #[arg(long, default_value_t = 1024.0)]
+    #[arg(long, default_value_t = 1024.0, allow_negative_numbers = true)]
     isl: f64,
     /// Output tokens per turn.
-    #[arg(long, default_value_t = 1024.0)]
+    #[arg(long, default_value_t = 1024.0, allow_negative_numbers = true)]
     osl: f64,
     /// Fraction of each turn's input served from the prefix cache, in [0, 1].
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     prefix_hit: f64,
     /// Concurrencies: a list and/or ranges, e.g. 1,4,8,12,16 or 1-64.
-    #[arg(long, default_value = "1,4,8,12,16")]
+    #[arg(long, default_value = "1,4,8,12,16", allow_negative_numbers = true)]
     concurrency: Concurrency,
     /// Largest draft length to sweep [default: 8; with --al, its length] (past the points' last k with --fit).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     max_k: Option<usize>,
     /// Explicit acceptance lengths AL(1),AL(2),… instead of the golden curve.
-    #[arg(long, conflicts_with = "evidence")]
+    #[arg(long, conflicts_with = "evidence", allow_negative_numbers = true)]
     al: Option<NumberList>,
     /// Real-verification evidence instead of the golden curve (any file `alsim eval` reads, several runs of one
     /// k are pooled): AL(1..k) where the engine counts positions, else AL at its k alone.
     #[arg(long, value_name = "FILE")]
     evidence: Vec<PathBuf>,
     /// Draft length of --evidence that does not state it.
-    #[arg(long, requires = "evidence")]
+    #[arg(long, requires = "evidence", allow_negative_numbers = true)]
     evidence_k: Option<usize>,
     #[command(flatten)]
     read: EvidenceFormatArgs,
@@ -79,11 +79,11 @@ pub struct Args {
     #[arg(long, value_enum)]
     fit: Option<FitKind>,
     /// Pick the best k among those with at least this many tokens/s per request.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     min_user_tps: Option<f64>,
     /// The model's relative error on throughput, percent: k within it of the top form the band, of which the
     /// smallest is chosen [default: 5, the median speedup error on the measured serving pairs].
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     model_error: Option<f64>,
     // Chart: throughput per GPU against per-user speed, one line per k, and the Pareto frontier.
     #[command(flatten)]
@@ -116,7 +116,8 @@ impl ProfileArgs {
         let mut profiles = Profiles::embedded();
         let mut read = |path: &Option<PathBuf>, kind, flag: &str| -> anyhow::Result<Option<Vec<String>>> {
             path.as_ref()
-                .map(|p| profiles.load_file(kind, p).with_context(|| format!("reading {flag} {}", p.display())))
+                // The error names the file already; the flag says which of the three it was.
+                .map(|p| profiles.load_file(kind, p).with_context(|| flag.to_string()))
                 .transpose()
         };
         read(&self.model_profile, ProfileKind::Model, "--model-profile")?;
