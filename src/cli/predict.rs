@@ -9,7 +9,9 @@ use alsim::curve::Curve;
 use alsim::evidence;
 use alsim::perf::cost::{CostModel, Deployment, Workload};
 use alsim::perf::profile::{Precision, ProfileKind, Profiles};
-use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, DEFAULT_MODEL_ERROR, PredictReport, Sweep, choice};
+use alsim::perf::{
+    AcceptanceSource, DEFAULT_MAX_K, DEFAULT_MODEL_ERROR, MAX_CONCURRENCY, PredictReport, Sweep, choice,
+};
 use alsim::report;
 use alsim::units::check_draft_len;
 use anyhow::Context;
@@ -311,8 +313,6 @@ fn parse_precision(text: &str) -> Result<Precision, String> {
     text.parse().map_err(|e: alsim::Error| e.to_string())
 }
 
-/// Largest concurrency accepted (far beyond any GPU's batch; keeps typos like 1-1000000 from exhausting memory).
-const MAX_CONCURRENCY: usize = 65_536;
 /// Most concurrencies in one sweep.
 const MAX_POINTS: usize = 4096;
 

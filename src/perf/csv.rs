@@ -156,6 +156,18 @@ impl<'a> CsvRow<'a> {
         Ok(value as usize)
     }
 
+    /// A whole number in `column` from 1 to `max`.
+    ///
+    /// # Errors
+    /// As [`CsvRow::count`], and when the value is above `max`.
+    pub fn count_upto(&self, column: &str, max: usize) -> Result<usize> {
+        let value = self.count(column, true)?;
+        if value > max {
+            return Err(self.error(column, &format!("{value} is out of range: it must lie in [1, {max}]")));
+        }
+        Ok(value)
+    }
+
     /// An [`Error::Parse`] at this row naming `column`.
     pub fn error(&self, column: &str, message: &str) -> Error {
         Error::parse(&self.table.origin, Some(self.line), format!("column '{column}': {message}"))

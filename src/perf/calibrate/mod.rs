@@ -408,7 +408,16 @@ fn parse_workload(row: &CsvRow<'_>) -> Result<Workload> {
             prefix_hit: row.opt_f64("prefix_hit")?.unwrap_or(0.0),
         },
     };
-    workload.validate().map_err(|e| row.error("prefix_hit", &e.to_string()))?;
+    checked_workload(row, workload)
+}
+
+/// `workload` after its range check, an error naming the row's column.
+fn checked_workload(row: &CsvRow<'_>, workload: Workload) -> Result<Workload> {
+    // The check names a flag (`--isl`); here the same value sits in the column of that name.
+    workload.validate().map_err(|e| match e {
+        Error::Invalid { field, message } => row.error(&field.trim_start_matches("--").replace('-', "_"), &message),
+        other => other,
+    })?;
     Ok(workload)
 }
 
@@ -510,6 +519,41 @@ mod tests {
         assert!(err.contains("tput_ratio"), "{err}");
         let err = run(&pairs(2.4, false, 2).replace("deepseek-r1", "llama-9"), Some(3)).unwrap_err().to_string();
         assert!(err.contains("llama-9"), "{err}");
+    }
+
+    #[test]
+    fn absurd_cells_are_refused_naming_their_column() {
+        let good = pairs(2.4, false, 2);
+        for (from, to, column) in [
+            (",1024,4,", ",1024,1000000000000,", "'conc'"),
+            (",8,1,false,1024,", ",8,1,false,1e18,", "'isl'"),
+            ("mtp,3,", "mtp,99,", "'k'"),
+        ] {
+            let bad = good.replacen(from, to, 1);
+            assert_ne!(bad, good, "{from}");
+            let err = run(&bad, Some(3)).unwrap_err().to_string();
+            assert!(err.contains("pairs.csv:") && err.contains(column) && err.contains("out of range"), "{err}");
+        }
+        let mut fast = String::new();
+        for (i, line) in good.lines().enumerate() {
+            let mut cells: Vec<&str> = line.split(',').collect();
+            if i == 1 {
+                cells[14] = "1e300";
+            }
+            fast.push_str(&cells.join(","));
+            fast.push('\n');
+        }
+        let err = run(&fast, Some(3)).unwrap_err().to_string();
+        assert!(err.contains("'tput_ratio'") && err.contains("1e300 is impossible"), "{err}");
+        let steps = "hardware,model,tp,concurrency,k,context,step_ms\n";
+        for (row, column) in [
+            ("b200,llama-3.3-70b,1,1e12,0,1024,30", "'concurrency'"),
+            ("b200,llama-3.3-70b,1,16,0,1e18,30", "'context'"),
+            ("b200,llama-3.3-70b,1,16,40,1024,30", "'k'"),
+        ] {
+            let err = read(format!("{steps}{row}\n").as_bytes(), "s.csv", None).unwrap_err().to_string();
+            assert!(err.contains("s.csv:2") && err.contains(column) && err.contains("out of range"), "{err}");
+        }
     }
 
     #[test]

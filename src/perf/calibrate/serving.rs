@@ -21,7 +21,7 @@
 use serde::Serialize;
 
 use super::fit::{Observation, ScaleFit, abs_errors, fit_target, minimise};
-use super::{deployment_cache, median, parse_bool, parse_precision};
+use super::{checked_workload, deployment_cache, median, parse_bool, parse_precision};
 use crate::error::{Error, Result};
 use crate::perf::cost::{Deployment, Workload};
 use crate::perf::csv::{CsvRow, CsvTable};
@@ -123,21 +123,29 @@ pub(super) fn pair_columns(table: &CsvTable) -> Result<()> {
 /// without `--k`, an AL outside [1, k+1], a bad cell).
 pub(super) fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<ServingPair> {
     let k = match row.opt_str("k") {
-        Some(_) => row.count("k", true)?,
+        Some(_) => row.count_upto("k", crate::units::MAX_DRAFT_LEN)?,
         None => k_default.ok_or_else(|| row.error("k", "is blank: give the spec run's draft length with --k"))?,
     };
     let al = row.opt_f64("al")?;
     if let Some(al) = al {
         check_al(al, k, "al").map_err(|e| row.error("al", &e.to_string()))?;
     }
-    let concurrency =
-        if row.opt_str("conc").is_some() { row.count("conc", true)? } else { row.count("concurrency", true)? };
+    let column = if row.opt_str("conc").is_some() { "conc" } else { "concurrency" };
+    let concurrency = row.count_upto(column, crate::perf::MAX_CONCURRENCY)?;
     let speedup = match row.opt_f64("tput_ratio")? {
         Some(_) => row.non_negative("tput_ratio", true)?,
         None => {
             row.non_negative("spec_output_tput_per_gpu", true)? / row.non_negative("none_output_tput_per_gpu", true)?
         }
     };
+    // Each step emits at most k + 1 tokens and costs at least a spec-off step: no speedup passes k + 1.
+    if speedup > k as f64 + 1.0 {
+        let column = if row.opt_str("tput_ratio").is_some() { "tput_ratio" } else { "spec_output_tput_per_gpu" };
+        let shown = if speedup < 1e6 { format!("{speedup:.3}") } else { format!("{speedup:e}") };
+        return Err(row.error(column, &format!("a speedup of {shown} is impossible at k = {k} (at most k + 1)")));
+    }
+    let (isl, osl) = (row.non_negative("isl", false)?, row.non_negative("osl", true)?);
+    checked_workload(row, Workload::Turns { isl, osl, prefix_hit: 0.0 })?;
     let precision = parse_precision(row, "precision")?.ok_or_else(|| row.error("precision", "is empty"))?;
     Ok(ServingPair {
         line: row.line(),
@@ -151,8 +159,8 @@ pub(super) fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<Serving
             tp: row.count("tp", true)?,
             ep: if row.opt_str("ep").is_some() { row.count("ep", true)? } else { 1 },
             dp_attention: parse_bool(row, "dp_attention")?,
-            isl: row.non_negative("isl", false)?,
-            osl: row.non_negative("osl", true)?,
+            isl,
+            osl,
             k,
             method: row.opt_str("spec_method").map(str::to_ascii_lowercase),
         },

@@ -126,6 +126,10 @@ pub(super) fn step_columns(table: &CsvTable) -> Result<(Vec<String>, Vec<String>
 /// outside [1, k+1], a missing timing).
 pub(super) fn step_row(row: &CsvRow<'_>, parts: &[String]) -> Result<StepRow> {
     let k = row.count("k", false)?;
+    if k > crate::units::MAX_DRAFT_LEN {
+        let max = crate::units::MAX_DRAFT_LEN;
+        return Err(row.error("k", &format!("{k} is out of range: a draft length lies in [0, {max}] (0 = spec off)")));
+    }
     let given_al = row.opt_f64("al")?;
     if let Some(al) = given_al.filter(|_| k > 0) {
         crate::units::check_al(al, k, "al").map_err(|e| row.error("al", &e.to_string()))?;
@@ -133,7 +137,7 @@ pub(super) fn step_row(row: &CsvRow<'_>, parts: &[String]) -> Result<StepRow> {
     let al = if k == 0 { 1.0 } else { given_al.unwrap_or(1.0) };
     let workload = parse_workload(row)?;
     let tp = row.count("tp", true)?;
-    let concurrency = row.count("concurrency", true)?;
+    let concurrency = row.count_upto("concurrency", crate::perf::MAX_CONCURRENCY)?;
     let needs_al = |column: &str| -> Result<()> {
         if k > 0 && given_al.is_none() {
             return Err(row.error("al", &format!("is needed to turn {column} into a step time at k > 0")));
