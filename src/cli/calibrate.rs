@@ -30,7 +30,11 @@ pub struct Args {
     /// Write the calibrated hardware profile here (read by `alsim predict --profile`).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Overwrite an existing --output file.
+    /// Also write every distinct row's measured and modelled figures here, as CSV (the report lists the
+    /// largest residuals only).
+    #[arg(long, value_name = "FILE.csv")]
+    residuals: Option<PathBuf>,
+    /// Overwrite an existing --output or --residuals file.
     #[arg(long)]
     force: bool,
     #[command(flatten)]
@@ -40,6 +44,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(k) = args.k {
         alsim::units::check_draft_len(k, "--k")?;
+    }
+    // Checked before any work, so a long run never ends in a refusal.
+    if let Some(path) = args.residuals.as_ref().filter(|p| p.exists() && !args.force) {
+        anyhow::bail!("--residuals: {} already exists; pass --force to overwrite it", path.display());
     }
     let (profiles, _) = args.profiles.load()?;
     let origin = args.measured.display().to_string();
@@ -56,6 +64,10 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 .push(format!("profile written to {}; use it with alsim predict --profile", path.display()));
         }
         None => calibration.notes.push("pass --output FILE to save the pooled profile for predict --profile".into()),
+    }
+    if let Some(path) = &args.residuals {
+        std::fs::write(path, report::residuals_csv(&calibration)).map_err(|e| alsim::Error::io(path, e))?;
+        calibration.notes.push(format!("every row's residual written to {}", path.display()));
     }
     emit(&report::render(&calibration, args.format.format))?;
     Ok(Outcome::Pass)

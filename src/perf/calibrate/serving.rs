@@ -237,6 +237,10 @@ pub struct ServingGroup {
 pub struct ServingCalibration {
     /// One entry per group.
     pub groups: Vec<ServingGroup>,
+    /// Every distinct row with its group's label, also of the groups the report does not list (for
+    /// `--residuals`).
+    #[serde(skip)]
+    pub rows: Vec<(String, ServingPoint)>,
     /// Every row's |speedup error|, for the summary.
     #[serde(skip)]
     pub errors: Vec<f64>,
@@ -270,8 +274,13 @@ pub fn calibrate_pairs(
         groups[at].push(p);
     }
     let mut costs = deployment_cache();
-    let mut out =
-        ServingCalibration { groups: Vec::new(), errors: Vec::new(), flat_errors: Vec::new(), pooled: Vec::new() };
+    let mut out = ServingCalibration {
+        groups: Vec::new(),
+        rows: Vec::new(),
+        errors: Vec::new(),
+        flat_errors: Vec::new(),
+        pooled: Vec::new(),
+    };
     for mut rows in groups {
         rows.sort_by_key(|p| (p.concurrency, p.line));
         let first: &ServingPair = rows[0];
@@ -351,10 +360,12 @@ pub fn calibrate_pairs(
         let off_errors = abs_errors(&off, &eff);
         let model_key = &model.key;
         let fixed_ms = (eff.t_fixed_us + model.moe_layers as f64 * eff.moe_layer_us) / 1e3;
+        let label = format!("{} ({model_key})", key.label());
+        out.rows.extend(points.iter().map(|p| (label.clone(), *p)));
         out.errors.extend(&errors);
         out.flat_errors.extend(&flat_errors);
         out.groups.push(ServingGroup {
-            label: format!("{} ({model_key})", key.label()),
+            label,
             key: key.clone(),
             drafter: drafter_name,
             al,
