@@ -61,6 +61,7 @@ fn out_of_range_numbers_name_the_flag_and_the_range() {
         (&["predict", "--context", "inf"], "--context", "[0, 10000000]"),
         (&["predict", "--min-user-tps", "1e18"], "--min-user-tps", "(0, 1000000]"),
         (&["predict", "--model-error", "-5"], "--model-error", "(0, 100)"),
+        (&["predict", "--hardware", "all", "--concurrency", "1-4096"], "--concurrency × --context", "8192"),
         (&["simulate", "--phase-steps", "1e18", "--phase-spread", "0.1"], "--phase-steps", "[1, 10000000]"),
         (&["simulate", "--k", "0"], "--k", "1 ≤ k ≤ 32"),
         (&["accept", "--al", "-1"], "acceptance length", "[1.0000, 4.0000]"),

@@ -170,6 +170,12 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(list) => list.0.iter().map(|&context| Workload::Decode { context }).collect(),
         None => vec![Workload::Turns { isl: args.isl, osl: args.osl, prefix_hit: args.prefix_hit }],
     };
+    let rows = args.concurrency.0.len() * workloads.len() * hardware_names.len() * drafters.len();
+    if rows > MAX_ROWS {
+        anyhow::bail!(
+            "--concurrency × --context × --hardware × drafters: {rows} rows is more than the {MAX_ROWS} one run predicts; narrow one of them"
+        );
+    }
     let precision = args.precision.unwrap_or(model.default_precision);
     let deployment =
         Deployment { tp: args.tp, precision, kv_precision: args.kv_dtype, dp_attention: args.dp_attention };
@@ -315,6 +321,9 @@ fn parse_precision(text: &str) -> Result<Precision, String> {
 
 /// Most concurrencies in one sweep.
 const MAX_POINTS: usize = 4096;
+/// Most rows (concurrency × context × hardware × drafter) one run predicts: each is a table row of every k,
+/// so this bounds the time and memory (~100 MB, the table held whole while it is drawn).
+const MAX_ROWS: usize = 8192;
 
 /// `--concurrency`: comma-separated counts and inclusive ranges (`1,4,8` or `1-64`).
 #[derive(Debug, Clone, PartialEq)]
