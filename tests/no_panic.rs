@@ -64,6 +64,7 @@ fn out_of_range_numbers_name_the_flag_and_the_range() {
         (&["predict", "--hardware", "all", "--concurrency", "1-4096"], "--concurrency × --context", "8192"),
         (&["simulate", "--phase-steps", "1e18", "--phase-spread", "0.1"], "--phase-steps", "[1, 10000000]"),
         (&["simulate", "--k", "0"], "--k", "1 ≤ k ≤ 32"),
+        (&["simulate", "--requests", "100000000"], "--requests", "more than the 2e11"),
         (&["accept", "--al", "-1"], "acceptance length", "[1.0000, 4.0000]"),
         (
             &[
