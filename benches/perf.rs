@@ -78,7 +78,7 @@ fn serving_pairs() -> String {
 
 fn calibrate_pairs(text: &str) -> f64 {
     let profiles = Profiles::embedded();
-    let (measured, _) = calibrate::read(text, "bench.csv", None).expect("valid pairs");
+    let (measured, _) = calibrate::read(text.as_bytes(), "bench.csv", None).expect("valid pairs");
     calibrate::calibrate(&profiles, &measured, "bench.csv", None)
         .expect("calibrates")
         .summary

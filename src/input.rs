@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 /// Size limit for small text inputs read whole: golden curves, profiles, allow-lists, recipes, scripts.
 pub const SMALL_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 
-/// Size limit for measurement tables read whole (calibration CSVs).
+/// Size limit for measurement tables (calibration CSVs, streamed by [`open_limited`]): a bound on time, since
+/// their readers bound memory themselves.
 pub const TABLE_FILE_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// Opens `path` for reading after checking that it is a regular file (symbolic links followed).
@@ -29,6 +30,19 @@ pub fn open_regular(path: &Path) -> Result<File> {
         return Err(Error::unreadable(path, format!("not a regular file ({})", describe(&meta))));
     }
     File::open(path).map_err(|e| Error::io(path, e))
+}
+
+/// Opens `path` for buffered reading after the checks of [`open_regular`], refusing a file larger than
+/// `limit` bytes; what its reader reads is capped at `limit` too, so a file that grows meanwhile ends there.
+///
+/// # Errors
+/// As [`open_regular`]; [`Error::Unreadable`] when it is larger than `limit`.
+pub fn open_limited(path: &Path, limit: u64) -> Result<std::io::BufReader<std::io::Take<File>>> {
+    let file = open_regular(path)?;
+    if file.metadata().map_err(|e| Error::io(path, e))?.len() > limit {
+        return Err(too_large(path, limit));
+    }
+    Ok(std::io::BufReader::new(file.take(limit)))
 }
 
 /// Reads `path` whole as UTF-8 text, refusing anything that is not a regular file or is larger than `limit`

@@ -87,6 +87,8 @@ pub const MAX_DEPTH: usize = 64;
 /// assert!(alsim::yaml::check_depth("a:\n  b: [1, {c: 2}]\n", "f.yaml").is_ok());
 /// let deep = "[".repeat(100_000);
 /// assert!(alsim::yaml::check_depth(&deep, "f.yaml").unwrap_err().to_string().contains("nested deeper"));
+/// let closed = format!("a: {}1{}", "[".repeat(40_000), "]".repeat(40_000));
+/// assert!(alsim::yaml::check_depth(&closed, "f.yaml").is_err());
 /// ```
 pub fn check_depth(text: &str, origin: &str) -> Result<()> {
     let mut indents: Vec<usize> = Vec::new();
@@ -119,13 +121,18 @@ pub fn check_depth(text: &str, origin: &str) -> Result<()> {
             rest = after.trim_start_matches(' ');
         }
         let (mut quote, mut previous) = (None, ' ');
+        // The deepest the line's brackets reach: `[[[1]]]` closes on its line but is three deep inside it.
+        let mut peak = flow;
         for c in rest.chars() {
             match (quote, c) {
                 (Some(q), c) if c == q => quote = None,
                 (Some(_), _) => {}
                 (None, '"' | '\'') if previous == ' ' || "[{,:".contains(previous) => quote = Some(c),
                 (None, '#') if previous == ' ' || previous == '\t' => break,
-                (None, '[' | '{') => flow += 1,
+                (None, '[' | '{') => {
+                    flow += 1;
+                    peak = peak.max(flow);
+                }
                 (None, ']' | '}') => flow = flow.saturating_sub(1),
                 _ => {}
             }
@@ -136,7 +143,7 @@ pub fn check_depth(text: &str, origin: &str) -> Result<()> {
         if quote.is_none() && flow == 0 && block_scalar {
             scalar_parent = Some(indent);
         }
-        let depth = indents.len() + inline + flow;
+        let depth = indents.len() + inline + peak;
         if depth > MAX_DEPTH {
             return Err(Error::parse(
                 origin,

@@ -38,7 +38,7 @@ fn bless() -> bool {
 fn calibrated(name: &str) -> Calibration {
     let origin = format!("{DIR}/{name}.csv");
     let text = alsim::input::read_text(Path::new(&origin), alsim::input::TABLE_FILE_LIMIT).expect("committed file");
-    let (measured, _) = calibrate::read(&text, &origin, None).expect("committed measurements parse");
+    let (measured, _) = calibrate::read(text.as_bytes(), &origin, None).expect("committed measurements parse");
     calibrate::calibrate(&Profiles::embedded(), &measured, &origin, None).expect("committed measurements calibrate")
 }
 

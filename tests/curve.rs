@@ -52,8 +52,8 @@ fn unreadable_curve_files_are_input_errors_and_bad_curves_are_problems() {
     // Files that cannot be parsed: exit 2 with the reason on stderr, nothing on stdout.
     for (file, needle) in [
         ("duplicate_key.yaml", "duplicate"),
-        ("not_a_number.yaml", "example-model.2"),
-        ("k_zero.yaml", "example-model.0"),
+        ("not_a_number.yaml", "not_a_number.yaml: example-model.2"),
+        ("k_zero.yaml", "k_zero.yaml: example-model.0"),
         ("bad_yaml.yaml", "bad_yaml.yaml:"),
         ("wrong_shape.yaml", "expected a mapping of model keys"),
     ] {

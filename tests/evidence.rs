@@ -585,7 +585,7 @@ fn impossible_or_pinned_evidence_is_refused_by_eval_and_predict() {
         ("more_than_k.prom", vllm_page("10", "500", "30"), "vllm:spec_decode_num_accepted_tokens = 500"),
         ("k7.prom", vllm_page("1000", "3500", "7000"), "the evidence is for k = 7"),
         ("fraction.prom", vllm_page("1000.5", "1800", "3000"), "not a whole number"),
-        ("tiny.prom", vllm_page("1e-300", "0", "0"), "vllm:spec_decode_num_drafts = 0.000"),
+        ("tiny.prom", vllm_page("1e-300", "0", "0"), "vllm:spec_decode_num_drafts = 1e-300 is not a whole number"),
         ("forced.prom", atom_forced, "pinned run"),
         (
             "sglang_gauge.prom",

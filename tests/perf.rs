@@ -307,6 +307,31 @@ fn calibrate_serving_pairs_per_group() {
     assert!(stderr.contains("serving_pairs.csv:8") && stderr.contains("--k"), "{stderr}");
 }
 
+/// `--residuals` writes every distinct row (the report lists the largest only), each row's residual
+/// following from its own measured and modelled figures; an existing file is kept without `--force`.
+#[test]
+fn calibrate_residuals_list_every_row_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("residuals.csv");
+    let p = path.to_str().unwrap();
+    for (input, rows) in [("tests/data/serving_pairs.csv", 7), ("tests/data/speedbench_eagle3.csv", 6)] {
+        let (code, _, stderr) = run(&["calibrate", input, "--k", "3", "--residuals", p, "--force"]);
+        assert_eq!(code, 0, "{input}: {stderr}");
+        let table = alsim::perf::csv::CsvTable::parse(&std::fs::read_to_string(&path).unwrap(), p).unwrap();
+        assert_eq!(table.rows().count(), rows, "{input}");
+        let (measured, model) =
+            if input.contains("serving") { ("measured_speedup", "model_speedup") } else { ("measured_ms", "model_ms") };
+        for row in table.rows() {
+            let (m, f) = (row.f64(measured).unwrap(), row.f64(model).unwrap());
+            assert!(((f / m - 1.0) * 100.0 - row.f64("residual_pct").unwrap()).abs() < 0.02, "{input}");
+            assert_eq!(row.count("repeats", true).unwrap(), 1);
+        }
+    }
+    let (code, _, stderr) = run(&["calibrate", "tests/data/speedbench_eagle3.csv", "--residuals", p]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--residuals") && stderr.contains("--force"), "{stderr}");
+}
+
 #[test]
 fn calibrate_step_times_then_predict_with_the_profile() {
     let dir = tempfile::tempdir().unwrap();

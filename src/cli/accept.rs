@@ -12,7 +12,7 @@ pub struct Args {
     #[command(flatten)]
     real: RealAcceptanceArgs,
     /// Pinned acceptance length (default: the golden curve's value at k).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     al: Option<f64>,
     #[command(flatten)]
     output: OutputArgs,

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use alsim::perf::calibrate::{self, write_profile};
 use alsim::report;
-use anyhow::Context;
 
 use super::common::OutputArgs;
 use super::predict::ProfileArgs;
@@ -20,7 +19,7 @@ pub struct Args {
     #[arg(value_name = "MEASURED.csv")]
     measured: PathBuf,
     /// Draft length for serving pairs whose k cell is blank.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     k: Option<usize>,
     /// Drafter profile for spec rows (default: the file's drafter column, else the model's drafter of the
     /// row's method).
@@ -31,7 +30,11 @@ pub struct Args {
     /// Write the calibrated hardware profile here (read by `alsim predict --profile`).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Overwrite an existing --output file.
+    /// Also write every distinct row's measured and modelled figures here, as CSV (the report lists the
+    /// largest residuals only).
+    #[arg(long, value_name = "FILE.csv")]
+    residuals: Option<PathBuf>,
+    /// Overwrite an existing --output or --residuals file.
     #[arg(long)]
     force: bool,
     #[command(flatten)]
@@ -42,21 +45,29 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(k) = args.k {
         alsim::units::check_draft_len(k, "--k")?;
     }
+    // Checked before any work, so a long run never ends in a refusal.
+    if let Some(path) = args.residuals.as_ref().filter(|p| p.exists() && !args.force) {
+        anyhow::bail!("--residuals: {} already exists; pass --force to overwrite it", path.display());
+    }
     let (profiles, _) = args.profiles.load()?;
     let origin = args.measured.display().to_string();
-    let text = alsim::input::read_text(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
-    let (measured, notes) = calibrate::read(&text, &origin, args.k)?;
+    let reader = alsim::input::open_limited(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
+    let (measured, notes) = calibrate::read(reader, &origin, args.k)?;
     let mut calibration = calibrate::calibrate(&profiles, &measured, &origin, args.drafter.as_deref())?;
     calibration.notes.splice(0..0, notes);
     match &args.output {
         Some(path) => {
-            write_profile(&calibration, path, args.force)
-                .with_context(|| format!("writing the calibrated profile {}", path.display()))?;
+            // Its errors name --output and the file.
+            write_profile(&calibration, path, args.force)?;
             calibration
                 .notes
                 .push(format!("profile written to {}; use it with alsim predict --profile", path.display()));
         }
         None => calibration.notes.push("pass --output FILE to save the pooled profile for predict --profile".into()),
+    }
+    if let Some(path) = &args.residuals {
+        std::fs::write(path, report::residuals_csv(&calibration)).map_err(|e| alsim::Error::io(path, e))?;
+        calibration.notes.push(format!("every row's residual written to {}", path.display()));
     }
     emit(&report::render(&calibration, args.format.format))?;
     Ok(Outcome::Pass)

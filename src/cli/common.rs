@@ -99,6 +99,9 @@ impl PlotArgs {
             Some(path) if path.exists() && !self.force => {
                 anyhow::bail!("--plot: {} already exists; pass --force to overwrite it", path.display())
             }
+            Some(path) if path.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir()) => {
+                anyhow::bail!("--plot: {}: its directory does not exist", path.display())
+            }
             plot => Ok(plot.as_deref()),
         }
     }
@@ -111,7 +114,7 @@ pub struct EvidenceFormatArgs {
     #[arg(long, value_parser = parse_format_in)]
     pub format_in: Option<InputFormat>,
     /// Decode steps per SGLang "Decode batch" log line (SGLang --decode-log-interval) [default: 40].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub decode_log_interval: Option<f64>,
 }
 
@@ -119,12 +122,17 @@ impl EvidenceFormatArgs {
     /// Read options for evidence of draft length `k` (where the files do not state it), split by `split`.
     pub fn options(&self, k: Option<usize>, split: Option<String>) -> anyhow::Result<ReadOptions> {
         let interval = self.decode_log_interval.unwrap_or(evidence::SGLANG_DECODE_LOG_INTERVAL);
-        if !(interval > 0.0 && interval.is_finite()) {
-            anyhow::bail!("--decode-log-interval: {interval} must be a positive number of steps");
+        if !(interval > 0.0 && interval <= MAX_DECODE_LOG_INTERVAL) {
+            anyhow::bail!(
+                "--decode-log-interval: {interval} is out of range: steps per log line must lie in (0, {MAX_DECODE_LOG_INTERVAL}]"
+            );
         }
         Ok(ReadOptions { format: self.format_in, k, split, decode_log_interval: interval })
     }
 }
+
+/// Most decode steps per SGLang log line accepted (SGLang's default is 40): a typo is refused, not believed.
+const MAX_DECODE_LOG_INTERVAL: f64 = 1_000_000.0;
 
 fn parse_format_in(text: &str) -> Result<InputFormat, String> {
     text.parse().map_err(|e: alsim::Error| e.to_string())
@@ -158,17 +166,17 @@ pub struct RealAcceptanceArgs {
     #[command(flatten)]
     pub curve: CurveArgs,
     /// Draft length k (default 3, or the number of rates given).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub k: Option<usize>,
     /// Use a chain fitted to the whole curve instead of the curve's raw increments (needed where the
     /// curve dips or rises, and for k beyond the curve).
     #[arg(long, value_enum)]
     pub fit: Option<FitKind>,
     /// Explicit real per-position unconditional rates p_1,…,p_k instead of the curve.
-    #[arg(long, conflicts_with = "conditional")]
+    #[arg(long, conflicts_with = "conditional", allow_negative_numbers = true)]
     pub rates: Option<NumberList>,
     /// Explicit real conditional rates c_1,…,c_k instead of the curve.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub conditional: Option<NumberList>,
 }
 
@@ -188,6 +196,9 @@ pub struct RealAcceptance {
 impl RealAcceptanceArgs {
     /// Resolves the flags to a chain.
     pub fn resolve(&self) -> anyhow::Result<RealAcceptance> {
+        if let Some(k) = self.k {
+            alsim::units::check_draft_len(k, "--k")?;
+        }
         let real = match (&self.rates, &self.conditional) {
             (Some(rates), _) => {
                 let chain = Acceptance::from_unconditional(rates.0.clone(), "--rates")?;

@@ -19,13 +19,13 @@ pub struct Args {
     from: Spelling,
     /// Per-position unconditional rates p_1,…,p_k instead of VALUE (k is their count): a rates pin, or a
     /// minimum-variance schedule such as 1,0.83,0.
-    #[arg(long, conflicts_with_all = ["value", "geometric"])]
+    #[arg(long, conflicts_with_all = ["value", "geometric"], allow_negative_numbers = true)]
     rates: Option<NumberList>,
     /// A geometric (llama.cpp) schedule instead of VALUE: its constant conditional rate p, so p_i = p^i.
     #[arg(long, value_name = "P", conflicts_with = "value", allow_negative_numbers = true)]
     geometric: Option<f64>,
     /// Draft length k.
-    #[arg(long, required_unless_present = "rates")]
+    #[arg(long, required_unless_present = "rates", allow_negative_numbers = true)]
     k: Option<usize>,
     /// Print only this (for scripts): a spelling (al, accepted-drafts, rate, sglang-old-rate), or the rates
     /// of a pin shape with the same mean: min-variance, geometric (llama.cpp's p^i), geometric-p (its p).

@@ -47,22 +47,28 @@ pub struct Args {
     #[arg(required = true, value_name = "EVIDENCE")]
     files: Vec<PathBuf>,
     /// Pinned acceptance length (bonus token counted) to check.
-    #[arg(long, required_unless_present = "pin_from", conflicts_with = "pin_from", requires = "k")]
+    #[arg(
+        long,
+        required_unless_present = "pin_from",
+        conflicts_with = "pin_from",
+        requires = "k",
+        allow_negative_numbers = true
+    )]
     pin: Option<f64>,
     /// Take the pin (and the golden chain for the per-position comparison) from the golden curve named by
     /// --model/--drafter/--mode/--curve/--golden at --k.
     #[arg(long)]
     pin_from: bool,
     /// Draft length k of the pin (default with --pin-from: 3).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     k: Option<usize>,
     #[command(flatten)]
     curve: CurveArgs,
     /// Tolerance on AL: the pin is consistent when the whole interval lies within pin ± tolerance.
-    #[arg(long, default_value_t = evidence::verdict::DEFAULT_TOLERANCE)]
+    #[arg(long, default_value_t = evidence::verdict::DEFAULT_TOLERANCE, allow_negative_numbers = true)]
     tolerance: f64,
     /// Confidence level of the intervals.
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]
     confidence: f64,
     #[command(flatten)]
     read: EvidenceFormatArgs,

@@ -9,7 +9,9 @@ use alsim::curve::Curve;
 use alsim::evidence;
 use alsim::perf::cost::{CostModel, Deployment, Workload};
 use alsim::perf::profile::{Precision, ProfileKind, Profiles};
-use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, DEFAULT_MODEL_ERROR, PredictReport, Sweep, choice};
+use alsim::perf::{
+    AcceptanceSource, DEFAULT_MAX_K, DEFAULT_MODEL_ERROR, MAX_CONCURRENCY, PredictReport, Sweep, choice,
+};
 use alsim::report;
 use alsim::units::check_draft_len;
 use anyhow::Context;
@@ -33,7 +35,7 @@ pub struct Args {
     #[command(flatten)]
     profiles: ProfileArgs,
     /// Tensor parallelism (GPUs per replica).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
     tp: usize,
     /// Data-parallel attention: each GPU holds its own requests' KV caches.
     #[arg(long)]
@@ -45,32 +47,32 @@ pub struct Args {
     #[arg(long, default_value = "bf16", value_parser = parse_precision)]
     kv_dtype: Precision,
     /// Fixed decode context(s) in tokens, comma separated (no prefill); instead of --isl/--osl.
-    #[arg(long, conflicts_with_all = ["isl", "osl", "prefix_hit"])]
+    #[arg(long, conflicts_with_all = ["isl", "osl", "prefix_hit"], allow_negative_numbers = true)]
     context: Option<NumberList>,
     /// Input tokens per turn (prefill of the uncached part is charged to each request).
-    #[arg(long, default_value_t = 1024.0)]
+    #[arg(long, default_value_t = 1024.0, allow_negative_numbers = true)]
     isl: f64,
     /// Output tokens per turn.
-    #[arg(long, default_value_t = 1024.0)]
+    #[arg(long, default_value_t = 1024.0, allow_negative_numbers = true)]
     osl: f64,
     /// Fraction of each turn's input served from the prefix cache, in [0, 1].
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     prefix_hit: f64,
     /// Concurrencies: a list and/or ranges, e.g. 1,4,8,12,16 or 1-64.
-    #[arg(long, default_value = "1,4,8,12,16")]
+    #[arg(long, default_value = "1,4,8,12,16", allow_negative_numbers = true)]
     concurrency: Concurrency,
     /// Largest draft length to sweep [default: 8; with --al, its length] (past the points' last k with --fit).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     max_k: Option<usize>,
     /// Explicit acceptance lengths AL(1),AL(2),… instead of the golden curve.
-    #[arg(long, conflicts_with = "evidence")]
+    #[arg(long, conflicts_with = "evidence", allow_negative_numbers = true)]
     al: Option<NumberList>,
     /// Real-verification evidence instead of the golden curve (any file `alsim eval` reads, several runs of one
     /// k are pooled): AL(1..k) where the engine counts positions, else AL at its k alone.
     #[arg(long, value_name = "FILE")]
     evidence: Vec<PathBuf>,
     /// Draft length of --evidence that does not state it.
-    #[arg(long, requires = "evidence")]
+    #[arg(long, requires = "evidence", allow_negative_numbers = true)]
     evidence_k: Option<usize>,
     #[command(flatten)]
     read: EvidenceFormatArgs,
@@ -79,11 +81,11 @@ pub struct Args {
     #[arg(long, value_enum)]
     fit: Option<FitKind>,
     /// Pick the best k among those with at least this many tokens/s per request.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     min_user_tps: Option<f64>,
     /// The model's relative error on throughput, percent: k within it of the top form the band, of which the
     /// smallest is chosen [default: 5, the median speedup error on the measured serving pairs].
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     model_error: Option<f64>,
     // Chart: throughput per GPU against per-user speed, one line per k, and the Pareto frontier.
     #[command(flatten)]
@@ -116,7 +118,8 @@ impl ProfileArgs {
         let mut profiles = Profiles::embedded();
         let mut read = |path: &Option<PathBuf>, kind, flag: &str| -> anyhow::Result<Option<Vec<String>>> {
             path.as_ref()
-                .map(|p| profiles.load_file(kind, p).with_context(|| format!("reading {flag} {}", p.display())))
+                // The error names the file already; the flag says which of the three it was.
+                .map(|p| profiles.load_file(kind, p).with_context(|| flag.to_string()))
                 .transpose()
         };
         read(&self.model_profile, ProfileKind::Model, "--model-profile")?;
@@ -167,6 +170,12 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(list) => list.0.iter().map(|&context| Workload::Decode { context }).collect(),
         None => vec![Workload::Turns { isl: args.isl, osl: args.osl, prefix_hit: args.prefix_hit }],
     };
+    let rows = args.concurrency.0.len() * workloads.len() * hardware_names.len() * drafters.len();
+    if rows > MAX_ROWS {
+        anyhow::bail!(
+            "--concurrency × --context × --hardware × drafters: {rows} rows is more than the {MAX_ROWS} one run predicts; narrow one of them"
+        );
+    }
     let precision = args.precision.unwrap_or(model.default_precision);
     let deployment =
         Deployment { tp: args.tp, precision, kv_precision: args.kv_dtype, dp_attention: args.dp_attention };
@@ -310,10 +319,11 @@ fn parse_precision(text: &str) -> Result<Precision, String> {
     text.parse().map_err(|e: alsim::Error| e.to_string())
 }
 
-/// Largest concurrency accepted (far beyond any GPU's batch; keeps typos like 1-1000000 from exhausting memory).
-const MAX_CONCURRENCY: usize = 65_536;
 /// Most concurrencies in one sweep.
 const MAX_POINTS: usize = 4096;
+/// Most rows (concurrency × context × hardware × drafter) one run predicts: each is a table row of every k,
+/// so this bounds the time and memory (~100 MB, the table held whole while it is drawn).
+const MAX_ROWS: usize = 8192;
 
 /// `--concurrency`: comma-separated counts and inclusive ranges (`1,4,8` or `1-64`).
 #[derive(Debug, Clone, PartialEq)]

@@ -47,16 +47,16 @@ pub struct Args {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "curve,schedules")]
     source: Vec<SourceArg>,
     /// Requests simulated per source.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 100_000, allow_negative_numbers = true)]
     requests: u64,
     /// Seed of every random stream (printed with the results).
-    #[arg(long, default_value_t = DEFAULT_SEED)]
+    #[arg(long, default_value_t = DEFAULT_SEED, allow_negative_numbers = true)]
     seed: u64,
     /// Worker threads (default: all cores, or RAYON_NUM_THREADS). Results do not depend on it.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     threads: Option<usize>,
     /// Output tokens per request (the centre of --output-spread).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true)]
     output_len: u32,
     /// Spread of output lengths: `uniform:R` (uniform on [R·len, len], default R = 0.8: a 1k-output
     /// serving benchmark with 20% jitter), `lognormal:SIGMA` (median len, chat-like), or `fixed`.
@@ -77,13 +77,13 @@ pub struct Args {
     #[arg(long, requires = "phase_steps", allow_negative_numbers = true)]
     phase_spread: Option<f64>,
     /// Batch size for the shared-draw (SGLang) versus per-request comparison.
-    #[arg(long, default_value_t = 32, conflicts_with = "no_batch")]
+    #[arg(long, default_value_t = 32, conflicts_with = "no_batch", allow_negative_numbers = true)]
     batch: u32,
     /// Skip the batch comparison.
     #[arg(long)]
     no_batch: bool,
     /// Also compute the exact distribution of steps to emit N tokens and check the Monte Carlo against it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     exact: Option<u32>,
     /// Confidence level of every interval.
     #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]

@@ -231,8 +231,8 @@ impl CurveFile {
     /// Parses a golden file's text; `origin` names it in errors and `stem` is its file name without extension.
     ///
     /// # Errors
-    /// [`Error::Parse`] for invalid YAML (with line) or a layout that is none of the three shapes;
-    /// [`Error::Invalid`] for non-numeric values, k = 0 or non-integer k (naming the key).
+    /// [`Error::Parse`] for invalid YAML (with line), a layout that is none of the three shapes, non-numeric
+    /// values, k = 0 or non-integer k (naming the file and the key).
     pub fn parse(text: &str, origin: &str, stem: &str) -> Result<Self> {
         let root = yaml::parse(text, origin)?;
         let Node::Map(models) = root else {
@@ -250,7 +250,11 @@ impl CurveFile {
         for (key, body) in &models {
             let model =
                 key.as_scalar_text().ok_or_else(|| Error::parse(origin, None, "a model key is not a scalar"))?;
-            let (shape, mut found) = parse_model(&model, body, origin)?;
+            // A bad value names its key (`model.2`); the file is added so the line names both.
+            let (shape, mut found) = parse_model(&model, body, origin).map_err(|e| match e {
+                Error::Invalid { field, message } => Error::parse(origin, None, format!("{field}: {message}")),
+                other => other,
+            })?;
             shapes.push(shape);
             curves.append(&mut found);
         }

@@ -101,7 +101,10 @@ pub fn counter(value: f64, metric: &str, origin: &str, line: Option<usize>) -> R
     } else {
         return Ok(());
     };
-    Err(Error::parse(origin, line, format!("{metric} = {value} {problem}")))
+    // Scientific notation where plain digits would run to hundreds of characters (1e-300, 1e300).
+    let shown =
+        if value != 0.0 && !(1e-3..1e15).contains(&value.abs()) { format!("{value:e}") } else { value.to_string() };
+    Err(Error::parse(origin, line, format!("{metric} = {shown} {problem}")))
 }
 
 /// Checks that one window's counts are possible for a chain drafter with `k` drafts per step (where k is

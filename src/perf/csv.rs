@@ -30,39 +30,21 @@ impl CsvTable {
     /// Parses `text`; `origin` names it in errors.
     ///
     /// # Errors
-    /// [`Error::Parse`] when there is no header, a quote is unterminated, or a row's cell count differs
-    /// from the header's.
+    /// As [`CsvStream::new`] and [`CsvStream::next_row`].
     pub fn parse(text: &str, origin: &str) -> Result<CsvTable> {
-        let mut headers: Option<Vec<String>> = None;
+        let mut stream = CsvStream::new(text.as_bytes(), origin)?;
         let mut rows = Vec::new();
-        let mut comments = Vec::new();
-        for (index, line) in text.lines().enumerate() {
-            let number = index + 1;
-            let trimmed = line.trim();
-            if let Some(comment) = trimmed.strip_prefix('#') {
-                if comments.len() < KEPT_COMMENTS {
-                    comments.push(comment.trim().chars().take(COMMENT_CHARS).collect());
-                }
-                continue;
-            }
-            if trimmed.is_empty() {
-                continue;
-            }
-            let cells = split_line(trimmed).map_err(|m| Error::parse(origin, Some(number), m))?;
-            match &headers {
-                None => headers = Some(cells.iter().map(|h| h.trim().to_ascii_lowercase()).collect()),
-                Some(h) if h.len() != cells.len() => {
-                    return Err(Error::parse(
-                        origin,
-                        Some(number),
-                        format!("{} cells, but the header has {} columns", cells.len(), h.len()),
-                    ));
-                }
-                Some(_) => rows.push((number, cells)),
-            }
+        while let Some(row) = stream.next_row()? {
+            rows.push(row);
         }
-        let headers = headers.ok_or_else(|| Error::parse(origin, None, "no header line (only comments or blanks)"))?;
-        Ok(CsvTable { origin: origin.to_string(), headers, rows, comments })
+        let mut table = stream.table;
+        table.rows = rows;
+        Ok(table)
+    }
+
+    /// A row of this table's columns that the caller holds (a streamed one).
+    pub fn row<'a>(&'a self, line: usize, cells: &'a [String]) -> CsvRow<'a> {
+        CsvRow { table: self, line, cells }
     }
 
     /// Where the text came from.
@@ -174,9 +156,107 @@ impl<'a> CsvRow<'a> {
         Ok(value as usize)
     }
 
+    /// A whole number in `column` from 1 to `max`.
+    ///
+    /// # Errors
+    /// As [`CsvRow::count`], and when the value is above `max`.
+    pub fn count_upto(&self, column: &str, max: usize) -> Result<usize> {
+        let value = self.count(column, true)?;
+        if value > max {
+            return Err(self.error(column, &format!("{value} is out of range: it must lie in [1, {max}]")));
+        }
+        Ok(value)
+    }
+
     /// An [`Error::Parse`] at this row naming `column`.
     pub fn error(&self, column: &str, message: &str) -> Error {
         Error::parse(&self.table.origin, Some(self.line), format!("column '{column}': {message}"))
+    }
+}
+
+/// Longest line a table may have: a measured row is a few hundred bytes, and a file without newlines must
+/// not be read whole into one line.
+const MAX_LINE: usize = 64 * 1024;
+
+/// A table read one row at a time, so a large measured file never sits in memory as text or cells: the
+/// header and comments are read by [`CsvStream::new`], the rows by [`CsvStream::next_row`].
+pub struct CsvStream<R> {
+    reader: R,
+    table: CsvTable,
+    line: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: std::io::BufRead> CsvStream<R> {
+    /// Reads up to and including the header line.
+    ///
+    /// # Errors
+    /// [`Error::Parse`] when there is no header, a line is not UTF-8, too long or has an unterminated quote;
+    /// [`Error::Io`] when reading fails.
+    pub fn new(reader: R, origin: &str) -> Result<Self> {
+        let table =
+            CsvTable { origin: origin.to_string(), headers: Vec::new(), rows: Vec::new(), comments: Vec::new() };
+        let mut stream = CsvStream { reader, table, line: 0, buf: Vec::new() };
+        let (_, headers) = stream
+            .next_cells()?
+            .ok_or_else(|| Error::parse(origin, None, "no header line (only comments or blanks)"))?;
+        stream.table.headers = headers.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
+        Ok(stream)
+    }
+
+    /// The header and the comments read so far (no rows).
+    pub fn table(&self) -> &CsvTable {
+        &self.table
+    }
+
+    /// The next data row: its 1-based line number and cells; `None` at the end.
+    ///
+    /// # Errors
+    /// As [`CsvStream::new`], and when the row's cell count differs from the header's.
+    pub fn next_row(&mut self) -> Result<Option<(usize, Vec<String>)>> {
+        let Some((number, cells)) = self.next_cells()? else { return Ok(None) };
+        if cells.len() != self.table.headers.len() {
+            return Err(Error::parse(
+                &self.table.origin,
+                Some(number),
+                format!("{} cells, but the header has {} columns", cells.len(), self.table.headers.len()),
+            ));
+        }
+        Ok(Some((number, cells)))
+    }
+
+    /// The next line that is neither blank nor a comment, split into cells.
+    fn next_cells(&mut self) -> Result<Option<(usize, Vec<String>)>> {
+        use std::io::{BufRead, Read};
+        let origin = &self.table.origin;
+        loop {
+            self.buf.clear();
+            let read = (&mut self.reader)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| Error::io(origin, e))?;
+            if read == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            if self.buf.len() > MAX_LINE {
+                return Err(Error::parse(origin, Some(self.line), format!("longer than {} KiB", MAX_LINE / 1024)));
+            }
+            let text = std::str::from_utf8(&self.buf)
+                .map_err(|_| Error::parse(origin, Some(self.line), "not UTF-8 text"))?
+                .trim();
+            if let Some(comment) = text.strip_prefix('#') {
+                if self.table.comments.len() < KEPT_COMMENTS {
+                    self.table.comments.push(comment.trim().chars().take(COMMENT_CHARS).collect());
+                }
+                continue;
+            }
+            if text.is_empty() {
+                continue;
+            }
+            let cells = split_line(text).map_err(|m| Error::parse(origin, Some(self.line), m))?;
+            return Ok(Some((self.line, cells)));
+        }
     }
 }
 

@@ -58,6 +58,10 @@ use cost::Workload;
 /// The largest draft length the sweep covers by default (the golden curves stop at 8).
 pub const DEFAULT_MAX_K: usize = 8;
 
+/// Largest concurrency accepted, from the command line or a measured file: far beyond any GPU's batch, so a
+/// typo (1-1000000, 1e12) is refused rather than priced.
+pub const MAX_CONCURRENCY: usize = 65_536;
+
 /// What `alsim predict` prints: the setup and one [`Sweep`] per hardware × drafter × request shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PredictReport {

@@ -88,12 +88,15 @@ pub struct Sweep {
     pub operating_point: Option<(usize, usize)>,
 }
 
+/// Highest per-request speed floor accepted, tokens/s: far above any decode (a typo is refused, not swept).
+pub const MAX_USER_TPS: f64 = 1_000_000.0;
+
 impl Sweep {
     /// Predicts every (concurrency, k) for the k that `acceptance` gives, and chooses k per concurrency
     /// subject to `min_user_tps`, with a band of relative width `model_error`.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an empty or zero concurrency, a non-positive floor or model error, or k > 0
+    /// [`Error::Invalid`] for an empty or zero concurrency, a floor outside (0, [`MAX_USER_TPS`]], a model error outside (0, 1), or k > 0
     /// without a drafter.
     pub fn run(
         cost: &CostModel,
@@ -107,8 +110,11 @@ impl Sweep {
         if concurrency.is_empty() {
             return Err(Error::invalid("--concurrency", "give at least one concurrency"));
         }
-        if let Some(floor) = min_user_tps.filter(|f| !(*f > 0.0 && f.is_finite())) {
-            return Err(Error::invalid("--min-user-tps", format!("{floor} must be a positive speed")));
+        if let Some(floor) = min_user_tps.filter(|f| !(*f > 0.0 && *f <= MAX_USER_TPS)) {
+            return Err(Error::invalid(
+                "--min-user-tps",
+                format!("{floor} is out of range: a per-request speed must lie in (0, {MAX_USER_TPS}] tokens/s"),
+            ));
         }
         if !(model_error > 0.0 && model_error < 1.0) {
             return Err(Error::invalid("--model-error", format!("{} % must lie in (0, 100)", model_error * 100.0)));

@@ -5,6 +5,10 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
+/// Longest context, input or output accepted, in tokens: ten times the longest context window served today,
+/// so a typo (`--osl 1e18`) is refused rather than priced.
+pub const MAX_TOKENS: f64 = 10_000_000.0;
+
 /// What the requests look like: a fixed decode context, or turns of input and output with prefill.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -30,18 +34,22 @@ impl Workload {
     /// Checks the ranges, naming the flag.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a negative or non-finite length, zero output, or a hit rate outside [0, 1].
+    /// [`Error::Invalid`] for a length outside [0, [`MAX_TOKENS`]] (output: [1, [`MAX_TOKENS`]]), not a number,
+    /// or a hit rate outside [0, 1].
     pub fn validate(&self) -> Result<()> {
+        let tokens = |value: f64, least: f64| (least..=MAX_TOKENS).contains(&value);
+        let out_of_range = |flag: &str, value: f64, least: f64, what: &str| {
+            Err(Error::invalid(
+                flag,
+                format!("{value} is out of range: {what} must lie in [{least}, {MAX_TOKENS}] tokens"),
+            ))
+        };
         match *self {
-            Workload::Decode { context } if !(context >= 0.0 && context.is_finite()) => {
-                Err(Error::invalid("--context", format!("{context} must be a token count ≥ 0")))
+            Workload::Decode { context } if !tokens(context, 0.0) => {
+                out_of_range("--context", context, 0.0, "a decode context")
             }
-            Workload::Turns { isl, .. } if !(isl >= 0.0 && isl.is_finite()) => {
-                Err(Error::invalid("--isl", format!("{isl} must be a token count ≥ 0")))
-            }
-            Workload::Turns { osl, .. } if !(osl >= 1.0 && osl.is_finite()) => {
-                Err(Error::invalid("--osl", format!("{osl} must be at least 1 output token")))
-            }
+            Workload::Turns { isl, .. } if !tokens(isl, 0.0) => out_of_range("--isl", isl, 0.0, "input per turn"),
+            Workload::Turns { osl, .. } if !tokens(osl, 1.0) => out_of_range("--osl", osl, 1.0, "output per turn"),
             Workload::Turns { prefix_hit, .. } if !(0.0..=1.0).contains(&prefix_hit) => {
                 Err(Error::invalid("--prefix-hit", format!("{prefix_hit} must lie in [0, 1]")))
             }

@@ -11,7 +11,7 @@ mod perf;
 pub mod pins;
 mod sim;
 
-pub use perf::plot_svg;
+pub use perf::{plot_svg, residuals_csv};
 pub use sim::{PlotMetric, plot_requests};
 
 use std::fmt::Write as _;
@@ -76,7 +76,8 @@ impl Table {
         out
     }
 
-    fn csv(&self) -> String {
+    /// The table as CSV: the header line, then one line per row (no title).
+    pub fn csv(&self) -> String {
         let mut out = String::new();
         for line in std::iter::once(&self.headers).chain(&self.rows) {
             let _ = writeln!(out, "{}", line.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","));

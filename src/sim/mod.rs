@@ -170,12 +170,18 @@ pub struct SimReport {
     pub exact: Vec<ExactCheck>,
 }
 
+/// Most tokens one run simulates, summed over requests and sources: room for `--exact 100000` at the default
+/// 100,000 requests (1.6·10¹¹ tokens, ~5 minutes of a debug build), while `--requests 100000000` (10¹²) or
+/// 10⁴ requests of 10⁷ tokens, hours of work, are refused.
+pub const MAX_SIMULATED_TOKENS: f64 = 2e11;
+
 impl Study {
     /// Checks the study's parameters.
     ///
     /// # Errors
     /// [`Error::Invalid`] naming the flag: step time not positive and finite, a level outside (0, 1), bad
-    /// output lengths, heterogeneity or batch, a pin outside [1, k+1].
+    /// output lengths, heterogeneity or batch, a pin outside [1, k+1], more than [`MAX_SIMULATED_TOKENS`]
+    /// tokens in all.
     pub fn validate(&self) -> Result<()> {
         if !(self.step_ms.is_finite() && self.step_ms > 0.0 && self.step_ms <= 1e6) {
             return Err(Error::invalid("--step-ms", format!("{} must be a positive step time in ms", self.step_ms)));
@@ -198,6 +204,18 @@ impl Study {
         }
         if !self.include_real && self.schedules.is_empty() {
             return Err(Error::invalid("--source", "no source selected"));
+        }
+        // Work grows with requests × tokens each; past the limit a run takes hours, so it is refused.
+        let tokens = self.lengths.mean().max(self.exact_tokens.map_or(0.0, f64::from));
+        let work = self.total_requests() as f64 * tokens;
+        if work > MAX_SIMULATED_TOKENS {
+            return Err(Error::invalid(
+                "--requests",
+                format!(
+                    "{} requests of ~{tokens:.0} tokens over every source make {work:.1e} simulated tokens, more than the {MAX_SIMULATED_TOKENS:.0e} one run takes; lower --requests, --output-len or --exact",
+                    self.run.requests
+                ),
+            ));
         }
         Ok(())
     }

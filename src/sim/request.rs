@@ -174,12 +174,16 @@ pub struct Heterogeneity {
     pub phases: Option<Phases>,
 }
 
+/// Longest mean phase accepted, in steps: as long as the longest request (a phase that never ends is no
+/// phase), and short enough that the chance of leaving a phase stays representable.
+pub const MAX_PHASE_STEPS: f64 = 10_000_000.0;
+
 impl Heterogeneity {
     /// Checks the parameters.
     ///
     /// # Errors
     /// [`Error::Invalid`] naming the flag when a spread is negative, not finite or above 5 (odds scaled by
-    /// e^±15 at 3σ, every rate pinned at 0 or 1), or a phase mean length is below 1 step.
+    /// e^±15 at 3σ, every rate pinned at 0 or 1), or a phase mean length outside [1, [`MAX_PHASE_STEPS`]].
     pub fn validated(self) -> Result<Self> {
         let spread_ok = |s: f64| s.is_finite() && (0.0..=5.0).contains(&s);
         if !spread_ok(self.spread) {
@@ -189,8 +193,14 @@ impl Heterogeneity {
             if !spread_ok(p.spread) {
                 return Err(Error::invalid("--phase-spread", format!("{} must be in [0, 5]", p.spread)));
             }
-            if !(p.mean_steps.is_finite() && p.mean_steps >= 1.0) {
-                return Err(Error::invalid("--phase-steps", format!("{} must be at least 1 step", p.mean_steps)));
+            if !(1.0..=MAX_PHASE_STEPS).contains(&p.mean_steps) {
+                return Err(Error::invalid(
+                    "--phase-steps",
+                    format!(
+                        "{} is out of range: a phase's mean length must lie in [1, {MAX_PHASE_STEPS}] steps",
+                        p.mean_steps
+                    ),
+                ));
             }
         }
         Ok(self)
@@ -367,7 +377,8 @@ fn geometric_steps(rng: &mut ChaCha8Rng, stay: f64) -> u32 {
     }
     // (u + 0.5)/2³² lies strictly inside (0, 1), so the logarithm is finite.
     let u = (rng.next_u32() as f64 + 0.5) / 4_294_967_296.0;
-    (1.0 + (u.ln() / stay.ln()).floor()).min(u32::MAX as f64) as u32
+    // At least one step, so a phase whose leaving chance rounds to 0 still moves the request on.
+    (1.0 + (u.ln() / stay.ln()).floor()).clamp(1.0, u32::MAX as f64) as u32
 }
 
 /// Scales the odds of each conditional rate by e^`log_scale`.

@@ -32,12 +32,19 @@ pub struct Observation {
     pub terms: StepTerms,
     /// Measured step, seconds.
     pub measured_s: f64,
+    /// Rows of the file this observation stands for (a row repeated verbatim is fitted once, weighted).
+    pub weight: f64,
 }
 
 impl Observation {
     /// The modelled step under `eff`, seconds.
     pub fn predicted(&self, eff: &Efficiencies) -> f64 {
         self.terms.time(eff).total
+    }
+
+    /// Its share of the squared relative error the fits minimise under `eff`.
+    fn squared_error(&self, eff: &Efficiencies) -> f64 {
+        self.weight * (self.predicted(eff) / self.measured_s - 1.0).powi(2)
     }
 }
 
@@ -121,13 +128,19 @@ pub fn fit_target(start: &Efficiencies, obs: &[Observation], overlap: bool) -> O
         return fit_scales(start, obs, &groups);
     }
     let at = |p: f64| Efficiencies { overlap: p, ..*start };
-    let error =
-        |fit: &ScaleFit| obs.iter().map(|o| (o.predicted(&fit.efficiency) / o.measured_s - 1.0).powi(2)).sum::<f64>();
+    let error = |fit: &ScaleFit| obs.iter().map(|o| o.squared_error(&fit.efficiency)).sum::<f64>();
     let p =
         minimise(1.0, MAX_FITTED_OVERLAP, |p| fit_scales(&at(p), obs, &groups).map_or(f64::INFINITY, |f| error(&f)));
     let mut fit = fit_scales(&at(p), obs, &groups)?;
     fit.overlap_at_bound = Some(p - 1.0 < 1e-3 || MAX_FITTED_OVERLAP - p < 1e-3);
     Some(fit)
+}
+
+/// |predicted / measured − 1| of every row under `eff`: an observation gives one per row it stands for.
+pub fn abs_errors(obs: &[Observation], eff: &Efficiencies) -> Vec<f64> {
+    obs.iter()
+        .flat_map(|o| std::iter::repeat_n((o.predicted(eff) / o.measured_s - 1.0).abs(), o.weight as usize))
+        .collect()
 }
 
 /// The scale groups a target fit with `points` distinct points may separate.
@@ -142,13 +155,8 @@ pub fn target_groups(points: usize) -> Vec<Vec<Group>> {
 
 /// The number of distinct settings among `obs` (rows repeated at one setting count once).
 pub fn distinct_points(obs: &[Observation]) -> usize {
-    let mut seen: Vec<&StepTerms> = Vec::new();
-    for o in obs {
-        if !seen.contains(&&o.terms) {
-            seen.push(&o.terms);
-        }
-    }
-    seen.len()
+    // Debug text of the terms is exact for floats and hashable, so counting stays linear in the rows.
+    obs.iter().map(|o| format!("{:?}", o.terms)).collect::<std::collections::HashSet<_>>().len()
 }
 
 /// Fits one scale per entry of `groups` to `obs`, minimising the squared relative error, starting from
@@ -156,8 +164,7 @@ pub fn distinct_points(obs: &[Observation]) -> usize {
 /// of the mergers with the most scales the rows still determine, the one that fits best. `None` when even
 /// one scale is undetermined (no observations or all-zero features).
 pub fn fit_scales(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group>]) -> Option<ScaleFit> {
-    let error =
-        |fit: &ScaleFit| obs.iter().map(|o| (o.predicted(&fit.efficiency) / o.measured_s - 1.0).powi(2)).sum::<f64>();
+    let error = |fit: &ScaleFit| obs.iter().map(|o| o.squared_error(&fit.efficiency)).sum::<f64>();
     let mut candidates = partitions(groups);
     candidates.sort_by_key(|c| std::cmp::Reverse(c.len()));
     for size in (1..=groups.len()).rev() {
@@ -217,14 +224,18 @@ fn try_fit(
     groups: &[Vec<Group>],
 ) -> Option<ScaleFit> {
     let c0 = start.coefficients();
-    // Column g: the time at the default coefficients of group g; rows weighted by 1/measured.
+    // Column g: the time at the default coefficients of group g; rows weighted by 1/measured and by the
+    // square root of how many rows each stands for.
     let design: Vec<Vec<f64>> = obs
         .iter()
         .zip(features)
         .map(|(o, f)| {
             groups
                 .iter()
-                .map(|g| g.iter().flat_map(|gr| gr.members()).map(|&i| f[i] * c0[i]).sum::<f64>() / o.measured_s)
+                .map(|g| {
+                    g.iter().flat_map(|gr| gr.members()).map(|&i| f[i] * c0[i]).sum::<f64>() * o.weight.sqrt()
+                        / o.measured_s
+                })
                 .collect()
         })
         .collect();
@@ -235,7 +246,7 @@ fn try_fit(
         .zip(features)
         .map(|(o, f)| {
             let fixed: f64 = (0..PARAMETERS).filter(|i| !fitted.contains(i)).map(|i| f[i] * c0[i]).sum::<f64>();
-            (o.measured_s - o.terms.comm_s() - fixed) / o.measured_s
+            (o.measured_s - o.terms.comm_s() - fixed) * o.weight.sqrt() / o.measured_s
         })
         .collect();
     let bounds: Vec<(f64, f64)> = groups.iter().map(|g| bounds(start, g)).collect();
@@ -397,7 +408,7 @@ mod tests {
         for b in [1, 4, 16, 64, 128] {
             for context in [1024.0, 8192.0] {
                 let terms = cost.step_terms(b, 0, 1.0, &Workload::Decode { context }).unwrap();
-                out.push(Observation { terms, measured_s: terms.time(truth).total });
+                out.push(Observation { terms, measured_s: terms.time(truth).total, weight: 1.0 });
             }
         }
         out

@@ -16,17 +16,20 @@ mod pooled;
 pub mod serving;
 pub mod steps;
 
+use std::collections::HashMap;
+use std::io::BufRead;
+
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::perf::cost::{CostModel, Deployment, Workload};
-use crate::perf::csv::{CsvRow, CsvTable};
+use crate::perf::csv::{CsvRow, CsvStream};
 use crate::perf::profile::{HardwareProfile, ModelProfile, Precision, Profiles};
 use fit::ScaleFit;
 use pooled::pooled_fits;
 pub use pooled::{PooledFit, write_profile};
-use serving::{ServingCalibration, ServingPair, calibrate_pairs, is_serving, read_pairs};
-use steps::{StepCalibration, StepRow, calibrate_steps, read_steps};
+use serving::{ServingCalibration, ServingPair, calibrate_pairs, is_serving, pair, pair_columns};
+use steps::{StepCalibration, StepRow, calibrate_steps, step_columns, step_row};
 
 /// Groups listed in a report; the rest are counted in the summary only (large inputs stay readable).
 const MAX_LISTED_GROUPS: usize = 200;
@@ -42,21 +45,62 @@ pub enum Measured {
     Serving(Vec<ServingPair>),
 }
 
-/// Reads a measured CSV of either kind; `k_default` fills blank `k` cells of serving pairs. Returns the
-/// rows with remarks (the file's `#` header lines, columns not used).
+/// Distinct rows a measured file may hold. A measured grid is hundreds to thousands of rows; each distinct
+/// row costs a few KiB in the fits, so this keeps a file's cost under ~100 MB. Rows repeated verbatim are
+/// fitted once with their count, so they do not count here.
+pub const MAX_DISTINCT_ROWS: usize = 20_000;
+
+/// Reads a measured CSV of either kind, one line at a time; `k_default` fills blank `k` cells of serving
+/// pairs. Returns the rows with remarks (the file's `#` header lines, columns not used, repeated rows).
 ///
 /// # Errors
-/// [`Error::Parse`] naming the file, line and column for anything malformed; an empty file.
-pub fn read(text: &str, origin: &str, k_default: Option<usize>) -> Result<(Measured, Vec<String>)> {
-    let table = CsvTable::parse(text, origin)?;
-    let mut notes: Vec<String> = table.comments().iter().map(|c| format!("{origin}: {c}")).collect();
-    let measured = if is_serving(&table) {
-        Measured::Serving(read_pairs(&table, k_default)?)
+/// [`Error::Parse`] naming the file, line and column for anything malformed; an empty file; more than
+/// [`MAX_DISTINCT_ROWS`] distinct rows. [`Error::Io`] when reading fails.
+pub fn read(reader: impl BufRead, origin: &str, k_default: Option<usize>) -> Result<(Measured, Vec<String>)> {
+    let mut stream = CsvStream::new(reader, origin)?;
+    let serving = is_serving(stream.table());
+    let (parts, mut notes) = if serving {
+        pair_columns(stream.table())?;
+        (Vec::new(), Vec::new())
     } else {
-        let (rows, more) = read_steps(&table)?;
-        notes.extend(more);
-        Measured::Steps(rows)
+        step_columns(stream.table())?
     };
+    let mut seen: HashMap<Vec<String>, usize> = HashMap::new();
+    let (mut steps, mut pairs, mut repeated): (Vec<StepRow>, Vec<ServingPair>, usize) = (Vec::new(), Vec::new(), 0);
+    while let Some((line, cells)) = stream.next_row()? {
+        if let Some(&i) = seen.get(&cells) {
+            repeated += 1;
+            if serving {
+                pairs[i].repeats += 1;
+            } else {
+                steps[i].repeats += 1;
+            }
+            continue;
+        }
+        if seen.len() == MAX_DISTINCT_ROWS {
+            return Err(Error::parse(
+                origin,
+                Some(line),
+                format!(
+                    "more than {MAX_DISTINCT_ROWS} distinct measured rows: calibrate fits a grid of settings, not a trace; average the rows of each setting or split the file"
+                ),
+            ));
+        }
+        let row = stream.table().row(line, &cells);
+        if serving {
+            pairs.push(pair(&row, k_default)?);
+        } else {
+            steps.push(step_row(&row, &parts)?);
+        }
+        seen.insert(cells, seen.len());
+    }
+    if repeated > 0 {
+        notes.push(format!(
+            "{repeated} rows repeat an earlier row verbatim: each is fitted and scored with its count, listed once"
+        ));
+    }
+    notes.splice(0..0, stream.table().comments().iter().map(|c| format!("{origin}: {c}")));
+    let measured = if serving { Measured::Serving(pairs) } else { Measured::Steps(steps) };
     let empty = match &measured {
         Measured::Steps(rows) => rows.is_empty(),
         Measured::Serving(pairs) => pairs.is_empty(),
@@ -128,10 +172,14 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
     let (kind, steps, serving, pooled) = match measured {
         Measured::Steps(rows) => {
             let mut cal = calibrate_steps(profiles, rows, origin, drafter)?;
-            summary.rows = rows.len();
+            summary.rows = rows.iter().map(|r| r.repeats).sum();
             summary.groups = cal.groups.len();
             let errors = |spec: bool| -> Vec<f64> {
-                cal.residuals.iter().filter(|r| (r.k > 0) == spec).map(Residual::abs_rel_error).collect()
+                cal.residuals
+                    .iter()
+                    .filter(|r| (r.k > 0) == spec)
+                    .flat_map(|r| std::iter::repeat_n(r.abs_rel_error(), r.repeats))
+                    .collect()
             };
             let spec_errors = errors(true);
             summary.spec_off_median_abs_rel_error = median(&errors(false));
@@ -157,7 +205,7 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
         }
         Measured::Serving(pairs) => {
             let mut cal = calibrate_pairs(profiles, pairs, origin, drafter)?;
-            summary.rows = pairs.len();
+            summary.rows = pairs.iter().map(|p| p.repeats).sum();
             summary.groups = cal.groups.len();
             let off: Vec<f64> = cal
                 .groups
@@ -238,27 +286,22 @@ pub struct Residual {
     pub predicted_ms: f64,
     /// Predicted / measured − 1, percent.
     pub residual_pct: f64,
+    /// How many times the file holds this row.
+    pub repeats: usize,
 }
 
 impl Residual {
-    fn new(
-        line: usize,
-        group: &str,
-        concurrency: usize,
-        k: usize,
-        context: f64,
-        measured_s: f64,
-        predicted_s: f64,
-    ) -> Self {
+    fn new(row: &StepRow, group: &str, predicted_s: f64) -> Self {
         Residual {
-            line,
+            line: row.line,
             group: group.to_string(),
-            concurrency,
-            k,
-            context,
-            measured_ms: measured_s * 1e3,
+            concurrency: row.concurrency,
+            k: row.k,
+            context: row.workload.decode_context(),
+            measured_ms: row.step_s * 1e3,
             predicted_ms: predicted_s * 1e3,
-            residual_pct: (predicted_s / measured_s - 1.0) * 100.0,
+            residual_pct: (predicted_s / row.step_s - 1.0) * 100.0,
+            repeats: row.repeats,
         }
     }
 
@@ -268,20 +311,20 @@ impl Residual {
     }
 
     /// The rows with the largest |residual|, largest first.
-    fn worst(mut all: Vec<Residual>) -> Vec<Residual> {
-        all.sort_by(|a, b| b.residual_pct.abs().total_cmp(&a.residual_pct.abs()));
-        all.truncate(WORST_ROWS);
-        all
+    fn worst(all: &[Residual]) -> Vec<Residual> {
+        let mut order: Vec<&Residual> = all.iter().collect();
+        order.sort_by(|a, b| b.residual_pct.abs().total_cmp(&a.residual_pct.abs()));
+        order.into_iter().take(WORST_ROWS).cloned().collect()
     }
 }
 
 /// Cost models of the deployments met so far, so a large file builds each once.
 struct CostCache {
-    entries: Vec<(String, CostModel)>,
+    entries: HashMap<String, CostModel>,
 }
 
 fn deployment_cache() -> CostCache {
-    CostCache { entries: Vec::new() }
+    CostCache { entries: HashMap::new() }
 }
 
 impl CostCache {
@@ -301,8 +344,8 @@ impl CostCache {
     ) -> Result<&CostModel> {
         let at = |e: Error| Error::invalid(format!("{origin}:{line}"), e.to_string());
         let key = format!("{}|{}|{:?}|{needs_drafter}|{deployment:?}", hardware.key, model.key, drafter);
-        if let Some(i) = self.entries.iter().position(|(k, _)| *k == key) {
-            return Ok(&self.entries[i].1);
+        if self.entries.contains_key(&key) {
+            return Ok(&self.entries[&key]);
         }
         let drafter = match drafter {
             Some(name) => Some(profiles.drafter(model, Some(name), None).map_err(at)?),
@@ -310,8 +353,7 @@ impl CostCache {
             None => None,
         };
         let cost = CostModel::for_measurements(hardware, model, drafter, deployment).map_err(at)?;
-        self.entries.push((key, cost));
-        Ok(&self.entries.last().expect("just pushed").1)
+        Ok(self.entries.entry(key).or_insert(cost))
     }
 }
 
@@ -324,6 +366,25 @@ pub fn median(values: &[f64]) -> f64 {
     sorted.sort_by(f64::total_cmp);
     let mid = sorted.len() / 2;
     if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 }
+}
+
+/// The median of values each counted as often as its weight says: [`median`] of the list written out.
+pub fn weighted_median(values: &mut [(f64, usize)]) -> f64 {
+    values.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n: usize = values.iter().map(|v| v.1).sum();
+    // The value at position `i` of the written-out list.
+    let at = |i: usize| {
+        let mut seen = 0;
+        values.iter().find(|v| {
+            seen += v.1;
+            seen > i
+        })
+    };
+    match (n, at(n / 2)) {
+        (0, _) | (_, None) => 0.0,
+        (n, Some(mid)) if n % 2 == 1 => mid.0,
+        (n, Some(mid)) => (at(n / 2 - 1).map_or(mid.0, |v| v.0) + mid.0) / 2.0,
+    }
 }
 
 fn parse_precision(row: &CsvRow<'_>, column: &str) -> Result<Option<Precision>> {
@@ -347,7 +408,16 @@ fn parse_workload(row: &CsvRow<'_>) -> Result<Workload> {
             prefix_hit: row.opt_f64("prefix_hit")?.unwrap_or(0.0),
         },
     };
-    workload.validate().map_err(|e| row.error("prefix_hit", &e.to_string()))?;
+    checked_workload(row, workload)
+}
+
+/// `workload` after its range check, an error naming the row's column.
+fn checked_workload(row: &CsvRow<'_>, workload: Workload) -> Result<Workload> {
+    // The check names a flag (`--isl`); here the same value sits in the column of that name.
+    workload.validate().map_err(|e| match e {
+        Error::Invalid { field, message } => row.error(&field.trim_start_matches("--").replace('-', "_"), &message),
+        other => other,
+    })?;
     Ok(workload)
 }
 
@@ -407,7 +477,7 @@ mod tests {
     }
 
     fn run(text: &str, k: Option<usize>) -> Result<Calibration> {
-        let (measured, _) = read(text, "pairs.csv", k)?;
+        let (measured, _) = read(text.as_bytes(), "pairs.csv", k)?;
         calibrate(&Profiles::embedded(), &measured, "pairs.csv", None)
     }
 
@@ -452,6 +522,91 @@ mod tests {
     }
 
     #[test]
+    fn absurd_cells_are_refused_naming_their_column() {
+        let good = pairs(2.4, false, 2);
+        for (from, to, column) in [
+            (",1024,4,", ",1024,1000000000000,", "'conc'"),
+            (",8,1,false,1024,", ",8,1,false,1e18,", "'isl'"),
+            ("mtp,3,", "mtp,99,", "'k'"),
+        ] {
+            let bad = good.replacen(from, to, 1);
+            assert_ne!(bad, good, "{from}");
+            let err = run(&bad, Some(3)).unwrap_err().to_string();
+            assert!(err.contains("pairs.csv:") && err.contains(column) && err.contains("out of range"), "{err}");
+        }
+        let mut fast = String::new();
+        for (i, line) in good.lines().enumerate() {
+            let mut cells: Vec<&str> = line.split(',').collect();
+            if i == 1 {
+                cells[14] = "1e300";
+            }
+            fast.push_str(&cells.join(","));
+            fast.push('\n');
+        }
+        let err = run(&fast, Some(3)).unwrap_err().to_string();
+        assert!(err.contains("'tput_ratio'") && err.contains("1e300 is impossible"), "{err}");
+        let steps = "hardware,model,tp,concurrency,k,context,step_ms\n";
+        for (row, column) in [
+            ("b200,llama-3.3-70b,1,1e12,0,1024,30", "'concurrency'"),
+            ("b200,llama-3.3-70b,1,16,0,1e18,30", "'context'"),
+            ("b200,llama-3.3-70b,1,16,40,1024,30", "'k'"),
+        ] {
+            let err = read(format!("{steps}{row}\n").as_bytes(), "s.csv", None).unwrap_err().to_string();
+            assert!(err.contains("s.csv:2") && err.contains(column) && err.contains("out of range"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_weighted_median_is_the_median_of_the_list_written_out() {
+        for values in
+            [vec![(3.0, 2), (1.0, 1), (2.0, 1)], vec![(5.0, 1)], vec![(1.0, 3), (9.0, 3)], vec![(2.0, 0), (4.0, 1)]]
+        {
+            let written: Vec<f64> = values.iter().flat_map(|&(v, n)| std::iter::repeat_n(v, n)).collect();
+            assert_eq!(weighted_median(&mut values.clone()), median(&written), "{values:?}");
+        }
+        assert_eq!(weighted_median(&mut []), 0.0);
+    }
+
+    #[test]
+    fn rows_repeated_verbatim_are_fitted_once_with_their_count() {
+        let once = pairs(2.4, false, 2);
+        let mut twice = once.clone();
+        twice.push_str(&once.lines().skip(1).collect::<Vec<_>>().join("\n"));
+        let (measured, notes) = read(twice.as_bytes(), "twice.csv", Some(3)).unwrap();
+        assert!(notes.iter().any(|n| n.contains("10 rows repeat")), "{notes:?}");
+        let single = run(&once, Some(3)).unwrap();
+        let double = calibrate(&Profiles::embedded(), &measured, "twice.csv", None).unwrap();
+        assert_eq!(double.summary.rows, 2 * single.summary.rows);
+        let (a, b) = (single.serving.unwrap(), double.serving.unwrap());
+        assert_eq!(
+            a.groups.iter().map(|g| g.points.len()).sum::<usize>(),
+            b.groups.iter().map(|g| g.points.len()).sum::<usize>()
+        );
+        for (x, y) in a.groups.iter().zip(&b.groups) {
+            assert!((x.al - y.al).abs() < 1e-6 && (x.fixed_ms - y.fixed_ms).abs() < 1e-9, "{x:?} {y:?}");
+        }
+        assert!(
+            (single.summary.speedup_median_abs_rel_error.unwrap()
+                - double.summary.speedup_median_abs_rel_error.unwrap())
+            .abs()
+                < 1e-9
+        );
+    }
+
+    #[test]
+    fn distinct_rows_are_bounded_and_long_lines_refused() {
+        let mut csv = String::from("hardware,model,tp,concurrency,k,context,step_ms\n");
+        for i in 0..=MAX_DISTINCT_ROWS {
+            csv.push_str(&format!("b200,llama-3.3-70b,1,16,0,{},30\n", 1000 + i));
+        }
+        let err = read(csv.as_bytes(), "big.csv", None).unwrap_err().to_string();
+        assert!(err.contains(&format!("big.csv:{}", MAX_DISTINCT_ROWS + 2)) && err.contains("distinct"), "{err}");
+        let long = format!("hardware,model,tp,concurrency,k,context,step_ms\n{}\n", "x".repeat(100_000));
+        let err = read(long.as_bytes(), "long.csv", None).unwrap_err().to_string();
+        assert!(err.contains("long.csv:2") && err.contains("longer than"), "{err}");
+    }
+
+    #[test]
     fn many_groups_are_summarised_not_listed() {
         let cal = run(&pairs(2.0, false, MAX_LISTED_GROUPS + 5), Some(3)).unwrap();
         assert_eq!(cal.summary.groups, MAX_LISTED_GROUPS + 5);
@@ -481,7 +636,7 @@ mod tests {
 
     #[test]
     fn step_times_fit_on_spec_off_and_are_scored_on_spec_rows() {
-        let (measured, notes) = read(&steps(), "steps.csv", None).unwrap();
+        let (measured, notes) = read(steps().as_bytes(), "steps.csv", None).unwrap();
         assert!(
             notes.iter().any(|n| n.contains("GPU: synthetic")) && notes.iter().any(|n| n.contains("moe_impl")),
             "{notes:?}"
@@ -511,7 +666,7 @@ mod tests {
     #[test]
     fn one_spec_off_point_is_enough_and_a_group_without_one_is_refused() {
         let one = "hardware,model,tp,concurrency,k,context,step_ms\nb200,llama-3.3-70b,1,16,0,1024,30\n";
-        let (measured, _) = read(one, "one.csv", None).unwrap();
+        let (measured, _) = read(one.as_bytes(), "one.csv", None).unwrap();
         let cal = calibrate(&Profiles::embedded(), &measured, "one.csv", None).unwrap();
         assert!(cal.summary.spec_off_median_abs_rel_error < 1e-9);
         assert_eq!(cal.pooled[0].fit.scales.len(), 1, "one point scales the defaults as a whole");
@@ -519,20 +674,23 @@ mod tests {
         // SPEED-Bench's 19.6 ms is faster than the default efficiencies allow even at full bandwidth: the scale
         // stops where an efficiency reaches 1, and the report says so.
         let fast = one.replace(",30", ",19.6");
-        let (measured, _) = read(&fast, "fast.csv", None).unwrap();
+        let (measured, _) = read(fast.as_bytes(), "fast.csv", None).unwrap();
         let cal = calibrate(&Profiles::embedded(), &measured, "fast.csv", None).unwrap();
         assert_eq!(cal.summary.fits_at_bound, 1);
         assert!(cal.notes.iter().any(|n| n.contains("hit its bound")), "{:?}", cal.notes);
         let spec_only = "hardware,model,drafter,tp,concurrency,k,al,context,step_ms\nb200,llama-3.3-70b,EAGLE3,1,16,3,2.5,1024,25.9\n";
-        let (measured, _) = read(spec_only, "spec.csv", None).unwrap();
+        let (measured, _) = read(spec_only.as_bytes(), "spec.csv", None).unwrap();
         let err = calibrate(&Profiles::embedded(), &measured, "spec.csv", None).unwrap_err().to_string();
         assert!(err.contains("spec.csv:2") && err.contains("k = 0"), "{err}");
-        let err =
-            read("hardware,model,tp,concurrency,k,context,tpot_ms\nb200,llama-3.3-70b,1,16,3,1024,9\n", "t.csv", None)
-                .unwrap_err()
-                .to_string();
+        let err = read(
+            "hardware,model,tp,concurrency,k,context,tpot_ms\nb200,llama-3.3-70b,1,16,3,1024,9\n".as_bytes(),
+            "t.csv",
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("t.csv:2") && err.contains("'al'"), "{err}");
-        let err = read("# only\n", "e.csv", None).unwrap_err().to_string();
+        let err = read("# only\n".as_bytes(), "e.csv", None).unwrap_err().to_string();
         assert!(err.contains("no header"), "{err}");
     }
 }

@@ -38,12 +38,13 @@ pub(super) fn pooled_fits(
         let obs: Vec<Observation> = pooled.iter().filter(|(h, _)| h == key).map(|(_, o)| *o).collect();
         // Step times identify the overlap; serving pairs keep the profile's (see serving.rs).
         let Some(fit) = fit::fit_target(&base.efficiency, &obs, overlap) else { continue };
-        let errors: Vec<f64> = obs.iter().map(|o| (o.predicted(&fit.efficiency) / o.measured_s - 1.0).abs()).collect();
+        let errors = fit::abs_errors(&obs, &fit.efficiency);
         let mut profile = base.clone();
         profile.efficiency = fit.efficiency;
-        profile.source = format!("calibrated by alsim from {origin} ({} spec-off rows) on {}", obs.len(), base.source);
+        profile.source =
+            format!("calibrated by alsim from {origin} ({} spec-off rows) on {}", errors.len(), base.source);
         profile.confidence = format!("median spec-off error {:.1} %", median(&errors) * 100.0);
-        out.push(PooledFit { rows: obs.len(), median_abs_rel_error: median(&errors), fit, profile });
+        out.push(PooledFit { rows: errors.len(), median_abs_rel_error: median(&errors), fit, profile });
     }
     Ok(out)
 }

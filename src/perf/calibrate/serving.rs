@@ -20,8 +20,8 @@
 
 use serde::Serialize;
 
-use super::fit::{Observation, ScaleFit, fit_target, minimise};
-use super::{deployment_cache, median, parse_bool, parse_precision};
+use super::fit::{Observation, ScaleFit, abs_errors, fit_target, minimise};
+use super::{checked_workload, deployment_cache, median, parse_bool, parse_precision};
 use crate::error::{Error, Result};
 use crate::perf::cost::{Deployment, Workload};
 use crate::perf::csv::{CsvRow, CsvTable};
@@ -31,8 +31,10 @@ use crate::units::check_al;
 /// One measured pair.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServingPair {
-    /// Line in the CSV.
+    /// Line in the CSV (the first, where the row repeats).
     pub line: usize,
+    /// How many times the file holds this very row (each counts in the fit and the errors).
+    pub repeats: usize,
     /// The grouping key, as written in the file.
     pub key: GroupKey,
     /// Concurrent requests.
@@ -97,12 +99,11 @@ pub fn is_serving(table: &CsvTable) -> bool {
     table.has("none_median_tpot")
 }
 
-/// Reads serving pairs; a blank `k` takes `k_default`.
+/// Checks a serving-pair header.
 ///
 /// # Errors
-/// [`Error::Parse`] naming file, line and column for missing columns or bad cells, a blank `k` without
-/// `--k`, or an AL outside [1, k+1].
-pub fn read_pairs(table: &CsvTable, k_default: Option<usize>) -> Result<Vec<ServingPair>> {
+/// [`Error::Parse`] naming the file for missing columns.
+pub(super) fn pair_columns(table: &CsvTable) -> Result<()> {
     table.require(&["hardware", "model", "precision", "tp", "isl", "osl", "none_median_tpot"])?;
     let origin = table.origin();
     if !(table.has("conc") || table.has("concurrency")) {
@@ -115,29 +116,40 @@ pub fn read_pairs(table: &CsvTable, k_default: Option<usize>) -> Result<Vec<Serv
             "missing column(s): give tput_ratio, or spec_output_tput_per_gpu and none_output_tput_per_gpu",
         ));
     }
-    table.rows().map(|row| pair(&row, k_default)).collect()
+    Ok(())
 }
 
-fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<ServingPair> {
+/// Reads one pair; a blank `k` takes `k_default` (cell errors name file, line and column: a blank `k`
+/// without `--k`, an AL outside [1, k+1], a bad cell).
+pub(super) fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<ServingPair> {
     let k = match row.opt_str("k") {
-        Some(_) => row.count("k", true)?,
+        Some(_) => row.count_upto("k", crate::units::MAX_DRAFT_LEN)?,
         None => k_default.ok_or_else(|| row.error("k", "is blank: give the spec run's draft length with --k"))?,
     };
     let al = row.opt_f64("al")?;
     if let Some(al) = al {
         check_al(al, k, "al").map_err(|e| row.error("al", &e.to_string()))?;
     }
-    let concurrency =
-        if row.opt_str("conc").is_some() { row.count("conc", true)? } else { row.count("concurrency", true)? };
+    let column = if row.opt_str("conc").is_some() { "conc" } else { "concurrency" };
+    let concurrency = row.count_upto(column, crate::perf::MAX_CONCURRENCY)?;
     let speedup = match row.opt_f64("tput_ratio")? {
         Some(_) => row.non_negative("tput_ratio", true)?,
         None => {
             row.non_negative("spec_output_tput_per_gpu", true)? / row.non_negative("none_output_tput_per_gpu", true)?
         }
     };
+    // Each step emits at most k + 1 tokens and costs at least a spec-off step: no speedup passes k + 1.
+    if speedup > k as f64 + 1.0 {
+        let column = if row.opt_str("tput_ratio").is_some() { "tput_ratio" } else { "spec_output_tput_per_gpu" };
+        let shown = if speedup < 1e6 { format!("{speedup:.3}") } else { format!("{speedup:e}") };
+        return Err(row.error(column, &format!("a speedup of {shown} is impossible at k = {k} (at most k + 1)")));
+    }
+    let (isl, osl) = (row.non_negative("isl", false)?, row.non_negative("osl", true)?);
+    checked_workload(row, Workload::Turns { isl, osl, prefix_hit: 0.0 })?;
     let precision = parse_precision(row, "precision")?.ok_or_else(|| row.error("precision", "is empty"))?;
     Ok(ServingPair {
         line: row.line(),
+        repeats: 1,
         key: GroupKey {
             hardware: row.str("hardware")?.to_string(),
             framework: row.opt_str("framework").unwrap_or("-").to_string(),
@@ -147,8 +159,8 @@ fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<ServingPair> {
             tp: row.count("tp", true)?,
             ep: if row.opt_str("ep").is_some() { row.count("ep", true)? } else { 1 },
             dp_attention: parse_bool(row, "dp_attention")?,
-            isl: row.non_negative("isl", false)?,
-            osl: row.non_negative("osl", true)?,
+            isl,
+            osl,
             k,
             method: row.opt_str("spec_method").map(str::to_ascii_lowercase),
         },
@@ -164,6 +176,8 @@ fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<ServingPair> {
 pub struct ServingPoint {
     /// Line in the CSV.
     pub line: usize,
+    /// How many times the file holds this row.
+    pub repeats: usize,
     /// Concurrent requests.
     pub concurrency: usize,
     /// Measured speedup.
@@ -223,6 +237,10 @@ pub struct ServingGroup {
 pub struct ServingCalibration {
     /// One entry per group.
     pub groups: Vec<ServingGroup>,
+    /// Every distinct row with its group's label, also of the groups the report does not list (for
+    /// `--residuals`).
+    #[serde(skip)]
+    pub rows: Vec<(String, ServingPoint)>,
     /// Every row's |speedup error|, for the summary.
     #[serde(skip)]
     pub errors: Vec<f64>,
@@ -245,19 +263,28 @@ pub fn calibrate_pairs(
     origin: &str,
     drafter: Option<&str>,
 ) -> Result<ServingCalibration> {
-    let mut keys: Vec<&GroupKey> = Vec::new();
+    // Grouped through a map so that many groups cost linear time; the key's debug text is exact for floats.
+    let mut groups: Vec<Vec<&ServingPair>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for p in pairs {
-        if !keys.contains(&&p.key) {
-            keys.push(&p.key);
-        }
+        let at = *index.entry(format!("{:?}", p.key)).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[at].push(p);
     }
     let mut costs = deployment_cache();
-    let mut out =
-        ServingCalibration { groups: Vec::new(), errors: Vec::new(), flat_errors: Vec::new(), pooled: Vec::new() };
-    for key in keys {
-        let mut rows: Vec<&ServingPair> = pairs.iter().filter(|p| &p.key == key).collect();
+    let mut out = ServingCalibration {
+        groups: Vec::new(),
+        rows: Vec::new(),
+        errors: Vec::new(),
+        flat_errors: Vec::new(),
+        pooled: Vec::new(),
+    };
+    for mut rows in groups {
         rows.sort_by_key(|p| (p.concurrency, p.line));
-        let line = rows[0].line;
+        let first: &ServingPair = rows[0];
+        let (key, line) = (&first.key, first.line);
         let hardware = profiles.hardware(&key.hardware)?;
         let model = profiles.model(&key.model)?;
         let drafter_name = match drafter {
@@ -275,7 +302,7 @@ pub fn calibrate_pairs(
         let mut off = Vec::with_capacity(rows.len());
         for r in &rows {
             let terms = cost.step_terms(r.concurrency, 0, 1.0, &workload)?;
-            off.push(Observation { terms, measured_s: r.none_step_s });
+            off.push(Observation { terms, measured_s: r.none_step_s, weight: r.repeats as f64 });
         }
         // The overlap stays the profile's: spec-off TPOT alone would pull it above 1, which the spec side
         // contradicts (engines add per-token work a bare kernel does not have).
@@ -293,23 +320,28 @@ pub fn calibrate_pairs(
             let sd = fitted.step_time(b, key.k, al, &workload)?.total;
             Ok(al * ar / sd)
         };
-        let given: Vec<f64> = rows.iter().filter_map(|r| r.al).collect();
+        let given: Vec<(f64, usize)> = rows.iter().filter_map(|r| r.al.map(|al| (al, r.repeats))).collect();
         let al_fitted = given.len() < rows.len();
         let al = if al_fitted {
             let cost_of = |al: f64| -> f64 {
                 rows.iter()
-                    .map(|r| speedup(r.concurrency, al).map_or(f64::INFINITY, |s| (s / r.speedup - 1.0).powi(2)))
+                    .map(|r| {
+                        speedup(r.concurrency, al)
+                            .map_or(f64::INFINITY, |s| r.repeats as f64 * (s / r.speedup - 1.0).powi(2))
+                    })
                     .sum()
             };
             minimise(1.0, key.k as f64 + 1.0, cost_of)
         } else {
-            given.iter().sum::<f64>() / given.len() as f64
+            let n: usize = given.iter().map(|g| g.1).sum();
+            given.iter().map(|&(al, count)| al * count as f64).sum::<f64>() / n as f64
         };
         let mut points = Vec::with_capacity(rows.len());
         for (r, o) in rows.iter().zip(&off) {
             let row_al = if al_fitted { al } else { r.al.unwrap_or(al) };
             points.push(ServingPoint {
                 line: r.line,
+                repeats: r.repeats,
                 concurrency: r.concurrency,
                 measured: r.speedup,
                 predicted: speedup(r.concurrency, row_al)?,
@@ -317,18 +349,23 @@ pub fn calibrate_pairs(
                 spec_off_model_ms: o.predicted(&eff) * 1e3,
             });
         }
-        let errors: Vec<f64> = points.iter().map(|p| (p.predicted / p.measured - 1.0).abs()).collect();
+        let per_row = |f: &dyn Fn(&ServingPoint) -> f64| -> Vec<f64> {
+            points.iter().flat_map(|p| std::iter::repeat_n(f(p), p.repeats)).collect()
+        };
+        let errors = per_row(&|p| (p.predicted / p.measured - 1.0).abs());
         // The best constant in the same least-squares sense the AL is fitted in.
-        let flat = points.iter().map(|p| 1.0 / p.measured).sum::<f64>()
-            / points.iter().map(|p| p.measured.powi(-2)).sum::<f64>();
-        let flat_errors: Vec<f64> = points.iter().map(|p| (flat / p.measured - 1.0).abs()).collect();
-        let off_errors: Vec<f64> = off.iter().map(|o| (o.predicted(&eff) / o.measured_s - 1.0).abs()).collect();
+        let flat =
+            per_row(&|p| 1.0 / p.measured).iter().sum::<f64>() / per_row(&|p| p.measured.powi(-2)).iter().sum::<f64>();
+        let flat_errors = per_row(&|p| (flat / p.measured - 1.0).abs());
+        let off_errors = abs_errors(&off, &eff);
         let model_key = &model.key;
         let fixed_ms = (eff.t_fixed_us + model.moe_layers as f64 * eff.moe_layer_us) / 1e3;
+        let label = format!("{} ({model_key})", key.label());
+        out.rows.extend(points.iter().map(|p| (label.clone(), *p)));
         out.errors.extend(&errors);
         out.flat_errors.extend(&flat_errors);
         out.groups.push(ServingGroup {
-            label: format!("{} ({model_key})", key.label()),
+            label,
             key: key.clone(),
             drafter: drafter_name,
             al,
@@ -355,8 +392,8 @@ fn trend(points: &[ServingPoint]) -> Option<Trend> {
         return None;
     }
     let mean_at = |c: usize, f: fn(&ServingPoint) -> f64| {
-        let at: Vec<f64> = points.iter().filter(|p| p.concurrency == c).map(f).collect();
-        at.iter().sum::<f64>() / at.len() as f64
+        let at = points.iter().filter(|p| p.concurrency == c);
+        at.clone().map(|p| f(p) * p.repeats as f64).sum::<f64>() / at.map(|p| p.repeats as f64).sum::<f64>()
     };
     let (lo, hi) = (concurrencies[0], concurrencies[concurrencies.len() - 1]);
     let measured = mean_at(hi, |p| p.measured) - mean_at(lo, |p| p.measured);

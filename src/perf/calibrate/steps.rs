@@ -24,8 +24,8 @@
 
 use serde::Serialize;
 
-use super::fit::{Group, Observation, ScaleFit, fit_scales, fit_target, minimise};
-use super::{Residual, deployment_cache, median, parse_precision, parse_workload};
+use super::fit::{Group, Observation, ScaleFit, abs_errors, fit_scales, fit_target, minimise};
+use super::{Residual, deployment_cache, median, parse_precision, parse_workload, weighted_median};
 use crate::error::{Error, Result};
 use crate::perf::cost::{Deployment, Workload, expected_experts};
 use crate::perf::csv::{CsvRow, CsvTable};
@@ -57,8 +57,10 @@ const KNOWN: [&str; 19] = [
 /// One measured step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepRow {
-    /// Line in the CSV.
+    /// Line in the CSV (the first, where the row repeats).
     pub line: usize,
+    /// How many times the file holds this very row (each counts in the fit and the errors).
+    pub repeats: usize,
     /// Hardware profile name.
     pub hardware: String,
     /// Model profile name.
@@ -89,12 +91,12 @@ pub struct StepRow {
     pub experts_touched: Option<f64>,
 }
 
-/// Reads step-time rows; returns them with remarks on ignored columns.
+/// Checks a step-time header; returns the measured part columns (`<part>_ms`, without the suffix) and a
+/// remark on the columns not used.
 ///
 /// # Errors
-/// [`Error::Parse`] naming the file, line and column for a missing column, an empty or non-numeric cell, a
-/// zero or negative value, or an AL outside [1, k+1].
-pub fn read_steps(table: &CsvTable) -> Result<(Vec<StepRow>, Vec<String>)> {
+/// [`Error::Parse`] naming the file for a missing column.
+pub(super) fn step_columns(table: &CsvTable) -> Result<(Vec<String>, Vec<String>)> {
     table.require(&["hardware", "model", "tp", "concurrency", "k"])?;
     let origin = table.origin();
     if !(table.has("context") || table.has("isl") && table.has("osl")) {
@@ -103,12 +105,13 @@ pub fn read_steps(table: &CsvTable) -> Result<(Vec<StepRow>, Vec<String>)> {
     if !["step_ms", "tpot_ms", "throughput_per_gpu"].iter().any(|c| table.has(c)) {
         return Err(Error::parse(origin, None, "missing column(s): give step_ms, tpot_ms or throughput_per_gpu"));
     }
-    let parts: Vec<&str> = table
+    let parts: Vec<String> = table
         .headers()
         .iter()
         .map(String::as_str)
         .filter(|h| !KNOWN.contains(h))
         .filter_map(|h| h.strip_suffix("_ms"))
+        .map(str::to_string)
         .collect();
     let ignored: Vec<&str> =
         table.headers().iter().map(String::as_str).filter(|h| !KNOWN.contains(h) && !h.ends_with("_ms")).collect();
@@ -116,12 +119,17 @@ pub fn read_steps(table: &CsvTable) -> Result<(Vec<StepRow>, Vec<String>)> {
     if !ignored.is_empty() {
         notes.push(format!("columns not used: {}", ignored.join(", ")));
     }
-    let rows = table.rows().map(|row| step_row(&row, &parts)).collect::<Result<Vec<_>>>()?;
-    Ok((rows, notes))
+    Ok((parts, notes))
 }
 
-fn step_row(row: &CsvRow<'_>, parts: &[&str]) -> Result<StepRow> {
+/// Reads one step-time row (cell errors name the file, line and column: a zero or negative value, an AL
+/// outside [1, k+1], a missing timing).
+pub(super) fn step_row(row: &CsvRow<'_>, parts: &[String]) -> Result<StepRow> {
     let k = row.count("k", false)?;
+    if k > crate::units::MAX_DRAFT_LEN {
+        let max = crate::units::MAX_DRAFT_LEN;
+        return Err(row.error("k", &format!("{k} is out of range: a draft length lies in [0, {max}] (0 = spec off)")));
+    }
     let given_al = row.opt_f64("al")?;
     if let Some(al) = given_al.filter(|_| k > 0) {
         crate::units::check_al(al, k, "al").map_err(|e| row.error("al", &e.to_string()))?;
@@ -129,7 +137,7 @@ fn step_row(row: &CsvRow<'_>, parts: &[&str]) -> Result<StepRow> {
     let al = if k == 0 { 1.0 } else { given_al.unwrap_or(1.0) };
     let workload = parse_workload(row)?;
     let tp = row.count("tp", true)?;
-    let concurrency = row.count("concurrency", true)?;
+    let concurrency = row.count_upto("concurrency", crate::perf::MAX_CONCURRENCY)?;
     let needs_al = |column: &str| -> Result<()> {
         if k > 0 && given_al.is_none() {
             return Err(row.error("al", &format!("is needed to turn {column} into a step time at k > 0")));
@@ -156,6 +164,7 @@ fn step_row(row: &CsvRow<'_>, parts: &[&str]) -> Result<StepRow> {
     }
     Ok(StepRow {
         line: row.line(),
+        repeats: 1,
         hardware: row.str("hardware")?.to_string(),
         model: row.str("model")?.to_string(),
         drafter: row.opt_str("drafter").map(str::to_string),
@@ -260,7 +269,8 @@ pub fn calibrate_steps(
     let (profiles, expert_novelty) = &with_measured_novelty(profiles, rows)?;
     let mut costs = deployment_cache();
     let mut keyed: Vec<(String, Vec<(usize, Observation)>)> = Vec::new();
-    let mut measured_parts: Vec<Vec<(String, f64, f64)>> = vec![Vec::new(); rows.len()];
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut measured_parts: Vec<Vec<(String, f64, f64, usize)>> = vec![Vec::new(); rows.len()];
     let mut step_terms = Vec::with_capacity(rows.len());
     for (i, r) in rows.iter().enumerate() {
         let model = profiles.model(&r.model)?;
@@ -278,10 +288,13 @@ pub fn calibrate_steps(
             precision,
             if r.dp_attention { " / DP attention" } else { "" }
         );
-        let observation = Observation { terms, measured_s: r.step_s };
-        match keyed.iter_mut().find(|(l, _)| *l == label) {
-            Some((_, list)) => list.push((i, observation)),
-            None => keyed.push((label, vec![(i, observation)])),
+        let observation = Observation { terms, measured_s: r.step_s, weight: r.repeats as f64 };
+        match index.get(&label) {
+            Some(&g) => keyed[g].1.push((i, observation)),
+            None => {
+                index.insert(label.clone(), keyed.len());
+                keyed.push((label, vec![(i, observation)]));
+            }
         }
         step_terms.push((terms, hardware.efficiency));
     }
@@ -320,24 +333,16 @@ pub fn calibrate_steps(
         for (i, o) in &members {
             let r = &rows[*i];
             let predicted = o.predicted(&fit.efficiency);
-            let err = predicted / r.step_s - 1.0;
+            let err = std::iter::repeat_n((predicted / r.step_s - 1.0).abs(), r.repeats);
             if r.k == 0 {
-                off_errors.push(err.abs())
+                off_errors.extend(err)
             } else {
-                spec_errors.push(err.abs())
+                spec_errors.extend(err)
             }
-            out.residuals.push(Residual::new(
-                r.line,
-                &label,
-                r.concurrency,
-                r.k,
-                r.workload.decode_context(),
-                r.step_s,
-                predicted,
-            ));
+            out.residuals.push(Residual::new(r, &label, predicted));
             for (part, measured) in &r.parts {
                 match step_terms[*i].0.part(part, &fit.efficiency) {
-                    Some(p) => measured_parts[*i].push((part.clone(), p, *measured)),
+                    Some(p) => measured_parts[*i].push((part.clone(), p, *measured, r.repeats)),
                     None if !out.unpriced_parts.contains(part) => out.unpriced_parts.push(part.clone()),
                     None => {}
                 }
@@ -347,14 +352,13 @@ pub fn calibrate_steps(
             .then(|| fit_scales(&fit.efficiency, &spec, &[vec![Group::Speculation]]))
             .flatten()
             .map(|s| {
-                let errors: Vec<f64> =
-                    spec.iter().map(|o| (o.predicted(&s.efficiency) / o.measured_s - 1.0).abs()).collect();
+                let errors = abs_errors(&spec, &s.efficiency);
                 (s.scales[0].value, median(&errors))
             });
         out.groups.push(StepGroup {
             label,
-            spec_off_rows: off.len(),
-            spec_rows: spec.len(),
+            spec_off_rows: off.iter().map(|o| o.weight as usize).sum(),
+            spec_rows: spec.iter().map(|o| o.weight as usize).sum(),
             spec_off_median_abs_rel_error: median(&off_errors),
             spec_median_abs_rel_error: (!spec_errors.is_empty()).then(|| median(&spec_errors)),
             spec_max_abs_rel_error: spec_errors.iter().copied().reduce(f64::max),
@@ -364,7 +368,7 @@ pub fn calibrate_steps(
     }
     out.residuals.sort_by_key(|r| r.line);
     out.parts = part_checks(measured_parts.into_iter().flatten());
-    out.worst = Residual::worst(out.residuals.clone());
+    out.worst = Residual::worst(&out.residuals);
     Ok(out)
 }
 
@@ -386,19 +390,21 @@ fn with_measured_novelty(profiles: &Profiles, rows: &[StepRow]) -> Result<(Profi
             continue;
         }
         let (n, k) = (model.experts as f64, model.top_k as f64);
-        let measured: Vec<(f64, f64, f64)> = rows
+        let measured: Vec<(f64, f64, f64, usize)> = rows
             .iter()
             .filter(|r| r.k > 0 && profiles.model(&r.model).is_ok_and(|m| m.key == key))
-            .filter_map(|r| r.experts_touched.map(|t| (r.concurrency as f64, r.k as f64, t)))
+            .filter_map(|r| r.experts_touched.map(|t| (r.concurrency as f64, r.k as f64, t, r.repeats)))
             .collect();
-        let predicted = |nu: f64, &(b, draft, _): &(f64, f64, f64)| expected_experts(n, k, b + nu * b * draft);
-        let novelty = minimise(0.0, 1.0, |nu| measured.iter().map(|m| (predicted(nu, m) - m.2).powi(2)).sum());
-        let errors: Vec<f64> = measured.iter().map(|m| (predicted(novelty, m) / m.2 - 1.0).abs()).collect();
+        let predicted = |nu: f64, &(b, draft, ..): &(f64, f64, f64, usize)| expected_experts(n, k, b + nu * b * draft);
+        let novelty =
+            minimise(0.0, 1.0, |nu| measured.iter().map(|m| m.3 as f64 * (predicted(nu, m) - m.2).powi(2)).sum());
+        let errors: Vec<f64> =
+            measured.iter().flat_map(|m| std::iter::repeat_n((predicted(novelty, m) / m.2 - 1.0).abs(), m.3)).collect();
         fits.push(NoveltyFit {
             model: key.clone(),
             expert_novelty: novelty,
             before: model.expert_novelty,
-            rows: measured.len(),
+            rows: errors.len(),
             median_abs_rel_error: median(&errors),
         });
         if let Some(m) = out.models.iter_mut().find(|m| m.key == key) {
@@ -408,10 +414,10 @@ fn with_measured_novelty(profiles: &Profiles, rows: &[StepRow]) -> Result<(Profi
     Ok((out, fits))
 }
 
-fn part_checks(all: impl Iterator<Item = (String, f64, f64)>) -> Vec<PartCheck> {
-    let mut by_part: Vec<(String, Vec<f64>)> = Vec::new();
-    for (part, predicted, measured) in all {
-        let ratio = predicted / measured;
+fn part_checks(all: impl Iterator<Item = (String, f64, f64, usize)>) -> Vec<PartCheck> {
+    let mut by_part: Vec<(String, Vec<(f64, usize)>)> = Vec::new();
+    for (part, predicted, measured, repeats) in all {
+        let ratio = (predicted / measured, repeats);
         match by_part.iter_mut().find(|(p, _)| *p == part) {
             Some((_, list)) => list.push(ratio),
             None => by_part.push((part, vec![ratio])),
@@ -419,11 +425,14 @@ fn part_checks(all: impl Iterator<Item = (String, f64, f64)>) -> Vec<PartCheck> 
     }
     by_part
         .into_iter()
-        .map(|(part, ratios)| PartCheck {
-            part,
-            rows: ratios.len(),
-            median_abs_rel_error: median(&ratios.iter().map(|r| (r - 1.0).abs()).collect::<Vec<_>>()),
-            median_ratio: median(&ratios),
+        .map(|(part, mut ratios)| {
+            let mut errors: Vec<(f64, usize)> = ratios.iter().map(|&(r, n)| ((r - 1.0).abs(), n)).collect();
+            PartCheck {
+                part,
+                rows: ratios.iter().map(|r| r.1).sum(),
+                median_abs_rel_error: weighted_median(&mut errors),
+                median_ratio: weighted_median(&mut ratios),
+            }
         })
         .collect()
 }

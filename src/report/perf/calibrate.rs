@@ -6,6 +6,71 @@ use crate::perf::calibrate::{Calibration, Summary};
 use crate::perf::terms::COLUMNS;
 use crate::report::{Report, Table, fixed};
 
+/// Every distinct row's measured and modelled figures as CSV (what `calibrate --residuals` writes), in
+/// file order for step times and by group and concurrency for serving pairs; `repeats` counts the rows of the
+/// file that repeat it verbatim.
+pub fn residuals_csv(cal: &Calibration) -> String {
+    let mut t = if let Some(steps) = &cal.steps {
+        let mut t = Table::new(
+            "",
+            &[
+                "line",
+                "repeats",
+                "deployment",
+                "concurrency",
+                "k",
+                "context",
+                "measured_ms",
+                "model_ms",
+                "residual_pct",
+            ],
+        );
+        for r in &steps.residuals {
+            t.row(vec![
+                r.line.to_string(),
+                r.repeats.to_string(),
+                r.group.clone(),
+                r.concurrency.to_string(),
+                r.k.to_string(),
+                fixed(r.context, 0),
+                fixed(r.measured_ms, 4),
+                fixed(r.predicted_ms, 4),
+                fixed(r.residual_pct, 2),
+            ]);
+        }
+        t
+    } else {
+        Table::new(
+            "",
+            &[
+                "line",
+                "repeats",
+                "group",
+                "concurrency",
+                "measured_speedup",
+                "model_speedup",
+                "residual_pct",
+                "spec_off_ms",
+                "spec_off_model_ms",
+            ],
+        )
+    };
+    for (group, p) in cal.serving.iter().flat_map(|s| &s.rows) {
+        t.row(vec![
+            p.line.to_string(),
+            p.repeats.to_string(),
+            group.clone(),
+            p.concurrency.to_string(),
+            fixed(p.measured, 4),
+            fixed(p.predicted, 4),
+            fixed((p.predicted / p.measured - 1.0) * 100.0, 2),
+            fixed(p.spec_off_ms, 4),
+            fixed(p.spec_off_model_ms, 4),
+        ]);
+    }
+    t.csv()
+}
+
 fn pct(v: f64) -> String {
     format!("{} %", fixed(v * 100.0, 1))
 }
@@ -166,7 +231,8 @@ impl Report for Calibration {
             );
             for r in &steps.worst {
                 worst.row(vec![
-                    r.line.to_string(),
+                    // A row the file repeats verbatim is listed once, at its first line, with its count.
+                    if r.repeats > 1 { format!("{} (×{})", r.line, r.repeats) } else { r.line.to_string() },
                     r.group.clone(),
                     r.concurrency.to_string(),
                     r.k.to_string(),

@@ -4,6 +4,7 @@
 mod calibrate;
 mod plot;
 
+pub use calibrate::residuals_csv;
 pub use plot::plot_svg;
 
 use super::{Report, Table, fixed};
