@@ -53,7 +53,10 @@ const SHELL_KNOBS: &[&str] = &[
     "SIMULATE_ACC_LEN",
     "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
     "synthetic_acceptance_length",
+    "synthetic_acceptance_rates",
     "spec-decode-acceptance",
+    "spec-synth",
+    "LLAMA_ARG_SPEC_SYNTH",
 ];
 
 /// One search-space point run on one launcher.
