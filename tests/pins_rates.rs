@@ -110,7 +110,7 @@ fn each_wrong_list_has_its_class_and_its_twin_is_ok() {
     let (code, report) = report_of(&fixture());
     assert_eq!(code, 1);
     let ok = (String::from("ok"), Vec::<String>::new());
-    let cases: [(&str, &str, &[&str], &str); 7] = [
+    let cases: [(&str, &str, &[&str], &str); 10] = [
         ("vllm_rates_wrong_k.sh", "mismatch", &["wrong-k"], "vllm_rates_ok.sh"),
         ("vllm_rates_increasing.sh", "out_of_range", &["out-of-range"], "vllm_rates_ok.sh"),
         ("vllm_rates_no_method.sh", "ok", &["spelling"], "vllm_rates_ok.sh"),
@@ -118,6 +118,9 @@ fn each_wrong_list_has_its_class_and_its_twin_is_ok() {
         ("vllm_rates_wrong_mode.sh", "mismatch", &["wrong-thinking-mode"], "vllm_rates_off_ok.sh"),
         ("llamacpp_rates_default_k_wrong.sh", "mismatch", &["wrong-k"], "llamacpp_rates_default_k.sh"),
         ("llamacpp_rates_pr_spelling.sh", "ok", &[], "llamacpp_rates_ok.sh"),
+        ("vllm_rates_heredoc.sh", "mismatch", &["wrong-k"], "vllm_rates_ok.sh"),
+        ("llamacpp_rates_env.sh", "ok", &[], "llamacpp_rates_ok.sh"),
+        ("minimaxm3_rates.yaml", "mismatch", &["eval-leak", "mismatch"], "vllm_rates_ok.sh"),
     ];
     for (script, want_verdict, want_classes, twin) in cases {
         let (v, classes) = verdict(&report, script);
@@ -164,5 +167,9 @@ fn reports_show_the_list_and_fix_writes_the_golden_chain() {
     assert!(diff.contains("+  ARGS+=(--spec-synth-rates 0.78,0.60,0.45)"), "{diff}\n{stderr}");
     assert!(diff.contains("\"synthetic_acceptance_rates\": [0.84, 0.68, 0.41]}'"), "{diff}");
     assert!(diff.contains("-SPEC='{\"method\": \"eagle3\", \"model\": \"Inferact/MiniMax-M3-EAGLE3\", \"num_speculative_tokens\": 3, \"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_rates\": [1.00, 0.83, 0.00]}'"), "{diff}");
+    assert!(
+        diff.contains("-RATES=\"0.78, 0.60, 0.45\"\n+RATES=\"0.78, 0.60\""),
+        "the variable the heredoc reads: {diff}"
+    );
     assert!(!diff.contains("rates_no_method"), "a missing rejection method is not mended by a value: {diff}");
 }

@@ -116,4 +116,19 @@ mod tests {
         assert_eq!(spelled(Knob::LlamacppRates, &[0.78, 0.6]), "0.78,0.60");
         assert_eq!(shown(&[0.78, 0.6, 0.45]), "[0.78, 0.60, 0.45]");
     }
+
+    proptest::proptest! {
+        /// A chain as either engine spells it reads back as itself, with its implied AL and no problem.
+        #[test]
+        fn spelled_chains_read_back(mut raw in proptest::collection::vec(0u32..=10_000, 1..=8), llama: bool) {
+            raw.sort_unstable_by(|a, b| b.cmp(a));
+            let list: Vec<f64> = raw.iter().map(|&r| f64::from(r) / 10_000.0).collect();
+            let knob = if llama { Knob::LlamacppRates } else { Knob::VllmSyntheticRates };
+            let (al, back) = read_written(knob, &spelled(knob, &list)).unwrap();
+            let back = back.unwrap();
+            proptest::prop_assert!(off_positions(&back, &list).is_empty());
+            proptest::prop_assert!((al - implied_al(&list)).abs() < 1e-9);
+            proptest::prop_assert_eq!(chain_problem(&back), None);
+        }
+    }
 }
