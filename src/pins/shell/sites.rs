@@ -18,7 +18,9 @@ use crate::curve::ThinkingMode;
 use crate::engine::Engine;
 use crate::pins::{Class, Edit, Fact, Finding, How, Mechanism, Pin, rates, thinking_word};
 
-/// The draft limit llama.cpp runs with when no `--spec-draft-n-max` (`LLAMA_ARG_SPEC_DRAFT_N_MAX`) is given.
+/// The draft limit llama.cpp runs with when no `--spec-draft-n-max` (`LLAMA_ARG_SPEC_DRAFT_N_MAX`) is given,
+/// as issue 16 states it. Unconfirmed upstream: older builds defaulted `--draft-max` to 16
+/// (`common_speculative_params::n_draft`), so the pin's k says `default` and names this value.
 const LLAMACPP_DEFAULT_K: usize = 3;
 
 /// Pins, findings and what the script configures, for one environment.
