@@ -9,6 +9,7 @@ mod no_panic;
 mod perf;
 mod pins;
 mod pins_cli;
+mod pins_rates;
 mod props;
 mod shape;
 mod sim;

@@ -294,7 +294,7 @@ fn draft_limit_flag(k: usize) -> String {
 }
 
 /// A rate with at least two and at most [`RATE_DECIMALS`] decimals: 0.60, 0.7724, 1.00.
-fn rate_text(p: f64) -> String {
+pub fn rate_text(p: f64) -> String {
     let text = format!("{p:.*}", RATE_DECIMALS as usize);
     let trimmed = text.trim_end_matches('0');
     let decimals = trimmed.len() - trimmed.find('.').expect("a fixed-point number has a point") - 1;

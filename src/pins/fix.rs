@@ -16,7 +16,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::verify::CheckReport;
-use super::{Class, Location, Severity, plain_number};
+use super::{Class, Location, Severity, plain_number, rates};
 use crate::error::{Error, Result};
 
 /// Classes a value change can mend.
@@ -89,13 +89,18 @@ type LiteralKey = (String, (usize, usize));
 pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
     let mut plan = FixPlan::default();
     // Literal → the values its pins want.
-    let mut wanted: BTreeMap<LiteralKey, Vec<(Location, f64, bool)>> = BTreeMap::new();
+    let mut wanted: BTreeMap<LiteralKey, Vec<(Location, String, bool)>> = BTreeMap::new();
     for checked in &report.pins {
         let errors: Vec<Class> = checked.problems.iter().copied().filter(|c| c.severity() == Severity::Error).collect();
         let companion = is_companion_problem(report, &checked.pin.location);
         let value_error = errors.iter().any(|c| VALUE_CLASSES.contains(c) && !(*c == Class::Spelling && companion));
         if let Some(edit) = &checked.pin.edit {
-            let target = if value_error { checked.fix_to } else { checked.pin.written.value };
+            let target = match (&checked.pin.rates, value_error) {
+                (Some(_), true) => checked.fix_rates.as_deref().map(|r| rates::spelled(checked.pin.knob, r)),
+                (Some(written), false) => Some(rates::spelled(checked.pin.knob, written)),
+                (None, true) => checked.fix_to.map(|v| plain_number(v, 6)),
+                (None, false) => checked.pin.written.value.map(|v| plain_number(v, 6)),
+            };
             if let Some(target) = target {
                 wanted.entry((edit.file.clone(), edit.span)).or_default().push((
                     checked.pin.location.clone(),
@@ -108,7 +113,7 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
             continue;
         }
         let refuse = |reason: String| Refusal { at: checked.pin.location.clone(), reason };
-        if checked.fix_to.is_none() {
+        if checked.fix_to.is_none() || (checked.pin.rates.is_some() && checked.fix_rates.is_none()) {
             plan.refused.push(refuse("no golden value is known for it".into()));
         } else if checked.pin.edit.is_none() {
             plan.refused.push(refuse(format!(
@@ -128,15 +133,15 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
         if !uses.iter().any(|(_, _, wrong)| *wrong) {
             continue;
         }
-        let targets: Vec<f64> = uses.iter().map(|(_, t, _)| *t).collect();
-        if targets.iter().any(|t| (t - targets[0]).abs() > 1e-9) {
+        let targets: Vec<&str> = uses.iter().map(|(_, t, _)| t.as_str()).collect();
+        if targets.iter().any(|t| *t != targets[0]) {
             for (at, _, wrong) in &uses {
                 if *wrong {
                     plan.refused.push(Refusal {
                         at: at.clone(),
                         reason: format!(
                             "the literal at {file} feeds pins that want different values ({}): ambiguous",
-                            targets.iter().map(|t| plain_number(*t, 6)).collect::<Vec<_>>().join(", ")
+                            targets.join("; ")
                         ),
                     });
                 }
@@ -157,7 +162,7 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
             line,
             span,
             from,
-            to: plain_number(targets[0], 6),
+            to: targets[0].to_string(),
             pins: uses.iter().filter(|(_, _, w)| *w).map(|(at, _, _)| at.clone()).collect(),
         });
     }

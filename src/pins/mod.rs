@@ -15,6 +15,8 @@
 //! - verification ([`verify`]): the golden lookup, the classes of error of pins.md ([`Class`]),
 //!   tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]), severities, the allow-list ([`allow`]) and the
 //!   golden curves' own problems ([`curves`]);
+//! - rate lists ([`rates`]): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
+//!   as written and compared position by position with the golden curve's own chain;
 //! - repair ([`fix`]): a unified diff that sets each wrong literal to its golden value;
 //! - generation ([`native`]): the engine-native setting for a golden value.
 //!
@@ -28,6 +30,7 @@ mod golden;
 pub mod graph;
 mod lines;
 pub mod native;
+pub mod rates;
 pub mod recipe;
 pub mod shell;
 pub mod thinking;
@@ -239,6 +242,12 @@ pub enum Knob {
     AtomRate,
     /// A master config's `SYNTHETIC_ACCEPTANCE_LENGTH=AL`, written into the recipe by the injector.
     InjectedLength,
+    /// vLLM `"synthetic_acceptance_rates": [p_1, …, p_k]` in `--speculative-config`: the implied AL is 1 + Σ p_i.
+    VllmSyntheticRates,
+    /// llama.cpp `--spec-synth-len AL` (env `LLAMA_ARG_SPEC_SYNTH_LEN`).
+    LlamacppLength,
+    /// llama.cpp `--spec-synth-rates p_1,…,p_k` (env `LLAMA_ARG_SPEC_SYNTH_RATES`).
+    LlamacppRates,
 }
 
 impl Knob {
@@ -251,6 +260,9 @@ impl Knob {
             Knob::AtomLength => "--spec-decode-acceptance-length",
             Knob::AtomRate => "--spec-decode-acceptance-rate",
             Knob::InjectedLength => "SYNTHETIC_ACCEPTANCE_LENGTH",
+            Knob::VllmSyntheticRates => "synthetic_acceptance_rates",
+            Knob::LlamacppLength => "--spec-synth-len",
+            Knob::LlamacppRates => "--spec-synth-rates",
         }
     }
 
@@ -259,6 +271,8 @@ impl Knob {
         match name {
             "SGLANG_SIMULATE_ACC_LEN" => Some(Knob::SglangSimulateLen),
             "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" => Some(Knob::TrtllmForceAccepted),
+            "LLAMA_ARG_SPEC_SYNTH_LEN" => Some(Knob::LlamacppLength),
+            "LLAMA_ARG_SPEC_SYNTH_RATES" => Some(Knob::LlamacppRates),
             _ => None,
         }
     }
@@ -270,8 +284,15 @@ impl Knob {
             Knob::SglangSimulateLen => Some(Engine::Sglang),
             Knob::TrtllmForceAccepted => Some(Engine::Trtllm),
             Knob::AtomLength | Knob::AtomRate => Some(Engine::Atom),
+            Knob::VllmSyntheticRates => Some(Engine::Vllm),
+            Knob::LlamacppLength | Knob::LlamacppRates => Some(Engine::Llamacpp),
             Knob::InjectedLength => None,
         }
+    }
+
+    /// Whether the knob takes a per-position rates list (its written value is then the list's implied AL).
+    pub fn is_rates(self) -> bool {
+        matches!(self, Knob::VllmSyntheticRates | Knob::LlamacppRates)
     }
 
     /// Converts a written value to the acceptance length it implies; `None` when k is needed and unknown.
@@ -382,6 +403,9 @@ pub struct Pin {
     pub eval: Fact<EvalRoute>,
     /// Config entries that run it.
     pub entries: Vec<EntryRef>,
+    /// The rates list as written, for a rates knob ([`Knob::is_rates`]); `written` then holds its implied AL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Vec<f64>>,
     /// Where a fix would write, when the value is one literal.
     pub edit: Option<Edit>,
     /// Notes on how facts were read (an ignored setting, a duplicate key).

@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use super::lines::LineIndex;
 use super::shell::word::{Template, Value};
 use super::thinking::IGNORED;
-use super::{Class, Edit, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role, thinking_word};
+use super::{Class, Edit, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role, rates, thinking_word};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
 use crate::yaml::{Duplicate, Node};
@@ -337,6 +337,7 @@ impl Recipe {
             branch,
             role,
             written,
+            rates: None,
             k: facts.k,
             model: facts.model,
             drafter: facts.drafter,
@@ -378,17 +379,23 @@ impl Recipe {
                 if let Some(message) = self.spelling(item, knob, role) {
                     findings.push(Finding::new(Class::Spelling, location.clone(), message));
                 }
-                let written = match item.value.trim().parse::<f64>() {
-                    Ok(v) => Fact::known(v, How::Literal, item.value.clone(), Some(location.clone())),
-                    Err(_) => Fact {
+                let read = rates::read_written(knob, &item.value);
+                let written = match &read {
+                    Some((v, _)) => Fact::known(*v, How::Literal, item.value.clone(), Some(location.clone())),
+                    None => Fact {
                         value: None,
                         how: How::Unresolved,
-                        text: format!("'{}' is not a number", item.value),
+                        text: format!(
+                            "'{}' is not {}",
+                            item.value,
+                            if knob.is_rates() { "a list of numbers" } else { "a number" }
+                        ),
                         at: Some(location.clone()),
                     },
                 };
                 let label = role.map(|r| format!("role {r}")).unwrap_or_default();
                 let mut pin = self.pin(role, location.clone(), Mechanism::Recipe, knob, written, label);
+                pin.rates = read.and_then(|r| r.1);
                 pin.edit = item.span.map(|span| Edit { file: self.rel.clone(), span });
                 if !facts.spec {
                     findings.push(Finding::new(
@@ -428,12 +435,14 @@ impl Recipe {
                     )
                 })
             }
-            Knob::VllmSyntheticLength => {
+            Knob::VllmSyntheticLength | Knob::VllmSyntheticRates => {
                 let synthetic = self
                     .items
                     .iter()
                     .any(|i| i.kind == ItemKind::RejectionMethod && i.group == item.group && i.value == "synthetic");
-                (!synthetic).then(|| "synthetic_acceptance_length without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin".to_string())
+                (!synthetic).then(|| {
+                    format!("{} without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin", knob.name())
+                })
             }
             _ => None,
         }
@@ -601,6 +610,7 @@ impl Reader<'_> {
             let keys: &[(&str, ItemKind)] = if lower == "speculative_config" {
                 &[
                     ("synthetic_acceptance_length", ItemKind::Pin(Knob::VllmSyntheticLength)),
+                    ("synthetic_acceptance_rates", ItemKind::Pin(Knob::VllmSyntheticRates)),
                     ("num_speculative_tokens", ItemKind::K),
                     ("model", ItemKind::Drafter),
                     ("method", ItemKind::Method),
@@ -615,7 +625,12 @@ impl Reader<'_> {
                 ]
             };
             for (json_key, kind) in keys {
-                for value in t.json(json_key) {
+                let values = if *kind == ItemKind::Pin(Knob::VllmSyntheticRates) {
+                    t.json_list(json_key)
+                } else {
+                    t.json(json_key)
+                };
+                for value in values {
                     if let Value::Lit { text, span } = value {
                         let key = format!("{key} {json_key}");
                         self.push(role, *kind, &text, (line, group), &key, span);
@@ -635,7 +650,10 @@ impl Reader<'_> {
         for (flag, kind) in [
             ("--spec-decode-acceptance-length", ItemKind::Pin(Knob::AtomLength)),
             ("--spec-decode-acceptance-rate", ItemKind::Pin(Knob::AtomRate)),
+            ("--spec-synth-len", ItemKind::Pin(Knob::LlamacppLength)),
+            ("--spec-synth-rates", ItemKind::Pin(Knob::LlamacppRates)),
             ("--num-speculative-tokens", ItemKind::K),
+            ("--spec-draft-n-max", ItemKind::K),
             ("--speculative-num-steps", ItemKind::K),
             ("--draft-model", ItemKind::Drafter),
             ("--speculative-draft-model-path", ItemKind::Drafter),

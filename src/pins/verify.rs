@@ -20,10 +20,12 @@ use serde::Serialize;
 use super::allow::AllowList;
 use super::curves::{self, CurveEntry};
 use super::golden::{Unstated, alternatives, describe_query, drafter_name, files_for, lookup, model_key, short};
+use super::rates;
 use super::thinking;
 use super::{
     AL_TOLERANCE, Class, Fact, Finding, How, Inventory, Knob, Location, Pin, RATE_TOLERANCE, Severity, plain_number,
 };
+use crate::accept::RatesPin;
 use crate::curve::registry::DrafterMatch;
 use crate::curve::{Curve, CurveQuery, CurveSet, Resolved, ThinkingMode};
 use crate::error::Result;
@@ -53,6 +55,12 @@ pub struct GoldenRef {
     pub expected_written: f64,
     /// How the drafter chose the file.
     pub drafter_match: DrafterMatch,
+    /// For a rates pin: the golden chain at k ([`crate::accept::RatesPin::from_curve`]), as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_rates: Option<Vec<f64>>,
+    /// For a rates pin: where the golden chain came from (the curve's increments, or a fit and why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rates_from: Option<String>,
 }
 
 /// The outcome for one pin's value.
@@ -101,6 +109,9 @@ pub struct CheckedPin {
     pub golden: Option<GoldenRef>,
     /// The value `pins fix` would write (in the pin's spelling), when the value is wrong.
     pub fix_to: Option<f64>,
+    /// For a rates pin: the list `pins fix` would write, when the list is wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_rates: Option<Vec<f64>>,
     /// The value's verdict.
     pub verdict: Verdict,
     /// Classes of every finding at this pin's location.
@@ -285,6 +296,7 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
         implied_al: None,
         golden: None,
         fix_to: None,
+        fix_rates: None,
         verdict: Verdict::Unresolved,
         problems: Vec::new(),
     };
@@ -367,18 +379,31 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
         lookup.resolved.curve.mode(),
         k,
     );
+    let chain = pin.rates.as_ref().and_then(|_| rates::golden(lookup.resolved.curve, k));
     let golden = GoldenRef {
         file: lookup.resolved.file.origin.clone(),
         key: lookup.resolved.curve.field(k),
         expected_al: expected,
         expected_written: pin.knob.written_for(expected, k),
         drafter_match: lookup.resolved.drafter_match,
+        expected_rates: chain.as_ref().map(|c| c.rates().to_vec()),
+        rates_from: chain.as_ref().map(RatesPin::describe),
     };
     checked.golden = Some(golden.clone());
     if out_of_range {
         findings.push(out_of_range_finding(&pin, written, implied, k, Some(&golden)));
         checked.verdict = Verdict::OutOfRange;
         checked.fix_to = Some(golden.expected_written);
+        checked.fix_rates = golden.expected_rates.clone();
+        return (checked, findings, Some(entry));
+    }
+    if let Some(list) = &pin.rates
+        && let Some((verdict, finding)) = list_problem(&pin, list, k, &lookup.resolved, &key, &golden)
+    {
+        findings.push(finding);
+        checked.verdict = verdict;
+        checked.fix_to = Some(golden.expected_written);
+        checked.fix_rates = golden.expected_rates.clone();
         return (checked, findings, Some(entry));
     }
     let matches = |al: f64| -> bool {
@@ -391,6 +416,31 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
     // Other readings of unstated facts: the other thinking mode, the other draft sampling.
     let alternatives = alternatives(curves, &query, k, mode_assumed, sampling_assumed);
     if matches(expected) {
+        if let (Some(list), Some(want)) = (&pin.rates, &golden.expected_rates) {
+            let off = rates::off_positions(list, want);
+            if !off.is_empty() {
+                checked.verdict = Verdict::Mismatch;
+                checked.fix_to = Some(golden.expected_written);
+                checked.fix_rates = Some(want.clone());
+                findings.push(Finding::new(
+                    Class::Mismatch,
+                    at,
+                    format!(
+                        "{} = {} keeps the golden AL {} ({} {}) but not its per-position chain {} ({}): position{} {} off by more than {RATE_TOLERANCE}, so the pinned run does not reproduce real per-position acceptance",
+                        pin.knob.name(),
+                        rates::shown(list),
+                        plain_number(expected, 4),
+                        short(&golden.file),
+                        golden.key,
+                        rates::shown(want),
+                        golden.rates_from.as_deref().unwrap_or_default(),
+                        if off.len() == 1 { "" } else { "s" },
+                        off.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+                    ),
+                ));
+                return (checked, findings, Some(entry));
+            }
+        }
         checked.verdict = Verdict::Ok;
         if let Some(alt) = alternatives.iter().find(|a| !matches(a.al)) {
             findings.push(Finding::new(
@@ -415,7 +465,7 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
             format!(
                 "{} = {} is the golden value for {} ({}); {} expects {} ({}): state it in the recipe or script",
                 pin.knob.name(),
-                plain_number(written, 6),
+                shown_written(&pin, written),
                 alt.desc,
                 alt.field,
                 assumed_text(&pin, alt.fact),
@@ -438,11 +488,22 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
         _ => (expected, None),
     };
     checked.fix_to = Some(pin.knob.written_for(fix_al, k));
+    if pin.rates.is_some() {
+        let fix_mode = intended.unwrap_or(lookup.resolved.curve.mode());
+        checked.fix_rates = lookup
+            .resolved
+            .file
+            .curves
+            .iter()
+            .find(|c| c.model() == lookup.resolved.curve.model() && c.mode() == fix_mode)
+            .and_then(|c| rates::golden(c, k))
+            .map(|c| c.rates().to_vec());
+    }
     let head = match intended {
         Some(mode) => format!(
             "{} = {} (AL {}): {}; the {mode} golden value for k = {k} is {}, the mode the value was written for ({}; it serves {} by the {}, where it is {})",
             pin.knob.name(),
-            plain_number(written, 6),
+            shown_written(&pin, written),
             plain_number(implied, 4),
             explained.why,
             want(fix_al),
@@ -454,7 +515,7 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
         None => format!(
             "{} = {} (AL {}) but the golden value for {} at k = {k} is {} ({} {}): {}",
             pin.knob.name(),
-            plain_number(written, 6),
+            shown_written(&pin, written),
             plain_number(implied, 4),
             describe_query(&query),
             want(expected),
@@ -463,8 +524,66 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
             explained.why
         ),
     };
+    let head = match &checked.fix_rates {
+        Some(list) => format!("{head}; the golden chain to write is {}", rates::shown(list)),
+        None => head,
+    };
     findings.push(Finding::new(explained.class, at, head));
     (checked, findings, Some(entry))
+}
+
+/// The written value for messages: a rates list as written, else the number.
+fn shown_written(pin: &Pin, written: f64) -> String {
+    pin.rates.as_deref().map_or_else(|| plain_number(written, 6), rates::shown)
+}
+
+/// A list the engine refuses (an entry outside [0, 1], an increase) or that has not k entries: out of range,
+/// or wrong k where the list is the golden chain for its own length.
+fn list_problem(
+    pin: &Pin,
+    list: &[f64],
+    k: usize,
+    resolved: &Resolved<'_>,
+    key: &str,
+    golden: &GoldenRef,
+) -> Option<(Verdict, Finding)> {
+    let engine = pin.knob.engine().map_or("the engine", |e| e.display_name());
+    let want =
+        golden.expected_rates.as_deref().map(|w| format!("; the golden chain for k = {k} is {}", rates::shown(w)));
+    let want = want.unwrap_or_default();
+    let shown = rates::shown(list);
+    if let Some(problem) = rates::chain_problem(list) {
+        let message = format!("{} = {shown}: {problem}, so {engine} refuses the list{want}", pin.knob.name());
+        return Some((Verdict::OutOfRange, Finding::new(Class::OutOfRange, pin.location.clone(), message)));
+    }
+    if list.len() == k {
+        return None;
+    }
+    let other_k = list.len();
+    let chain_of = resolved
+        .file
+        .curves
+        .iter()
+        .filter(|c| c.model() == key)
+        .find(|c| rates::golden(c, other_k).is_some_and(|g| rates::off_positions(list, g.rates()).is_empty()));
+    let (verdict, class, why) = match chain_of {
+        Some(curve) => (
+            Verdict::Mismatch,
+            Class::WrongK,
+            format!(
+                "it is the {} golden chain for k = {other_k}, but this runs k = {k} ({})",
+                curve.mode(),
+                pin.k.text
+            ),
+        ),
+        None => (
+            Verdict::OutOfRange,
+            Class::OutOfRange,
+            format!("{engine} needs exactly k = {k} entries ({}) and refuses the list", pin.k.text),
+        ),
+    };
+    let message = format!("{} = {shown} has {other_k} entries: {why}{want}", pin.knob.name());
+    Some((verdict, Finding::new(class, pin.location.clone(), message)))
 }
 
 fn assumed_text(pin: &Pin, fact: Unstated) -> String {
@@ -494,7 +613,7 @@ fn out_of_range_finding(pin: &Pin, written: f64, implied: f64, k: usize, golden:
         format!(
             "{} = {} implies AL {} outside [1, {}] for k = {k}{role} ({}){golden}",
             pin.knob.name(),
-            plain_number(written, 6),
+            shown_written(pin, written),
             plain_number(implied, 4),
             k + 1,
             pin.k.text

@@ -6,16 +6,31 @@ use std::fmt::Write as _;
 
 use super::{Report, Table, fixed};
 use crate::pins::fix::FixPlan;
-use crate::pins::{CheckReport, Class, Fact, Finding, Inventory, NativeSetting, Pin, Severity, Status, plain_number};
+use crate::pins::verify::GoldenRef;
+use crate::pins::{
+    CheckReport, Class, Fact, Finding, Inventory, NativeSetting, Pin, Severity, Status, plain_number, rates,
+};
 
 fn cell<T: std::fmt::Display>(fact: &Fact<T>) -> String {
     fact.describe()
 }
 
 fn written(pin: &Pin) -> String {
-    match pin.written.value {
-        Some(v) => format!("{} [{}]", plain_number(v, 6), pin.written.how.name()),
-        None => format!("{} [{}]", pin.written.text, pin.written.how.name()),
+    match (&pin.rates, pin.written.value) {
+        (Some(list), _) => format!("{} [{}]", rates::shown(list), pin.written.how.name()),
+        (None, Some(v)) => format!("{} [{}]", plain_number(v, 6), pin.written.how.name()),
+        (None, None) => format!("{} [{}]", pin.written.text, pin.written.how.name()),
+    }
+}
+
+/// The golden AL, and for a rates pin the golden chain beside it.
+fn expected(golden: Option<&GoldenRef>) -> String {
+    match golden {
+        Some(g) => match &g.expected_rates {
+            Some(list) => format!("{} {}", plain_number(g.expected_al, 4), rates::shown(list)),
+            None => plain_number(g.expected_al, 4),
+        },
+        None => "-".into(),
     }
 }
 
@@ -98,7 +113,7 @@ impl Report for CheckReport {
                     .as_ref()
                     .map(|g| format!("{} {}", g.file.rsplit('/').next().unwrap_or(&g.file), g.key))
                     .unwrap_or_else(|| "-".into()),
-                p.golden.as_ref().map(|g| plain_number(g.expected_al, 4)).unwrap_or_else(|| "-".into()),
+                expected(p.golden.as_ref()),
                 if problems.is_empty() { verdict } else { format!("{verdict}; {}", problems.join(", ")) },
             ]);
         }
@@ -201,7 +216,7 @@ pub fn markdown(report: &CheckReport) -> String {
             md_escape(&cell(&pin.model)),
             md_escape(&cell(&pin.mode)),
             md_escape(&cell(&pin.eval)),
-            p.golden.as_ref().map(|g| plain_number(g.expected_al, 4)).unwrap_or_else(|| "-".into()),
+            expected(p.golden.as_ref()),
             p.verdict.name()
         );
     }

@@ -44,6 +44,9 @@ const YAML_KNOBS: &[&str] = &[
     "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS:",
     "synthetic_acceptance_length\"",
     "synthetic_acceptance_length\\\"",
+    "synthetic_acceptance_rates\"",
+    "synthetic_acceptance_rates\\\"",
+    "--spec-synth-",
     "--spec-decode-acceptance-",
     "spec-decode-acceptance-length:",
     "spec-decode-acceptance-rate:",
@@ -53,7 +56,10 @@ const SHELL_KNOBS: &[&str] = &[
     "SIMULATE_ACC_LEN",
     "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
     "synthetic_acceptance_length",
+    "synthetic_acceptance_rates",
     "spec-decode-acceptance",
+    "spec-synth",
+    "LLAMA_ARG_SPEC_SYNTH",
 ];
 
 /// One search-space point run on one launcher.

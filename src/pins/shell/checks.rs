@@ -33,9 +33,11 @@ pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site) -> Opt
                 )
             })
         }
-        Knob::VllmSyntheticLength => {
+        Knob::VllmSyntheticLength | Knob::VllmSyntheticRates => {
             let synthetic = site.siblings.iter().any(|(k, v)| k == "rejection_sample_method" && v == "synthetic");
-            (!synthetic).then(|| "synthetic_acceptance_length without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin".to_string())
+            (!synthetic).then(|| {
+                format!("{} without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin", site.knob.name())
+            })
         }
         _ => None,
     }

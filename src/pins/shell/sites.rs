@@ -16,7 +16,12 @@ use super::word::{Hole, Part, Value};
 use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
-use crate::pins::{Class, Edit, Fact, Finding, How, Mechanism, Pin, thinking_word};
+use crate::pins::{Class, Edit, Fact, Finding, How, Mechanism, Pin, rates, thinking_word};
+
+/// The draft limit llama.cpp runs with when no `--spec-draft-n-max` (`LLAMA_ARG_SPEC_DRAFT_N_MAX`) is given,
+/// as issue 16 states it. Unconfirmed upstream: older builds defaulted `--draft-max` to 16
+/// (`common_speculative_params::n_draft`), so the pin's k says `default` and names this value.
+const LLAMACPP_DEFAULT_K: usize = 3;
 
 /// Pins, findings and what the script configures, for one environment.
 #[derive(Debug, Clone, Default)]
@@ -242,7 +247,20 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
             // The arm that leaves the value empty sets no pin (`[[ -n "$AL" ]]` guards the use).
             continue;
         }
-        for k in a.fact(FactKind::K, &value.ctx, index) {
+        let mut ks = a.fact(FactKind::K, &value.ctx, index);
+        if ks.is_empty() && site.knob.engine() == Some(Engine::Llamacpp) {
+            // llama.cpp runs its default draft limit when none is written: the pin is still checked.
+            ks.push(Val {
+                value: None,
+                how: How::Unresolved,
+                ctx: value.ctx.clone(),
+                at: location.clone(),
+                deps: BTreeSet::new(),
+                text: "no --spec-draft-n-max".into(),
+                span: None,
+            });
+        }
+        for k in ks {
             if count >= MAX_BRANCHES {
                 return;
             }
@@ -257,7 +275,8 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
                     .map(|v| to_fact(&v, |s| Some(s.to_string())))
                     .unwrap_or_else(|| Fact::unresolved("not written in this script"))
             };
-            let mut written = to_fact(&value, |s| s.trim().parse::<f64>().ok().filter(|x| x.is_finite()));
+            let read = value.value.as_deref().and_then(|s| rates::read_written(site.knob, s));
+            let mut written = to_fact(&value, |_| read.as_ref().map(|r| r.0));
             if written.value.is_none() && written.how == How::Table {
                 out.findings.push(Finding::new(
                     Class::MissingPin,
@@ -269,12 +288,25 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
                 ));
                 written.how = How::Unresolved;
             }
-            let k_fact = to_fact(&k, |s| s.trim().parse::<usize>().ok());
+            let mut k_fact = to_fact(&k, |s| s.trim().parse::<usize>().ok());
+            let engine_default = k_fact.value.is_none() && site.knob.engine() == Some(Engine::Llamacpp);
+            if engine_default {
+                k_fact = Fact::known(
+                    LLAMACPP_DEFAULT_K,
+                    How::Default,
+                    format!("llama.cpp's default --spec-draft-n-max {LLAMACPP_DEFAULT_K} (none written)"),
+                    None,
+                );
+            }
             if k_fact.value == Some(0) {
                 // This arm runs no speculative decoding: the pin is never reached there.
                 continue;
             }
-            if k_fact.how == How::Default && !k.deps.iter().any(|d| value.deps.contains(d)) && written.value.is_some() {
+            if k_fact.how == How::Default
+                && !engine_default
+                && !k.deps.iter().any(|d| value.deps.contains(d))
+                && written.value.is_some()
+            {
                 out.findings.push(Finding::new(
                     Class::Drift,
                     location.clone(),
@@ -328,6 +360,7 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
                 branch: branch_label(script, &ctx),
                 role: None,
                 written,
+                rates: read.and_then(|r| r.1),
                 k: k_fact,
                 model,
                 drafter: string_fact(FactKind::Drafter),

@@ -521,6 +521,42 @@ impl Template {
         out
     }
 
+    /// Every list value of `"key": [a, b, c]` in the text: the text between the brackets (its span is what
+    /// `pins fix` rewrites), or the expansion that stands for the whole list (`[$RATES]`, `$RATES`). A list
+    /// that mixes literals and expansions is returned as written, for the reader to call not understood.
+    pub fn json_list(&self, key: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some(pos) = self.text[from..].find(key) {
+            let at = from + pos;
+            from = at + key.len();
+            if self.text[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                continue;
+            }
+            let after_key = self.text[from..].trim_start_matches(['"', '\'', '\\']);
+            let Some(rest) = after_key.trim_start().strip_prefix(':') else { continue };
+            let rest = rest.trim_start();
+            let Some(inner) = rest.strip_prefix('[') else {
+                out.extend(self.value_at(self.text.len() - rest.len(), &[',', '}', '"', '\'', ' ', '\n']));
+                continue;
+            };
+            let Some(end) = inner.find(']') else { continue };
+            let start = self.text.len() - inner.len();
+            let body = inner[..end].trim();
+            let lead = inner[..end].len() - inner[..end].trim_start().len();
+            let mut chars = body.chars();
+            match (chars.next().and_then(|c| self.hole(c)), chars.next()) {
+                (Some(hole), None) => out.push(Value::Hole(hole.clone())),
+                _ if !body.is_empty() => out.push(Value::Lit {
+                    text: body.to_string(),
+                    span: self.span(start + lead, start + lead + body.len()),
+                }),
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// The value of a `key: value` line (YAML written by a heredoc).
     pub fn yaml(&self, key: &str) -> Vec<Value> {
         let mut out = Vec::new();

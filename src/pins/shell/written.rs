@@ -37,6 +37,7 @@ pub(super) fn conventional(kind: FactKind) -> &'static [&'static str] {
             "MTP_K",
             "SPEC_K",
             "DRAFT_LEN",
+            "LLAMA_ARG_SPEC_DRAFT_N_MAX",
         ],
         FactKind::Model => &["MODEL", "MODEL_NAME", "HF_MODEL_ID", "HF_MODEL"],
         FactKind::Drafter => &["DRAFT_MODEL", "DRAFT_MODEL_PATH", "SPEC_MODEL"],
@@ -139,7 +140,7 @@ pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
     } else if dspark {
         push(FactKind::K, "--speculative-num-draft-tokens", flags("--speculative-num-draft-tokens"));
     } else {
-        for flag in ["--num-speculative-tokens", "--speculative-num-steps", "--max-draft-len"] {
+        for flag in ["--num-speculative-tokens", "--speculative-num-steps", "--max-draft-len", "--spec-draft-n-max"] {
             push(FactKind::K, "flag", flags(flag));
         }
     }
@@ -150,8 +151,13 @@ pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
     if let Kind::Command(c) = &stmt.kind {
         push(FactKind::Model, "serve", serve_positional(c));
     }
-    for flag in ["--draft-model", "--speculative-draft-model-path", "--speculative-draft-model", "--speculative-model"]
-    {
+    for flag in [
+        "--draft-model",
+        "--model-draft",
+        "--speculative-draft-model-path",
+        "--speculative-draft-model",
+        "--speculative-model",
+    ] {
         push(FactKind::Drafter, "flag", flags(flag));
     }
     for flag in ["--speculative-algorithm", "--method", "--speculative-method"] {
@@ -160,9 +166,15 @@ pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
     push(FactKind::Thinking, "--dyn-default-thinking-mode", flags("--dyn-default-thinking-mode"));
     push(FactKind::Thinking, "--chat-template", flags("--chat-template"));
     for t in &templates {
-        let spec_json = ["num_speculative_tokens", "synthetic_acceptance_length", "\"method\"", "speculative_config"]
-            .iter()
-            .any(|k| t.text.contains(k));
+        let spec_json = [
+            "num_speculative_tokens",
+            "synthetic_acceptance_length",
+            "synthetic_acceptance_rates",
+            "\"method\"",
+            "speculative_config",
+        ]
+        .iter()
+        .any(|k| t.text.contains(k));
         if !dspark {
             push(FactKind::K, "json", t.json("num_speculative_tokens"));
             push(FactKind::K, "json", t.json("max_draft_len"));
@@ -209,6 +221,10 @@ pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
         let key = match name {
             "SGLANG_DEFAULT_THINKING" => "SGLANG_DEFAULT_THINKING",
             "DYN_DEFAULT_THINKING_MODE" => "DYN_DEFAULT_THINKING_MODE",
+            "LLAMA_ARG_SPEC_DRAFT_N_MAX" => {
+                push(FactKind::K, "LLAMA_ARG_SPEC_DRAFT_N_MAX", vec![w.value()]);
+                continue;
+            }
             _ => continue,
         };
         push(FactKind::Thinking, key, vec![w.value()]);
@@ -271,9 +287,11 @@ pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
                 })
             })
             .collect();
-        for value in t.json("synthetic_acceptance_length") {
+        let lengths = t.json("synthetic_acceptance_length").into_iter().map(|v| (Knob::VllmSyntheticLength, v));
+        let lists = t.json_list("synthetic_acceptance_rates").into_iter().map(|v| (Knob::VllmSyntheticRates, v));
+        for (knob, value) in lengths.chain(lists) {
             out.push(Site {
-                knob: Knob::VllmSyntheticLength,
+                knob,
                 value,
                 line: stmt.line,
                 carrier: carrier.clone(),
@@ -310,9 +328,16 @@ pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
         }
     }
     for stream in &streams {
-        for (flag, knob) in
-            [("--spec-decode-acceptance-length", Knob::AtomLength), ("--spec-decode-acceptance-rate", Knob::AtomRate)]
-        {
+        // llama.cpp's merged code spells its knobs `--spec-synth-*`; the PR's description (and recipes copied
+        // from it) `--spec-synthetic-acceptance-*`: both are read.
+        for (flag, knob) in [
+            ("--spec-decode-acceptance-length", Knob::AtomLength),
+            ("--spec-decode-acceptance-rate", Knob::AtomRate),
+            ("--spec-synth-len", Knob::LlamacppLength),
+            ("--spec-synthetic-acceptance-length", Knob::LlamacppLength),
+            ("--spec-synth-rates", Knob::LlamacppRates),
+            ("--spec-synthetic-acceptance-rates", Knob::LlamacppRates),
+        ] {
             for value in flag_value(stream, flag) {
                 out.push(Site {
                     knob,
