@@ -442,6 +442,14 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
             }
         }
         checked.verdict = Verdict::Ok;
+        if pin.k.how == How::Inferred {
+            // Only llama.cpp's unwritten draft limit is inferred; its default differs between builds.
+            findings.push(Finding::new(
+                Class::Assumption,
+                at.clone(),
+                format!("ok only under the assumed k = {k} ({}): write the draft limit in the script", pin.k.text),
+            ));
+        }
         if let Some(alt) = alternatives.iter().find(|a| !matches(a.al)) {
             findings.push(Finding::new(
                 Class::Assumption,

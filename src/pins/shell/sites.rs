@@ -20,7 +20,7 @@ use crate::pins::{Class, Edit, Fact, Finding, How, Mechanism, Pin, rates, thinki
 
 /// The draft limit llama.cpp runs with when no `--spec-draft-n-max` (`LLAMA_ARG_SPEC_DRAFT_N_MAX`) is given,
 /// as issue 16 states it. Unconfirmed upstream: older builds defaulted `--draft-max` to 16
-/// (`common_speculative_params::n_draft`), so the pin's k says `default` and names this value.
+/// (`common_speculative_params::n_draft`), so the pin's k is inferred (an assumption, a warning) and names this value.
 const LLAMACPP_DEFAULT_K: usize = 3;
 
 /// Pins, findings and what the script configures, for one environment.
@@ -293,7 +293,7 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
             if engine_default {
                 k_fact = Fact::known(
                     LLAMACPP_DEFAULT_K,
-                    How::Default,
+                    How::Inferred,
                     format!("llama.cpp's default --spec-draft-n-max {LLAMACPP_DEFAULT_K} (none written)"),
                     None,
                 );
