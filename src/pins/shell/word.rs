@@ -503,7 +503,9 @@ impl Template {
     pub fn json(&self, key: &str) -> Vec<Value> {
         let mut out = Vec::new();
         let mut from = 0;
-        while let Some(pos) = self.text[from..].find(key) {
+        // memmem, not `str::find`: this runs for every key on every word of a script, mostly short
+        // words, where building std's two-way searcher per call cost more than the search.
+        while let Some(pos) = memchr::memmem::find(&self.text.as_bytes()[from..], key.as_bytes()) {
             let at = from + pos;
             from = at + key.len();
             if self.text[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-') {

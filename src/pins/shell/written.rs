@@ -122,8 +122,8 @@ pub(super) fn streams(script: &Script, stmt: &Stmt) -> (Vec<Vec<Value>>, Vec<Tem
     (streams, templates)
 }
 
-pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
-    let (streams, templates) = streams(script, stmt);
+/// The facts a statement writes, from its [`streams`] (read once for facts and sites).
+pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec<Template>)) -> Vec<FactSite> {
     let mut out = Vec::new();
     let mut push = |kind, key, values: Vec<Value>| {
         out.extend(values.into_iter().map(|value| FactSite { kind, value, key }));
@@ -159,7 +159,7 @@ pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
     }
     push(FactKind::Thinking, "--dyn-default-thinking-mode", flags("--dyn-default-thinking-mode"));
     push(FactKind::Thinking, "--chat-template", flags("--chat-template"));
-    for t in &templates {
+    for t in templates {
         let spec_json = ["num_speculative_tokens", "synthetic_acceptance_length", "\"method\"", "speculative_config"]
             .iter()
             .any(|k| t.text.contains(k));
@@ -235,7 +235,8 @@ pub(super) fn serve_positional(c: &Command) -> Vec<Value> {
     Vec::new()
 }
 
-pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
+/// The knob sites of a statement, from its [`streams`].
+pub(super) fn sites_of(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec<Template>)) -> Vec<Site> {
     let mut out = Vec::new();
     let carrier = match &stmt.kind {
         Kind::Assign(a) => Some(a.name.clone()),
@@ -260,8 +261,7 @@ pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
             });
         }
     }
-    let (streams, templates) = streams(script, stmt);
-    for t in &templates {
+    for t in templates {
         let pairs: Vec<(String, String)> = ["rejection_sample_method"]
             .iter()
             .flat_map(|k| {
@@ -309,7 +309,7 @@ pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
             }
         }
     }
-    for stream in &streams {
+    for stream in streams {
         for (flag, knob) in
             [("--spec-decode-acceptance-length", Knob::AtomLength), ("--spec-decode-acceptance-rate", Knob::AtomRate)]
         {
