@@ -242,6 +242,16 @@ pub(super) fn sites_of(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec
         Kind::Assign(a) => Some(a.name.clone()),
         Kind::Command(_) => None,
     };
+    // A knob written inside the statement's text (JSON, `NAME=value` in a string, a flag).
+    let inside = |knob, value, exported, siblings| Site {
+        knob,
+        value,
+        line: stmt.line,
+        carrier: carrier.clone(),
+        env_name: None,
+        exported,
+        siblings,
+    };
     // Environment assignments of the knob itself.
     let mut env: Vec<(&super::Assign, bool)> = Vec::new();
     match &stmt.kind {
@@ -272,15 +282,7 @@ pub(super) fn sites_of(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec
             })
             .collect();
         for value in t.json("synthetic_acceptance_length") {
-            out.push(Site {
-                knob: Knob::VllmSyntheticLength,
-                value,
-                line: stmt.line,
-                carrier: carrier.clone(),
-                env_name: None,
-                exported: false,
-                siblings: pairs.clone(),
-            });
+            out.push(inside(Knob::VllmSyntheticLength, value, false, pairs.clone()));
         }
         let assigns = t.assignments();
         let names: Vec<(String, String)> = assigns
@@ -297,15 +299,7 @@ pub(super) fn sites_of(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec
             .collect();
         for (name, value) in assigns {
             if let Some(knob) = Knob::of_env(&name) {
-                out.push(Site {
-                    knob,
-                    value,
-                    line: stmt.line,
-                    carrier: carrier.clone(),
-                    env_name: None,
-                    exported: true,
-                    siblings: names.clone(),
-                });
+                out.push(inside(knob, value, true, names.clone()));
             }
         }
     }
@@ -313,17 +307,7 @@ pub(super) fn sites_of(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec
         for (flag, knob) in
             [("--spec-decode-acceptance-length", Knob::AtomLength), ("--spec-decode-acceptance-rate", Knob::AtomRate)]
         {
-            for value in flag_value(stream, flag) {
-                out.push(Site {
-                    knob,
-                    value,
-                    line: stmt.line,
-                    carrier: carrier.clone(),
-                    env_name: None,
-                    exported: false,
-                    siblings: Vec::new(),
-                });
-            }
+            out.extend(flag_value(stream, flag).into_iter().map(|value| inside(knob, value, false, Vec::new())));
         }
     }
     // A string and its own whitespace split both list an inner flag: keep one.
