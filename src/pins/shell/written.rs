@@ -190,30 +190,26 @@ pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, V
             }
         }
     }
-    let mut env_assigns: Vec<(&str, &Word)> = Vec::new();
-    match &stmt.kind {
-        Kind::Assign(a) => {
-            if let AssignValue::Scalar(w) = &a.value {
-                env_assigns.push((&a.name, w));
-            }
-        }
-        Kind::Command(c) => {
-            for e in &c.env {
-                if let AssignValue::Scalar(w) = &e.value {
-                    env_assigns.push((&e.name, w));
-                }
-            }
-        }
-    }
-    for (name, w) in env_assigns {
-        let key = match name {
+    for (a, _) in env_assigns(stmt) {
+        let key = match a.name.as_str() {
             "SGLANG_DEFAULT_THINKING" => "SGLANG_DEFAULT_THINKING",
             "DYN_DEFAULT_THINKING_MODE" => "DYN_DEFAULT_THINKING_MODE",
             _ => continue,
         };
-        push(FactKind::Thinking, key, vec![w.value()]);
+        if let AssignValue::Scalar(w) = &a.value {
+            push(FactKind::Thinking, key, vec![w.value()]);
+        }
     }
     out
+}
+
+/// The environment assignments a statement makes, and whether each reaches child processes (a command's
+/// prefix assignments always do).
+fn env_assigns(stmt: &Stmt) -> Vec<(&super::Assign, bool)> {
+    match &stmt.kind {
+        Kind::Assign(a) => vec![(a, a.exported)],
+        Kind::Command(c) => c.env.iter().map(|e| (e, true)).collect(),
+    }
 }
 
 /// `vllm serve MODEL`, `trtllm-serve MODEL`.
@@ -253,12 +249,7 @@ pub(super) fn sites_of(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec
         siblings,
     };
     // Environment assignments of the knob itself.
-    let mut env: Vec<(&super::Assign, bool)> = Vec::new();
-    match &stmt.kind {
-        Kind::Assign(a) => env.push((a, a.exported)),
-        Kind::Command(c) => env.extend(c.env.iter().map(|e| (e, true))),
-    }
-    for (a, exported) in env {
+    for (a, exported) in env_assigns(stmt) {
         if let (Some(knob), AssignValue::Scalar(w)) = (Knob::of_env(&a.name), &a.value) {
             out.push(Site {
                 knob,
