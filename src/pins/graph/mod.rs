@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use rayon::prelude::*;
 
 use self::config::{Entry, Point};
-use self::runner::{LaunchFacts, Runners};
+use self::runner::{LaunchFacts, Launcher, Runners};
 use super::recipe::Recipe;
 use super::shell::Script;
 use super::shell::resolve::{Env, EnvValue, Table};
@@ -240,20 +240,19 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         .iter()
         .filter(|f| f.kind == Kind::Shell && (SHELL_KNOBS.iter().any(|k| f.text.contains(k)) || echoes_number(&f.text)))
         .collect();
+    let top_like = |f: &&&TextFile| {
+        (f.text.contains("scenarios:") && f.text.contains("search-space:"))
+            || f.text.starts_with("labels:")
+            || f.text.contains("\nlabels:")
+    };
+    let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) =
+        yaml.iter().filter(top_like).copied().partition(|f| archived_config(&f.rel));
     let (tops, (mut scripts, mut script_findings)) = rayon::join(
-        || -> Vec<(&TextFile, Parsed)> {
-            yaml.par_iter()
-                .filter(|f| {
-                    (f.text.contains("scenarios:") && f.text.contains("search-space:"))
-                        || f.text.starts_with("labels:")
-                        || f.text.contains("\nlabels:")
-                })
-                .map(|f| (*f, parse_yaml(f)))
-                .collect()
-        },
+        || -> Vec<(&TextFile, Parsed)> { active.par_iter().map(|f| (*f, parse_yaml(f))).collect() },
         || parse_scripts(knob_scripts.clone()),
     );
     findings.append(&mut script_findings);
+    findings.extend(archived_notes(&archived));
     let mut entries = Vec::new();
     let mut runners = Runners::default();
     for (file, parsed) in tops {
@@ -341,13 +340,16 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         scripts.iter().enumerate().map(|(i, s)| (s.rel.clone(), i)).collect();
     let mut tables = super::shell::resolve::tables(&scripts);
     let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == Kind::Shell);
-    let launch: Vec<Option<LaunchFacts>> = jobs
-        .par_iter()
-        .map(|job| {
-            let launcher = script_index.get(job.launcher.as_deref()?)?;
-            Some(runner::launch_facts(&scripts[*launcher], &scripts, &tables, &job.env, &exists))
-        })
-        .collect();
+    let launch: Vec<Option<LaunchFacts>> = {
+        let paths: BTreeSet<&str> = jobs.iter().filter_map(|job| job.launcher.as_deref()).collect();
+        let launchers: HashMap<&str, Launcher> = paths
+            .into_iter()
+            .filter_map(|path| Some((path, Launcher::new(&scripts[*script_index.get(path)?]))))
+            .collect();
+        jobs.par_iter()
+            .map(|job| Some(launchers.get(job.launcher.as_deref()?)?.facts(&scripts, &tables, &job.env, &exists)))
+            .collect()
+    };
     let reached: BTreeSet<&str> = launch
         .iter()
         .flatten()
@@ -393,6 +395,39 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     Inventory { repo: String::new(), files_read, entries, pins, findings, tables: tables_found }
 }
 
+/// Whether a config-shaped YAML file sits in a `deprecated/` directory. Such a directory is where a
+/// benchmark repository archives retired config entries (InferenceX: `configs/deprecated/`, "removed from
+/// the active master configs and archived", MODELS.md; its workflows read only the master configs
+/// `utils/constants.py` lists). No job runs them, so their pins run nowhere; they are not parsed (in the
+/// snapshot they are more than half of all master-config text) and each such directory is named in a
+/// note rather than skipped silently.
+fn archived_config(rel: &str) -> bool {
+    rel.split('/').rev().skip(1).any(|dir| dir == "deprecated")
+}
+
+/// One note per directory of archived config files, naming it and how many files it holds.
+fn archived_notes(archived: &[&TextFile]) -> Vec<Finding> {
+    let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for f in archived {
+        let dir = f.rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+        by_dir.entry(dir).or_default().push(&f.rel);
+    }
+    by_dir
+        .into_iter()
+        .map(|(dir, files)| {
+            Finding::new(
+                Class::Inert,
+                Location::new(files[0], 1),
+                format!(
+                    "{dir}/: {} archived config file(s) not checked: a `deprecated/` directory keeps retired \
+                     entries, which no job runs",
+                    files.len()
+                ),
+            )
+        })
+        .collect()
+}
+
 fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Finding>) {
     let parsed: Vec<Result<Script, Finding>> = files.par_iter().map(|f| parse_script(f)).collect();
     let mut scripts = Vec::new();
@@ -435,5 +470,31 @@ mod tests {
         );
         assert_eq!(recipe_path("dsv4-low-latency.yaml"), None);
         assert!(echoes_number("  a) echo 2.83 ;;") && !echoes_number("echo $X 2"));
+    }
+
+    #[test]
+    fn archived_master_configs_are_named_in_a_note_and_not_run() {
+        let entry = |name: &str| {
+            format!(
+                "{name}:\n  model: org/M\n  runner: cluster:x\n  scenarios:\n    agentic-coding:\n    - search-space:\n      \
+                 - spec-decoding: mtp\n        additional-settings:\n        - \"SYNTHETIC_ACCEPTANCE_LENGTH=9.99\"\n"
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("configs/deprecated")).unwrap();
+        std::fs::write(root.join("configs/live-master.yaml"), entry("live")).unwrap();
+        std::fs::write(root.join("configs/deprecated/a-master.yaml"), entry("old-a")).unwrap();
+        std::fs::write(root.join("configs/deprecated/b-master.yaml"), entry("old-b")).unwrap();
+        let inventory = crate::pins::scan(root).unwrap();
+        assert_eq!(inventory.entries, 1, "only the active master config's entry");
+        let notes: Vec<&Finding> =
+            inventory.findings.iter().filter(|f| f.location.file.contains("deprecated")).collect();
+        let [note] = notes.as_slice() else { panic!("{notes:?}") };
+        assert_eq!((note.class, note.severity), (Class::Inert, Severity::Note));
+        assert!(note.message.starts_with("configs/deprecated/: 2 archived"), "{}", note.message);
+        // The same file outside a `deprecated/` directory is an active master config.
+        assert!(!archived_config("configs/deprecated-not/x.yaml") && !archived_config("deprecated"));
+        assert!(archived_config("configs/deprecated/x.yaml"));
     }
 }

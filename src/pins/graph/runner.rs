@@ -99,60 +99,89 @@ fn reachable(r: &Resolver, stmt: &Stmt) -> bool {
     })
 }
 
-/// Reads what `launcher` does for an entry whose job has `env`; `exists` says whether a repository path
-/// is a file.
-pub fn launch_facts(
-    launcher: &Script,
-    scripts: &[Script],
-    tables: &[Table],
-    env: &Env,
-    exists: &dyn Fn(&str) -> bool,
-) -> LaunchFacts {
-    let r = Resolver { script: launcher, scripts, tables, env };
-    let mut facts = LaunchFacts::default();
-    for stmt in &launcher.stmts {
-        let loc = Location::new(&launcher.rel, stmt.line);
-        // Cheap tests first: only statements that can matter are checked for reachability.
-        match &stmt.kind {
-            Kind::Assign(a) => {
-                let twin = a.name == "CONFIG_FILE" && a.value.words().iter().any(|w| w.reads("EVAL_CONFIG_FILE"));
-                let names_script = a.value.words().iter().any(|w| w.raw.contains(".sh"));
-                if !(twin || names_script) || !reachable(&r, stmt) {
-                    continue;
+/// A launcher with the statements that can matter to a job picked once: assignments that name a script
+/// or switch to the eval twin, and commands that run a script, call the injector or strip a knob for
+/// eval. Which of them a job reaches depends on its environment ([`Launcher::facts`]); the text tests
+/// do not, and repeating them for each of a launcher's jobs was most of the launch analysis.
+pub struct Launcher<'s> {
+    script: &'s Script,
+    steps: Vec<Step>,
+}
+
+/// A statement of a launcher worth checking, and what its text says it may do.
+struct Step {
+    stmt: usize,
+    twin: bool,
+    injector: bool,
+    strip: bool,
+}
+
+impl<'s> Launcher<'s> {
+    /// Picks the statements of `script` that can matter.
+    pub fn new(script: &'s Script) -> Launcher<'s> {
+        let steps = script
+            .stmts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, stmt)| match &stmt.kind {
+                Kind::Assign(a) => {
+                    let twin = a.name == "CONFIG_FILE" && a.value.words().iter().any(|w| w.reads("EVAL_CONFIG_FILE"));
+                    let names_script = a.value.words().iter().any(|w| w.raw.contains(".sh"));
+                    (twin || names_script).then_some(Step { stmt: i, twin, injector: false, strip: false })
                 }
-                if twin {
-                    facts.eval_twin.get_or_insert(loc.clone());
+                Kind::Command(c) => {
+                    let injector = c.words.iter().any(|w| w.raw.contains("inject_synthetic_acceptance"));
+                    let strip = stmt.ctx.eval == Some(true) && c.words.iter().any(|w| w.raw.contains("/d"));
+                    let names_script = c.words.iter().any(|w| w.raw.contains(".sh"));
+                    (injector || strip || names_script).then_some(Step { stmt: i, twin: false, injector, strip })
                 }
-                for w in a.value.words() {
-                    single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
-                }
+            })
+            .collect();
+        Launcher { script, steps }
+    }
+
+    /// Reads what the launcher does for an entry whose job has `env`; `exists` says whether a repository
+    /// path is a file.
+    pub fn facts(&self, scripts: &[Script], tables: &[Table], env: &Env, exists: &dyn Fn(&str) -> bool) -> LaunchFacts {
+        let launcher = self.script;
+        let r = Resolver { script: launcher, scripts, tables, env };
+        let mut facts = LaunchFacts::default();
+        for step in &self.steps {
+            let stmt = &launcher.stmts[step.stmt];
+            if !reachable(&r, stmt) {
+                continue;
             }
-            Kind::Command(c) => {
-                let injector = c.words.iter().any(|w| w.raw.contains("inject_synthetic_acceptance"));
-                let strip = stmt.ctx.eval == Some(true) && c.words.iter().any(|w| w.raw.contains("/d"));
-                let names_script = c.words.iter().any(|w| w.raw.contains(".sh"));
-                if !(injector || strip || names_script) || !reachable(&r, stmt) {
-                    continue;
+            let loc = Location::new(&launcher.rel, stmt.line);
+            match &stmt.kind {
+                Kind::Assign(a) => {
+                    if step.twin {
+                        facts.eval_twin.get_or_insert(loc.clone());
+                    }
+                    for w in a.value.words() {
+                        single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                    }
                 }
-                if injector
-                    && c.words.iter().any(|w| {
-                        w.literal().is_some_and(|n| {
-                            n == "inject_synthetic_acceptance" || n.ends_with("inject_synthetic_acceptance.py")
-                        }) || w.raw.contains("inject_synthetic_acceptance.py")
-                    })
-                {
-                    facts.injector.get_or_insert(loc.clone());
-                }
-                if strip {
-                    strips(&r, c, stmt, &loc, &mut facts.strips);
-                }
-                for w in &c.words {
-                    single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                Kind::Command(c) => {
+                    if step.injector
+                        && c.words.iter().any(|w| {
+                            w.literal().is_some_and(|n| {
+                                n == "inject_synthetic_acceptance" || n.ends_with("inject_synthetic_acceptance.py")
+                            }) || w.raw.contains("inject_synthetic_acceptance.py")
+                        })
+                    {
+                        facts.injector.get_or_insert(loc.clone());
+                    }
+                    if step.strip {
+                        strips(&r, c, stmt, &loc, &mut facts.strips);
+                    }
+                    for w in &c.words {
+                        single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                    }
                 }
             }
         }
+        facts
     }
-    facts
 }
 
 fn single_node_candidate(
@@ -254,7 +283,7 @@ mod tests {
             ("PRECISION", "fp8"),
         ]);
         let exists = |p: &str| p == "benchmarks/single_node/agentic/qwen3.5_fp8_b200_trt_mtp.sh";
-        let facts = launch_facts(&script, std::slice::from_ref(&script), &[], &e, &exists);
+        let facts = Launcher::new(&script).facts(std::slice::from_ref(&script), &[], &e, &exists);
         assert_eq!(facts.tried, ["benchmarks/single_node/agentic/qwen3.5_fp8_b200_trt_mtp.sh"]);
         assert_eq!(facts.script.as_ref().map(|s| s.1.line), Some(4));
         let e = env(&[
@@ -265,7 +294,7 @@ mod tests {
             ("PRECISION", "fp4"),
         ]);
         let exists = |p: &str| p == "benchmarks/single_node/agentic/m_fp4_b200_mtp.sh";
-        let facts = launch_facts(&script, std::slice::from_ref(&script), &[], &e, &exists);
+        let facts = Launcher::new(&script).facts(std::slice::from_ref(&script), &[], &e, &exists);
         assert_eq!(facts.script.map(|s| s.0).as_deref(), Some("benchmarks/single_node/agentic/m_fp4_b200_mtp.sh"));
     }
 
@@ -273,8 +302,12 @@ mod tests {
     fn eval_strips_twins_and_injector_calls() {
         let text = "if [[ \"$EVAL_ONLY\" == \"true\" && -n \"${EVAL_CONFIG_FILE:-}\" ]]; then\n  CONFIG_FILE=\"$EVAL_CONFIG_FILE\"\nfi\nif [[ $FRAMEWORK == \"dynamo-trt\" ]]; then\n  D=\"recipes/trt/x\"\n  cp -rT \"$GITHUB_WORKSPACE/benchmarks/multi_node/srt-slurm-recipes/trt/x\" \"$D\"\n  if [[ \"${EVAL_ONLY:-false}\" == \"true\" ]]; then\n    find \"$D\" -name \"*.yaml\" -exec sed -i '/TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS/d' {} +\n  fi\nfi\ninject_synthetic_acceptance \"$CONFIG_PATH\" \"$FRAMEWORK\" || exit 1\n";
         let script = Script::parse("runners/launch_gb300-x.sh", text).unwrap();
-        let trt =
-            launch_facts(&script, std::slice::from_ref(&script), &[], &env(&[("FRAMEWORK", "dynamo-trt")]), &|_| false);
+        let trt = Launcher::new(&script).facts(
+            std::slice::from_ref(&script),
+            &[],
+            &env(&[("FRAMEWORK", "dynamo-trt")]),
+            &|_| false,
+        );
         assert_eq!(trt.eval_twin.map(|l| l.line), Some(2));
         assert_eq!(trt.injector.map(|l| l.line), Some(11));
         assert_eq!(
@@ -285,10 +318,12 @@ mod tests {
                 at: Location::new("runners/launch_gb300-x.sh", 8)
             }]
         );
-        let vllm =
-            launch_facts(&script, std::slice::from_ref(&script), &[], &env(&[("FRAMEWORK", "dynamo-vllm")]), &|_| {
-                false
-            });
+        let vllm = Launcher::new(&script).facts(
+            std::slice::from_ref(&script),
+            &[],
+            &env(&[("FRAMEWORK", "dynamo-vllm")]),
+            &|_| false,
+        );
         assert!(vllm.strips.is_empty());
     }
 }

@@ -13,7 +13,7 @@ use super::Script;
 use super::checks::{eval_guard, never_passed, spelling_problem, unpassed_variables};
 use super::resolve::{Env, MAX_BRANCHES, Resolver, Table, Val};
 use super::word::{Hole, Part, Value};
-use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of};
+use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of, streams};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
 use crate::pins::{Class, Edit, Fact, Finding, How, Mechanism, Pin, rates, thinking_word};
@@ -52,14 +52,16 @@ pub struct Prepared {
 impl Prepared {
     /// Reads the facts and sites of `script`.
     pub fn new(script: &Script) -> Prepared {
-        Prepared {
-            facts: script.stmts.iter().map(|s| fact_sites(script, s)).collect(),
-            sites: script
-                .stmts
-                .iter()
-                .map(|s| if s.ctx.eval == Some(true) { Vec::new() } else { sites_of(script, s) })
-                .collect(),
-        }
+        let (facts, sites) = script
+            .stmts
+            .iter()
+            .map(|s| {
+                let streams = streams(script, s);
+                let sites = if s.ctx.eval == Some(true) { Vec::new() } else { sites_of(s, &streams) };
+                (fact_sites(s, &streams), sites)
+            })
+            .unzip();
+        Prepared { facts, sites }
     }
 
     /// Whether the script writes any knob outside EVAL_ONLY-only code.

@@ -174,39 +174,29 @@ impl<'a> Source<'a> {
 /// Converts a brush word whose raw text starts at file byte `start` on `line`.
 pub fn convert(raw: &str, start: usize, line: usize) -> Word {
     // Most words are plain (`--port`, `vllm`): no quote, escape or expansion to take apart.
-    if !raw.contains(['$', '`', '\'', '"', '\\', '~']) {
-        return Word {
-            parts: vec![Part::Lit { text: raw.to_string(), span: Some((start, start + raw.len())) }],
-            line,
-            raw: raw.to_string(),
-        };
-    }
-    let options = brush_parser::ParserOptions::default();
-    let parts = match brush_parser::word::parse(raw, &options) {
-        Ok(pieces) => {
-            let mut parts = Vec::new();
-            pieces_to_parts(&pieces, raw, start, false, &mut parts);
-            merge_literals(parts)
-        }
-        Err(_) => vec![Part::Lit { text: raw.to_string(), span: Some((start, start + raw.len())) }],
-    };
-    Word { parts, line, raw: raw.to_string() }
+    let parsed = raw
+        .contains(['$', '`', '\'', '"', '\\', '~'])
+        .then(|| brush_parser::word::parse(raw, &brush_parser::ParserOptions::default()).ok())
+        .flatten();
+    from_pieces(raw, start, line, false, parsed)
 }
 
 /// Converts a heredoc body (quotes are literal there; expansions only when the delimiter is unquoted).
 pub fn convert_heredoc(raw: &str, start: usize, line: usize, expands: bool) -> Word {
-    let literal = || vec![Part::Lit { text: raw.to_string(), span: Some((start, start + raw.len())) }];
-    let parts = if expands {
-        match brush_parser::word::parse_heredoc(raw, &brush_parser::ParserOptions::default()) {
-            Ok(pieces) => {
-                let mut parts = Vec::new();
-                pieces_to_parts(&pieces, raw, start, true, &mut parts);
-                merge_literals(parts)
-            }
-            Err(_) => literal(),
+    let parsed =
+        expands.then(|| brush_parser::word::parse_heredoc(raw, &brush_parser::ParserOptions::default()).ok()).flatten();
+    from_pieces(raw, start, line, true, parsed)
+}
+
+/// The word of brush's pieces, or all literal text where there are none (plain, or not parsable).
+fn from_pieces(raw: &str, start: usize, line: usize, heredoc: bool, pieces: Option<Vec<WordPieceWithSource>>) -> Word {
+    let parts = match pieces {
+        Some(pieces) => {
+            let mut parts = Vec::new();
+            pieces_to_parts(&pieces, raw, start, heredoc, &mut parts);
+            merge_literals(parts)
         }
-    } else {
-        literal()
+        None => vec![Part::Lit { text: raw.to_string(), span: Some((start, start + raw.len())) }],
     };
     Word { parts, line, raw: raw.to_string() }
 }
@@ -503,7 +493,9 @@ impl Template {
     pub fn json(&self, key: &str) -> Vec<Value> {
         let mut out = Vec::new();
         let mut from = 0;
-        while let Some(pos) = self.text[from..].find(key) {
+        // memmem, not `str::find`: this runs for every key on every word of a script, mostly short
+        // words, where building std's two-way searcher per call cost more than the search.
+        while let Some(pos) = memchr::memmem::find(&self.text.as_bytes()[from..], key.as_bytes()) {
             let at = from + pos;
             from = at + key.len();
             if self.text[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-') {

@@ -123,8 +123,8 @@ pub(super) fn streams(script: &Script, stmt: &Stmt) -> (Vec<Vec<Value>>, Vec<Tem
     (streams, templates)
 }
 
-pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
-    let (streams, templates) = streams(script, stmt);
+/// The facts a statement writes, from its [`streams`] (read once for facts and sites).
+pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec<Template>)) -> Vec<FactSite> {
     let mut out = Vec::new();
     let mut push = |kind, key, values: Vec<Value>| {
         out.extend(values.into_iter().map(|value| FactSite { kind, value, key }));
@@ -165,7 +165,7 @@ pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
     }
     push(FactKind::Thinking, "--dyn-default-thinking-mode", flags("--dyn-default-thinking-mode"));
     push(FactKind::Thinking, "--chat-template", flags("--chat-template"));
-    for t in &templates {
+    for t in templates {
         let spec_json = [
             "num_speculative_tokens",
             "synthetic_acceptance_length",
@@ -202,34 +202,26 @@ pub(super) fn fact_sites(script: &Script, stmt: &Stmt) -> Vec<FactSite> {
             }
         }
     }
-    let mut env_assigns: Vec<(&str, &Word)> = Vec::new();
-    match &stmt.kind {
-        Kind::Assign(a) => {
-            if let AssignValue::Scalar(w) = &a.value {
-                env_assigns.push((&a.name, w));
-            }
-        }
-        Kind::Command(c) => {
-            for e in &c.env {
-                if let AssignValue::Scalar(w) = &e.value {
-                    env_assigns.push((&e.name, w));
-                }
-            }
-        }
-    }
-    for (name, w) in env_assigns {
-        let key = match name {
-            "SGLANG_DEFAULT_THINKING" => "SGLANG_DEFAULT_THINKING",
-            "DYN_DEFAULT_THINKING_MODE" => "DYN_DEFAULT_THINKING_MODE",
-            "LLAMA_ARG_SPEC_DRAFT_N_MAX" => {
-                push(FactKind::K, "LLAMA_ARG_SPEC_DRAFT_N_MAX", vec![w.value()]);
-                continue;
-            }
+    for (a, _) in env_assigns(stmt) {
+        let AssignValue::Scalar(w) = &a.value else { continue };
+        let (kind, key) = match a.name.as_str() {
+            "SGLANG_DEFAULT_THINKING" => (FactKind::Thinking, "SGLANG_DEFAULT_THINKING"),
+            "DYN_DEFAULT_THINKING_MODE" => (FactKind::Thinking, "DYN_DEFAULT_THINKING_MODE"),
+            "LLAMA_ARG_SPEC_DRAFT_N_MAX" => (FactKind::K, "LLAMA_ARG_SPEC_DRAFT_N_MAX"),
             _ => continue,
         };
-        push(FactKind::Thinking, key, vec![w.value()]);
+        push(kind, key, vec![w.value()]);
     }
     out
+}
+
+/// The environment assignments a statement makes, and whether each reaches child processes (a command's
+/// prefix assignments always do).
+fn env_assigns(stmt: &Stmt) -> Vec<(&super::Assign, bool)> {
+    match &stmt.kind {
+        Kind::Assign(a) => vec![(a, a.exported)],
+        Kind::Command(c) => c.env.iter().map(|e| (e, true)).collect(),
+    }
 }
 
 /// `vllm serve MODEL`, `trtllm-serve MODEL`.
@@ -251,19 +243,25 @@ pub(super) fn serve_positional(c: &Command) -> Vec<Value> {
     Vec::new()
 }
 
-pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
+/// The knob sites of a statement, from its [`streams`].
+pub(super) fn sites_of(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec<Template>)) -> Vec<Site> {
     let mut out = Vec::new();
     let carrier = match &stmt.kind {
         Kind::Assign(a) => Some(a.name.clone()),
         Kind::Command(_) => None,
     };
+    // A knob written inside the statement's text (JSON, `NAME=value` in a string, a flag).
+    let inside = |knob, value, exported, siblings| Site {
+        knob,
+        value,
+        line: stmt.line,
+        carrier: carrier.clone(),
+        env_name: None,
+        exported,
+        siblings,
+    };
     // Environment assignments of the knob itself.
-    let mut env: Vec<(&super::Assign, bool)> = Vec::new();
-    match &stmt.kind {
-        Kind::Assign(a) => env.push((a, a.exported)),
-        Kind::Command(c) => env.extend(c.env.iter().map(|e| (e, true))),
-    }
-    for (a, exported) in env {
+    for (a, exported) in env_assigns(stmt) {
         if let (Some(knob), AssignValue::Scalar(w)) = (Knob::of_env(&a.name), &a.value) {
             out.push(Site {
                 knob,
@@ -276,8 +274,7 @@ pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
             });
         }
     }
-    let (streams, templates) = streams(script, stmt);
-    for t in &templates {
+    for t in templates {
         let pairs: Vec<(String, String)> = ["rejection_sample_method"]
             .iter()
             .flat_map(|k| {
@@ -290,15 +287,7 @@ pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
         let lengths = t.json("synthetic_acceptance_length").into_iter().map(|v| (Knob::VllmSyntheticLength, v));
         let lists = t.json_list("synthetic_acceptance_rates").into_iter().map(|v| (Knob::VllmSyntheticRates, v));
         for (knob, value) in lengths.chain(lists) {
-            out.push(Site {
-                knob,
-                value,
-                line: stmt.line,
-                carrier: carrier.clone(),
-                env_name: None,
-                exported: false,
-                siblings: pairs.clone(),
-            });
+            out.push(inside(knob, value, false, pairs.clone()));
         }
         let assigns = t.assignments();
         let names: Vec<(String, String)> = assigns
@@ -315,19 +304,11 @@ pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
             .collect();
         for (name, value) in assigns {
             if let Some(knob) = Knob::of_env(&name) {
-                out.push(Site {
-                    knob,
-                    value,
-                    line: stmt.line,
-                    carrier: carrier.clone(),
-                    env_name: None,
-                    exported: true,
-                    siblings: names.clone(),
-                });
+                out.push(inside(knob, value, true, names.clone()));
             }
         }
     }
-    for stream in &streams {
+    for stream in streams {
         // llama.cpp's merged code spells its knobs `--spec-synth-*`; the PR's description (and recipes copied
         // from it) `--spec-synthetic-acceptance-*`: both are read.
         for (flag, knob) in [
@@ -338,17 +319,7 @@ pub(super) fn sites_of(script: &Script, stmt: &Stmt) -> Vec<Site> {
             ("--spec-synth-rates", Knob::LlamacppRates),
             ("--spec-synthetic-acceptance-rates", Knob::LlamacppRates),
         ] {
-            for value in flag_value(stream, flag) {
-                out.push(Site {
-                    knob,
-                    value,
-                    line: stmt.line,
-                    carrier: carrier.clone(),
-                    env_name: None,
-                    exported: false,
-                    siblings: Vec::new(),
-                });
-            }
+            out.extend(flag_value(stream, flag).into_iter().map(|value| inside(knob, value, false, Vec::new())));
         }
     }
     // A string and its own whitespace split both list an inner flag: keep one.
