@@ -10,13 +10,13 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {reason}", path.display())]
     Io {
         /// The file involved.
         path: PathBuf,
-        /// The operating system's reason.
-        #[source]
-        source: std::io::Error,
+        /// The operating system's reason: shown in the message, so not also a `source()` (a cause chain
+        /// would say it twice).
+        reason: std::io::Error,
     },
     /// A file exists but cannot be taken as input: not a regular file, over its size limit, or not UTF-8.
     #[error("{}: {reason}", path.display())]
@@ -69,7 +69,7 @@ impl Error {
     }
 
     /// An [`Error::Io`] for `path`.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+    pub fn io(path: impl Into<PathBuf>, reason: std::io::Error) -> Self {
+        Error::Io { path: path.into(), reason }
     }
 }

@@ -107,20 +107,9 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The error and its causes joined by ": ", each said once: a cause whose text already ends the message
-/// (an I/O error that [`alsim::Error::Io`] both shows and keeps as its source) is not repeated.
+/// The error and its causes joined by ": " (each cause names what it adds; none repeats its source's text).
 fn cause_chain(err: &anyhow::Error) -> String {
-    let mut message = String::new();
-    for cause in err.chain().map(|c| c.to_string()) {
-        if message.ends_with(&cause) {
-            continue;
-        }
-        if !message.is_empty() {
-            message.push_str(": ");
-        }
-        message.push_str(&cause);
-    }
-    message
+    err.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ")
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -210,7 +210,7 @@ fn read_candidate(path: &Path, rel: String, kind: Option<Kind>) -> std::result::
 fn reason(error: Error) -> String {
     match error {
         Error::Unreadable { reason, .. } => reason,
-        Error::Io { source, .. } => format!("unreadable: {source}"),
+        Error::Io { reason, .. } => format!("unreadable: {reason}"),
         other => other.to_string(),
     }
 }
