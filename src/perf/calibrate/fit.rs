@@ -111,6 +111,16 @@ impl ScaleFit {
     pub fn at_bound(&self) -> bool {
         self.scales.iter().any(|s| s.at_bound) || self.overlap_at_bound == Some(true)
     }
+
+    /// The names of what sits at its bound: the groups of each clamped scale, then `overlap`.
+    pub fn bounds_hit(&self) -> Vec<&'static str> {
+        let mut hit: Vec<&str> =
+            self.scales.iter().filter(|s| s.at_bound).flat_map(|s| s.groups.iter().map(|g| g.name())).collect();
+        if self.overlap_at_bound == Some(true) {
+            hit.push("overlap");
+        }
+        hit
+    }
 }
 
 /// Largest overlap a fit may choose: beyond it the p-norm is a roofline's max for any practical purpose.

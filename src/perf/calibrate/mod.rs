@@ -220,10 +220,10 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
             summary.trend_sign_agreement =
                 (!trends.is_empty()).then(|| trends.iter().filter(|a| **a).count() as f64 / trends.len() as f64);
             summary.al_fitted_groups = Some(cal.groups.iter().filter(|g| g.al_fitted).count());
-            let bound = |g: &serving::ServingGroup| g.al_at_bound || g.fit.scales.iter().any(|s| s.at_bound);
+            let bound = |g: &serving::ServingGroup| g.al_at_bound || g.fit.at_bound();
             summary.fits_at_bound = cal.groups.iter().filter(|g| bound(g)).count();
             for g in cal.groups.iter().filter(|g| bound(g)) {
-                if g.fit.scales.iter().any(|s| s.at_bound) {
+                if g.fit.at_bound() {
                     notes.push(bound_note(&g.label, &g.fit));
                 }
                 if g.al_at_bound {
@@ -256,14 +256,9 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
 }
 
 fn bound_note(label: &str, fit: &ScaleFit) -> String {
-    let mut clamped: Vec<&str> =
-        fit.scales.iter().filter(|s| s.at_bound).flat_map(|s| s.groups.iter().map(|g| g.name())).collect();
-    if fit.overlap_at_bound == Some(true) {
-        clamped.push("overlap");
-    }
     format!(
         "{label}: the {} scale hit its bound (clamped; the rows disagree with the model's shape there)",
-        clamped.join("+")
+        fit.bounds_hit().join("+")
     )
 }
 

@@ -86,11 +86,7 @@ fn efficiencies(fit: &ScaleFit) -> String {
 }
 
 fn bounds(fit: &ScaleFit) -> String {
-    let mut hit: Vec<&str> =
-        fit.scales.iter().filter(|s| s.at_bound).flat_map(|s| s.groups.iter().map(|g| g.name())).collect();
-    if fit.overlap_at_bound == Some(true) {
-        hit.push("overlap");
-    }
+    let hit = fit.bounds_hit();
     if hit.is_empty() { "-".into() } else { hit.join("+") }
 }
 
