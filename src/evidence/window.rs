@@ -69,7 +69,7 @@ pub const MAX_SERIES_LEN: usize = 1 << 16;
 
 /// A time series of windows in input order, bounded in memory: when it reaches [`MAX_SERIES_LEN`]
 /// windows, neighbouring pairs are merged and every later window covers twice as many inputs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Series {
     windows: Vec<Window>,
     /// Inputs per kept window (a power of two).
@@ -80,10 +80,16 @@ pub struct Series {
     inputs: usize,
 }
 
+impl Default for Series {
+    fn default() -> Series {
+        Series { windows: Vec::new(), stride: 1, pending: None, inputs: 0 }
+    }
+}
+
 impl Series {
     /// An empty series.
     pub fn new() -> Series {
-        Series { stride: 1, ..Series::default() }
+        Series::default()
     }
 
     /// Appends one window; windows without steps still count for the time axis but are dropped at the end.
@@ -93,16 +99,15 @@ impl Series {
             Some((w, n)) => (w.add(&window), n + 1),
             None => (window, 1),
         };
-        if n < self.stride.max(1) {
+        if n < self.stride {
             self.pending = Some((merged, n));
             return;
         }
         self.windows.push(merged);
         if self.windows.len() >= MAX_SERIES_LEN {
             let pairs = std::mem::take(&mut self.windows);
-            let mut it = pairs.chunks(2);
-            self.windows = it.by_ref().map(|pair| Window::sum(pair).expect("chunks are never empty")).collect();
-            self.stride = self.stride.max(1) * 2;
+            self.windows = pairs.chunks(2).map(|pair| Window::sum(pair).expect("chunks are never empty")).collect();
+            self.stride *= 2;
         }
     }
 
@@ -117,7 +122,7 @@ impl Series {
             self.windows.push(w);
         }
         self.windows.retain(|w| w.steps > 0.0);
-        (self.windows, self.stride.max(1))
+        (self.windows, self.stride)
     }
 }
 
