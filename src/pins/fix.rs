@@ -19,17 +19,6 @@ use super::verify::CheckReport;
 use super::{Class, Location, Severity, plain_number, rates};
 use crate::error::{Error, Result};
 
-/// Classes a value change can mend.
-const VALUE_CLASSES: &[Class] = &[
-    Class::WrongK,
-    Class::WrongDrafter,
-    Class::WrongThinkingMode,
-    Class::WrongModel,
-    Class::Spelling,
-    Class::OutOfRange,
-    Class::Mismatch,
-];
-
 /// One literal to change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
@@ -93,7 +82,7 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
     for checked in &report.pins {
         let errors: Vec<Class> = checked.problems.iter().copied().filter(|c| c.severity() == Severity::Error).collect();
         let companion = is_companion_problem(report, &checked.pin.location);
-        let value_error = errors.iter().any(|c| VALUE_CLASSES.contains(c) && !(*c == Class::Spelling && companion));
+        let value_error = errors.iter().any(|c| c.value_mends() && !(*c == Class::Spelling && companion));
         if let Some(edit) = &checked.pin.edit {
             let target = match (&checked.pin.rates, value_error) {
                 (Some(_), true) => checked.fix_rates.as_deref().map(|r| rates::spelled(checked.pin.knob, r)),
@@ -121,9 +110,7 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
                 checked.pin.written.how.name(),
                 checked.pin.written.text
             )));
-        } else if let Some(other) =
-            errors.iter().find(|c| !VALUE_CLASSES.contains(c) || (**c == Class::Spelling && companion))
-        {
+        } else if let Some(other) = errors.iter().find(|c| !c.value_mends() || (**c == Class::Spelling && companion)) {
             plan.refused.push(refuse(format!("{other}: {}", unfixable_message(*other))));
             wanted.retain(|_, v| !v.iter().any(|(at, _, _)| *at == checked.pin.location));
         }

@@ -517,6 +517,20 @@ impl Class {
         Class::ALL[..11].iter().position(|c| *c == self).map(|i| i + 1)
     }
 
+    /// Whether setting the value to its golden one mends a finding of this class (what `pins fix` may do).
+    pub fn value_mends(self) -> bool {
+        matches!(
+            self,
+            Class::WrongK
+                | Class::WrongDrafter
+                | Class::WrongThinkingMode
+                | Class::WrongModel
+                | Class::Spelling
+                | Class::OutOfRange
+                | Class::Mismatch
+        )
+    }
+
     /// How serious a finding of this class is by default.
     pub fn severity(self) -> Severity {
         match self {
