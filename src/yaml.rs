@@ -1,5 +1,6 @@
 //! YAML reading, behind one small tree type so the YAML crate can be swapped: this is the only file
-//! that names it.
+//! that names it. Recipes and master configs are read by [`subset`], a fast reader of the block-style
+//! YAML they are written in, which leaves any other document to the crate.
 //!
 //! Documents are parsed into a generic tree first (never straight into typed structs) because that path
 //! rejects duplicate mapping keys with a line number; typed deserialisation would silently keep the last
@@ -8,6 +9,8 @@
 //! Nesting is bounded before the YAML crate sees the text ([`check_depth`], one linear pass): the crate
 //! takes time quadratic in the depth to reject a deeply nested document (200,000 levels: minutes), and no
 //! file alsim reads nests deeper than a dozen levels.
+
+mod subset;
 
 use crate::error::{Error, Result};
 
@@ -29,6 +32,21 @@ pub enum Node {
 }
 
 impl Node {
+    /// An integer as the YAML crate's path reads it.
+    fn from_u64(v: u64) -> Node {
+        Node::Number(v as f64, v.to_string())
+    }
+
+    /// A negative integer as the YAML crate's path reads it.
+    fn from_i64(v: i64) -> Node {
+        Node::Number(v as f64, v.to_string())
+    }
+
+    /// A float as the YAML crate's path reads it (its spelling is the shortest that reads back).
+    fn from_f64(v: f64) -> Node {
+        Node::Number(v, v.to_string())
+    }
+
     /// The scalar as text (numbers in their source spelling); `None` for collections and null.
     pub fn as_scalar_text(&self) -> Option<String> {
         match self {
@@ -120,20 +138,21 @@ pub fn check_depth(text: &str, origin: &str) -> Result<()> {
             inline += 1;
             rest = after.trim_start_matches(' ');
         }
-        let (mut quote, mut previous) = (None, ' ');
+        let (mut quote, mut previous) = (None, b' ');
         // The deepest the line's brackets reach: `[[[1]]]` closes on its line but is three deep inside it.
         let mut peak = flow;
-        for c in rest.chars() {
+        // Bytes, not chars: every byte compared is ASCII, and no byte of a multi-byte char is.
+        for c in rest.bytes() {
             match (quote, c) {
                 (Some(q), c) if c == q => quote = None,
                 (Some(_), _) => {}
-                (None, '"' | '\'') if previous == ' ' || "[{,:".contains(previous) => quote = Some(c),
-                (None, '#') if previous == ' ' || previous == '\t' => break,
-                (None, '[' | '{') => {
+                (None, b'"' | b'\'') if b" [{,:".contains(&previous) => quote = Some(c),
+                (None, b'#') if previous == b' ' || previous == b'\t' => break,
+                (None, b'[' | b'{') => {
                     flow += 1;
                     peak = peak.max(flow);
                 }
-                (None, ']' | '}') => flow = flow.saturating_sub(1),
+                (None, b']' | b'}') => flow = flow.saturating_sub(1),
                 _ => {}
             }
             previous = c;
@@ -189,8 +208,33 @@ pub struct Duplicate {
 /// # Errors
 /// [`Error::Parse`] with the line of the syntax error.
 pub fn parse_like_pyyaml(text: &str, origin: &str) -> Result<(Node, Vec<Duplicate>)> {
-    use serde::de::DeserializeSeed;
     check_depth(text, origin)?;
+    match subset::read(text) {
+        Some(read) => Ok(read),
+        None => pyyaml_by_crate(text, origin),
+    }
+}
+
+/// Reads `text` with the fast reader of the block-style subset that configs and recipes are written
+/// in, or `None` when the text needs the full YAML parser. Where it returns a tree, it is the one the
+/// crate reads (checked by tests, fuzzing and `examples/yaml_agree.rs`); [`parse_like_pyyaml`] puts the
+/// depth check before both.
+pub fn read_subset(text: &str) -> Option<(Node, Vec<Duplicate>)> {
+    subset::read(text)
+}
+
+/// [`parse_like_pyyaml`] with the YAML crate alone, without the subset reader.
+///
+/// # Errors
+/// As [`parse_like_pyyaml`].
+pub fn parse_like_pyyaml_full(text: &str, origin: &str) -> Result<(Node, Vec<Duplicate>)> {
+    check_depth(text, origin)?;
+    pyyaml_by_crate(text, origin)
+}
+
+/// The YAML crate's reading behind [`parse_like_pyyaml`], once the depth is checked.
+fn pyyaml_by_crate(text: &str, origin: &str) -> Result<(Node, Vec<Duplicate>)> {
+    use serde::de::DeserializeSeed;
     let duplicates = std::cell::RefCell::new(Vec::new());
     let seed = lenient::Seed { path: &[], duplicates: &duplicates };
     let node = seed.deserialize(serde_yaml::Deserializer::from_str(text)).map_err(|e| {
@@ -202,6 +246,21 @@ pub fn parse_like_pyyaml(text: &str, origin: &str) -> Result<(Node, Vec<Duplicat
     Ok((node, duplicates.into_inner()))
 }
 
+/// Puts a mapping entry with PyYAML's semantics: a key already there keeps its place and takes the new
+/// value. Returns the slot of a key that was already there.
+fn put(entries: &mut Vec<(Node, Node)>, key: Node, value: Node) -> Option<usize> {
+    match entries.iter().position(|(k, _)| *k == key) {
+        Some(slot) => {
+            entries[slot].1 = value;
+            Some(slot)
+        }
+        None => {
+            entries.push((key, value));
+            None
+        }
+    }
+}
+
 mod lenient {
     //! A serde visitor that builds [`Node`]s with PyYAML's mapping semantics.
 
@@ -210,7 +269,7 @@ mod lenient {
 
     use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
-    use super::{Duplicate, Node};
+    use super::{Duplicate, Node, put};
 
     #[derive(Clone, Copy)]
     pub(super) struct Seed<'a> {
@@ -225,19 +284,6 @@ mod lenient {
         }
     }
 
-    fn put(entries: &mut Vec<(Node, Node)>, key: Node, value: Node) -> bool {
-        match entries.iter_mut().find(|(k, _)| *k == key) {
-            Some(slot) => {
-                slot.1 = value;
-                true
-            }
-            None => {
-                entries.push((key, value));
-                false
-            }
-        }
-    }
-
     impl<'de> Visitor<'de> for Seed<'_> {
         type Value = Node;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -247,13 +293,13 @@ mod lenient {
             Ok(Node::Bool(v))
         }
         fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
-            Ok(Node::Number(v as f64, v.to_string()))
+            Ok(Node::from_i64(v))
         }
         fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
-            Ok(Node::Number(v as f64, v.to_string()))
+            Ok(Node::from_u64(v))
         }
         fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
-            Ok(Node::Number(v, v.to_string()))
+            Ok(Node::from_f64(v))
         }
         fn visit_str<E>(self, v: &str) -> Result<Node, E> {
             Ok(Node::String(v.to_string()))
@@ -303,7 +349,7 @@ mod lenient {
                     }
                     continue;
                 }
-                if put(&mut own, key, value) {
+                if put(&mut own, key, value).is_some() {
                     self.duplicates.borrow_mut().push(Duplicate { path: self.path.to_vec(), key: text });
                 }
             }

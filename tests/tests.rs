@@ -15,3 +15,4 @@ mod shape;
 mod sim;
 mod transcripts;
 mod util;
+mod yaml_subset;
