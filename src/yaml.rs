@@ -246,8 +246,8 @@ fn pyyaml_by_crate(text: &str, origin: &str) -> Result<(Node, Vec<Duplicate>)> {
     Ok((node, duplicates.into_inner()))
 }
 
-/// Puts a mapping entry with PyYAML's semantics: a key already there keeps its place and takes the new
-/// value. Returns the slot of a key that was already there.
+/// Puts an entry: a key already there keeps its place and takes the new value. Returns the place of a
+/// key that was already there.
 fn put(entries: &mut Vec<(Node, Node)>, key: Node, value: Node) -> Option<usize> {
     match entries.iter().position(|(k, _)| *k == key) {
         Some(slot) => {
@@ -261,6 +261,52 @@ fn put(entries: &mut Vec<(Node, Node)>, key: Node, value: Node) -> Option<usize>
     }
 }
 
+/// A mapping being read with PyYAML's semantics: the last of two duplicate keys wins, and `<<:` merge
+/// keys give the mapping the keys of other mappings it does not have itself.
+#[derive(Default)]
+struct MapBuilder {
+    own: Vec<(Node, Node)>,
+    merged: Vec<(Node, Node)>,
+}
+
+impl MapBuilder {
+    /// Whether `key` is the merge key.
+    fn is_merge(key: &Node) -> bool {
+        matches!(key, Node::String(s) if s == "<<")
+    }
+
+    /// The value of a `<<:` key: a mapping or a list of them. Earlier merges win over later ones.
+    fn merge(&mut self, value: Node) {
+        let sources = match value {
+            Node::Seq(items) => items,
+            other => vec![other],
+        };
+        for source in sources {
+            if let Node::Map(entries) = source {
+                for (k, v) in entries {
+                    if !self.merged.iter().any(|(m, _)| *m == k) {
+                        self.merged.push((k, v));
+                    }
+                }
+            }
+        }
+    }
+
+    /// One of the mapping's own entries; returns the key's text when it was already there.
+    fn put(&mut self, key: Node, value: Node) -> Option<String> {
+        put(&mut self.own, key, value).map(|slot| self.own[slot].0.as_scalar_text().unwrap_or_default())
+    }
+
+    /// The mapping: merged keys first, then its own (which override merged ones in place).
+    fn finish(self) -> Node {
+        let mut entries = self.merged;
+        for (k, v) in self.own {
+            put(&mut entries, k, v);
+        }
+        Node::Map(entries)
+    }
+}
+
 mod lenient {
     //! A serde visitor that builds [`Node`]s with PyYAML's mapping semantics.
 
@@ -269,7 +315,7 @@ mod lenient {
 
     use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
-    use super::{Duplicate, Node, put};
+    use super::{Duplicate, MapBuilder, Node};
 
     #[derive(Clone, Copy)]
     pub(super) struct Seed<'a> {
@@ -324,39 +370,19 @@ mod lenient {
             Ok(Node::Seq(items))
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-            let mut own: Vec<(Node, Node)> = Vec::new();
-            let mut merged: Vec<(Node, Node)> = Vec::new();
+            let mut builder = MapBuilder::default();
             let no_path: &[String] = &[];
             while let Some(key) = map.next_key_seed(Seed { path: no_path, duplicates: self.duplicates })? {
-                let text = key.as_scalar_text().unwrap_or_default();
                 let mut path = self.path.to_vec();
-                path.push(text.clone());
+                path.push(key.as_scalar_text().unwrap_or_default());
                 let value = map.next_value_seed(Seed { path: &path, duplicates: self.duplicates })?;
-                if text == "<<" {
-                    // Earlier merges win over later ones, as in PyYAML.
-                    let sources = match value {
-                        Node::Seq(items) => items,
-                        other => vec![other],
-                    };
-                    for source in sources {
-                        if let Node::Map(entries) = source {
-                            for (k, v) in entries {
-                                if !merged.iter().any(|(m, _)| *m == k) {
-                                    merged.push((k, v));
-                                }
-                            }
-                        }
-                    }
-                    continue;
-                }
-                if put(&mut own, key, value).is_some() {
-                    self.duplicates.borrow_mut().push(Duplicate { path: self.path.to_vec(), key: text });
+                if MapBuilder::is_merge(&key) {
+                    builder.merge(value);
+                } else if let Some(key) = builder.put(key, value) {
+                    self.duplicates.borrow_mut().push(Duplicate { path: self.path.to_vec(), key });
                 }
             }
-            for (k, v) in own {
-                put(&mut merged, k, v);
-            }
-            Ok(Node::Map(merged))
+            Ok(builder.finish())
         }
         fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Node, A::Error> {
             use de::VariantAccess;

@@ -50,6 +50,11 @@ fn config_and_recipe_shapes_are_read_as_the_crate_reads_them() {
         // Duplicate keys: the last wins, each reported with its path.
         "a:\n  k: 1\n  k: 2\nb: [{x: 1, x: 2}]\na: 3\n",
         "- s:\n    d: 1\n    d: 2\n",
+        // Anchors, aliases and merge keys, as recipes share an environment between roles.
+        "a: &x 1\nb: *x\nl:\n- &i item\n- *i\n",
+        "env: &env\n  A: 1\n  B: two\nprefill:\n  <<: *env\n  B: three\n  C: 4\ndecode: *env # same\n",
+        "base: &b {k: 1, v: x}\nmore: &m\n  w: 2\nc:\n  <<:\n  - *b\n  - *m\n  v: y\nd:\n  <<: {k: 9}\n  k: 1\n  k: 2\n",
+        "s: &s\n- 1\n- 2\nt: *s\n",
     ] {
         read_and_agree(text);
     }
@@ -62,8 +67,12 @@ fn config_and_recipe_shapes_are_read_as_the_crate_reads_them() {
 #[test]
 fn what_the_subset_does_not_cover_is_left_to_the_crate() {
     for text in [
-        "a: &x 1\nb: *x\n",
-        "base: &b\n  k: 1\nc:\n  <<: *b\n",
+        "a: [*x]\nx: 1\n",
+        "&k key: 1\n",
+        "a: *unknown\n",
+        "a: &x\n  k: 1\n  k: 2\nb: *x\n",
+        "- k: &e\n  a: 1\n- &i item\n- *e\n",
+        "a: &x {k: 1}\nb: &y\n  k: 1\nc: [&z 1]\n",
         "t: !!str 1\n",
         "? complex\n: key\n",
         "a: multi\n  line plain\n",

@@ -3,18 +3,21 @@
 //! The YAML crate reads ~12 MB/s, and the pin check reads ~700 KB of master configs and recipes on every
 //! run: YAML was a third of the check's time. This reader handles what those files are made of — block
 //! mappings and sequences, one-line plain, quoted and flow values, literal and folded block scalars,
-//! comments — and declines (returns `None`) at the first thing outside that subset, or anything it is
-//! unsure the YAML crate would accept: anchors, aliases, merge keys, tags, `?` keys, multi-line plain or
-//! quoted scalars, multi-line flow collections, tabs, `\r`, directives, several documents, nesting deeper
-//! than [`MAX_DEPTH`]. The caller then parses the text with the crate, so a declined document costs one
+//! comments, anchors on values, aliases and merge keys — and declines (returns `None`) at the first thing
+//! outside that subset, or anything it is unsure the YAML crate would accept: tags, `?` keys, multi-line
+//! plain or quoted scalars, multi-line flow collections, aliases inside flows, tabs, `\r`, directives,
+//! several documents, nesting deeper than [`MAX_DEPTH`]. The caller then parses the text with the crate, so a declined document costs one
 //! extra linear scan, never a different answer.
 //!
 //! What it accepts it reads exactly as the crate does: plain scalars resolve by the crate's rules
-//! ([`resolve`]), and mappings keep PyYAML's last-duplicate-wins with each duplicate reported. The
+//! ([`resolve`]), and mappings are built by the same [`MapBuilder`] as on the crate's path (PyYAML's
+//! last-duplicate-wins with each duplicate reported, and merge keys). The
 //! differential tests (below, `fuzz/fuzz_targets/yaml_subset.rs`, and `examples/yaml_agree.rs`, which
 //! `.ci/run` runs over every YAML file of the real InferenceX snapshot) hold it to that.
 
-use super::{Duplicate, Node, put};
+use std::collections::HashMap;
+
+use super::{Duplicate, MapBuilder, Node};
 
 /// Deepest nesting of collections the subset reader handles (it recurses once per level); deeper
 /// documents go to the crate.
@@ -29,7 +32,13 @@ pub fn read(text: &str) -> Option<(Node, Vec<Duplicate>)> {
     if !plain_text(text) {
         return None;
     }
-    let mut reader = Reader { lines: text.split('\n').map(Line::new).collect(), at: 0, duplicates: Vec::new() };
+    let mut reader = Reader {
+        lines: text.split('\n').map(Line::new).collect(),
+        at: 0,
+        duplicates: Vec::new(),
+        anchors: HashMap::new(),
+        aliases: 0,
+    };
     let first = reader.next_significant()?;
     if first.indent != 0 {
         return None;
@@ -90,17 +99,24 @@ impl Path<'_> {
     }
 }
 
-/// Puts a mapping entry, recording a duplicate as the YAML crate path does.
-fn insert(entries: &mut Vec<(Node, Node)>, key: Node, value: Node, path: &Path, duplicates: &mut Vec<Duplicate>) {
-    if let Some(slot) = put(entries, key, value) {
-        let key = entries[slot].0.as_scalar_text().unwrap_or_default();
+/// Puts an entry into a mapping being read, recording a duplicate as the crate's path does.
+fn add(map: &mut MapBuilder, key: Node, value: Node, path: &Path, duplicates: &mut Vec<Duplicate>) {
+    if MapBuilder::is_merge(&key) {
+        map.merge(value);
+    } else if let Some(key) = map.put(key, value) {
         duplicates.push(Duplicate { path: path.to_vec(), key });
     }
 }
 
-/// The merge key, which the subset leaves to the crate.
-fn is_merge(key: &Node) -> bool {
-    matches!(key, Node::String(s) if s == "<<")
+/// Most aliases the subset expands; the crate limits expansions, and no config needs many.
+const MAX_ALIASES: usize = 100;
+
+/// An anchor or alias name (`[0-9A-Za-z_-]+`, what the crate takes) at the start of `text`, which a
+/// space or the end of the line must follow; the name and the text after it.
+fn anchor_name(text: &str) -> Option<(&str, &str)> {
+    let end = text.bytes().position(|b| !(b.is_ascii_alphanumeric() || b == b'-' || b == b'_')).unwrap_or(text.len());
+    let (name, after) = text.split_at(end);
+    (!name.is_empty() && (after.is_empty() || after.starts_with(' '))).then_some((name, after))
 }
 
 #[derive(Clone, Copy)]
@@ -149,6 +165,9 @@ struct Reader<'t> {
     lines: Vec<Line<'t>>,
     at: usize,
     duplicates: Vec<Duplicate>,
+    /// Anchored values by name, for aliases to copy (the crate replays an anchor's value at each alias).
+    anchors: HashMap<&'t str, Node>,
+    aliases: usize,
 }
 
 impl<'t> Reader<'t> {
@@ -187,19 +206,14 @@ impl<'t> Reader<'t> {
                 return None;
             }
             let Some(rest) = entry_marker(line.body) else { break };
-            let item = if ends_line(rest) {
-                self.at += 1;
-                self.nested(indent, path, depth + 1, false)?
-            } else if entry_marker(rest).is_some() {
+            let item = if entry_marker(rest).is_some() {
                 return None;
-            } else if split_key(rest)?.is_some() {
+            } else if !rest.starts_with('&') && !ends_line(rest) && split_key(rest)?.is_some() {
                 // `- key: value`: a mapping whose keys sit at the column of its first key.
                 let column = indent + (line.body.len() - rest.len());
                 self.mapping(column, rest, path, depth + 1)?
             } else {
-                let item = self.inline_value(indent, rest, path, depth + 1)?;
-                self.ends_at_most(indent)?;
-                item
+                self.entry_value(indent, rest, path, depth + 1, false)?
             };
             items.push(item);
         }
@@ -212,31 +226,60 @@ impl<'t> Reader<'t> {
         if depth >= MAX_DEPTH {
             return None;
         }
-        let mut entries: Vec<(Node, Node)> = Vec::new();
+        let mut map = MapBuilder::default();
         let mut body = first;
         loop {
             let (key, rest) = split_key(body)??;
-            if is_merge(&key) {
-                return None;
-            }
             let text = key.as_scalar_text().unwrap_or_default();
-            let inner = Path::Key(path, &text);
-            let value = if ends_line(rest) {
-                self.at += 1;
-                self.nested(indent, &inner, depth + 1, true)?
-            } else {
-                let value = self.inline_value(indent, rest, &inner, depth + 1)?;
-                self.ends_at_most(indent)?;
-                value
-            };
-            insert(&mut entries, key, value, path, &mut self.duplicates);
+            let value = self.entry_value(indent, rest, &Path::Key(path, &text), depth + 1, true)?;
+            add(&mut map, key, value, path, &mut self.duplicates);
             match self.next_significant() {
                 Some(line) if line.indent == indent && entry_marker(line.body).is_none() => body = line.body,
                 Some(line) if line.indent > indent => return None,
                 _ => break,
             }
         }
-        Some(Node::Map(entries))
+        Some(map.finish())
+    }
+
+    /// The value after a key or `- ` in a collection at column `indent` (`rest`: the text after the
+    /// indicator), with its anchor if it has one: on the line, or on the lines below when the line ends.
+    fn entry_value(
+        &mut self,
+        indent: usize,
+        rest: &'t str,
+        path: &Path,
+        depth: usize,
+        same_column_sequence: bool,
+    ) -> Option<Node> {
+        let (anchor, rest) = match rest.strip_prefix('&') {
+            Some(after) => {
+                let (name, after) = anchor_name(after)?;
+                (Some(name), after.trim_start_matches(' '))
+            }
+            None => (None, rest),
+        };
+        let duplicates = self.duplicates.len();
+        let value = if ends_line(rest) {
+            self.at += 1;
+            self.nested(indent, path, depth, same_column_sequence)?
+        } else {
+            if anchor.is_some() && split_key(rest)?.is_some() {
+                return None;
+            }
+            let value = self.inline_value(indent, rest, path, depth)?;
+            self.ends_at_most(indent)?;
+            value
+        };
+        if let Some(name) = anchor {
+            // The crate reports an anchored mapping's duplicates again at each alias, and its aliases of
+            // an anchored empty value can resolve to another anchor's: the subset leaves both to it.
+            if self.duplicates.len() != duplicates || ends_line(rest) && value == Node::Null {
+                return None;
+            }
+            self.anchors.insert(name, value.clone());
+        }
+        Some(value)
     }
 
     /// The value of an entry whose text ended its line: a more indented block, a sequence at the key's
@@ -273,6 +316,14 @@ impl<'t> Reader<'t> {
             b'"' | b'\'' => {
                 let (value, after) = quoted(rest)?;
                 only_comment(after).then_some(Node::String(value))?
+            }
+            b'*' => {
+                let (name, after) = anchor_name(&rest[1..])?;
+                self.aliases += 1;
+                if !only_comment(after) || self.aliases > MAX_ALIASES {
+                    return None;
+                }
+                self.anchors.get(name)?.clone()
             }
             _ => resolve(block_plain(rest)?)?,
         };
@@ -402,7 +453,7 @@ fn split_key(body: &str) -> Option<Option<(Node, &str)>> {
         });
     }
     if !plain_start(body) {
-        return if body.starts_with(['[', '{', '|', '>']) { Some(None) } else { None };
+        return if body.starts_with(['[', '{', '|', '>', '*']) { Some(None) } else { None };
     }
     let Some(colon) = scan_plain(body).1 else { return Some(None) };
     let key = &body[..colon];
@@ -566,25 +617,25 @@ impl Flow<'_, '_> {
         }
         self.at += 1;
         self.skip_spaces();
-        let mut entries = Vec::new();
+        let mut map = MapBuilder::default();
         if self.peek()? == b'}' {
             self.at += 1;
-            return Some(Node::Map(entries));
+            return Some(map.finish());
         }
         loop {
             if matches!(self.peek()?, b'[' | b'{') {
                 return None;
             }
             let key = self.scalar()?;
-            if is_merge(&key) || !self.text[self.at..].starts_with(": ") {
+            if !self.text[self.at..].starts_with(": ") {
                 return None;
             }
             self.at += 2;
             let text = key.as_scalar_text().unwrap_or_default();
             let value = self.node(&Path::Key(path, &text), depth + 1)?;
-            insert(&mut entries, key, value, path, self.duplicates);
+            add(&mut map, key, value, path, self.duplicates);
             if !self.separator(b'}')? {
-                return Some(Node::Map(entries));
+                return Some(map.finish());
             }
         }
     }
