@@ -157,7 +157,8 @@ pub fn check_depth(text: &str, origin: &str) -> Result<()> {
             }
             previous = c;
         }
-        let last = rest.trim_end().rsplit(' ').next().unwrap_or("");
+        let trimmed = rest.trim_end();
+        let last = &trimmed[trimmed.bytes().rposition(|b| b == b' ').map_or(0, |space| space + 1)..];
         let block_scalar = last.starts_with(['|', '>']) && last[1..].bytes().all(|b| b"+-0123456789".contains(&b));
         if quote.is_none() && flow == 0 && block_scalar {
             scalar_parent = Some(indent);

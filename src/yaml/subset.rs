@@ -29,16 +29,17 @@ const MAX_KEY: usize = 1000;
 /// Reads `text` if it lies in the subset: the tree and the duplicate keys, as
 /// [`super::parse_like_pyyaml`] returns them; `None` when the text needs the full YAML parser.
 pub fn read(text: &str) -> Option<(Node, Vec<Duplicate>)> {
-    if !plain_text(text) {
+    if !printable(text) {
         return None;
     }
-    let mut reader = Reader {
-        lines: text.split('\n').map(Line::new).collect(),
-        at: 0,
-        duplicates: Vec::new(),
-        anchors: HashMap::new(),
-        aliases: 0,
-    };
+    let lines: Vec<Line> = text.split('\n').map(Line::new).collect();
+    if lines
+        .iter()
+        .any(|l| l.indent == 0 && (l.body.starts_with("---") || l.body.starts_with("...") || l.body.starts_with('%')))
+    {
+        return None;
+    }
+    let mut reader = Reader { lines, at: 0, duplicates: Vec::new(), anchors: HashMap::new(), aliases: 0 };
     let first = reader.next_significant()?;
     if first.indent != 0 {
         return None;
@@ -50,18 +51,18 @@ pub fn read(text: &str) -> Option<(Node, Vec<Duplicate>)> {
     Some((node, reader.duplicates))
 }
 
-/// No tab, carriage return, byte-order mark, directive or document marker, no line break but `\n` (the
-/// crate also breaks lines at U+0085, U+2028 and U+2029), and only characters YAML calls printable.
-fn plain_text(text: &str) -> bool {
-    let printable = if text.is_ascii() {
+/// No tab, carriage return or byte-order mark, no line break but `\n` (the crate also breaks lines at
+/// U+0085, U+2028 and U+2029), and only characters YAML calls printable. (Directives and document
+/// markers are declined line by line.)
+fn printable(text: &str) -> bool {
+    if text.is_ascii() {
         text.bytes().all(|b| b == b'\n' || (b' '..=b'~').contains(&b))
     } else {
         text.chars().all(|c| {
             matches!(c, '\n' | ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
                 && !matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}')
         })
-    };
-    printable && !text.split('\n').any(|l| l.starts_with("---") || l.starts_with("...") || l.starts_with('%'))
+    }
 }
 
 /// The end of the text before a comment (a `#` after a space), and whether a `: ` (or a final `:`)
@@ -645,15 +646,13 @@ impl Flow<'_, '_> {
 /// integer (decimal, `0x`, `0o`, `0b`; a leading zero makes a string), float, else string. `None` for an
 /// integer beyond 64 bits, which the crate's path refuses.
 pub(super) fn resolve(text: &str) -> Option<Node> {
-    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
-        return Some(Node::Null);
-    }
-    if let Some(b) = match text {
-        "true" | "True" | "TRUE" => Some(true),
-        "false" | "False" | "FALSE" => Some(false),
-        _ => None,
-    } {
-        return Some(Node::Bool(b));
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Node::Null),
+        "true" | "True" | "TRUE" => return Some(Node::Bool(true)),
+        "false" | "False" | "FALSE" => return Some(Node::Bool(false)),
+        // No integer starts with a letter, and the only floats that do (`inf`, `nan`) are not finite.
+        _ if text.as_bytes()[0].is_ascii_alphabetic() => return Some(Node::String(text.to_string())),
+        _ => {}
     }
     if let Some(v) = unsigned(text, u64::from_str_radix) {
         return Some(Node::from_u64(v));
