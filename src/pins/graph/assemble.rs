@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Graph, Job, SHELL_KNOBS, recipe_path};
+use super::{Graph, Job, SHELL_KNOBS, holds_any, recipe_path};
 use crate::pins::recipe::Recipe;
 use crate::pins::shell::resolve::{Env, Resolver};
 use crate::pins::shell::sites::{self, Discovery};
@@ -87,7 +87,7 @@ fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) 
         .par_iter()
         .filter(|script| {
             let text = graph.files.get(script.rel.as_str()).map_or("", |f| f.text.as_str());
-            SHELL_KNOBS.iter().any(|k| text.contains(k)) && !script.rel.starts_with("runners/")
+            holds_any(text, SHELL_KNOBS) && !script.rel.starts_with("runners/")
         })
         .map(|script| one_script(graph, script, by_script.get(script.rel.as_str()).map_or(&[], Vec::as_slice)))
         .collect();
@@ -554,7 +554,7 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
             Some((path, _)) => {
                 let Some(script) = graph.script(path) else { continue };
                 let text = graph.files.get(path.as_str()).map_or("", |f| f.text.as_str());
-                if !SHELL_KNOBS.iter().any(|k| text.contains(k)) {
+                if !holds_any(text, SHELL_KNOBS) {
                     let d =
                         sites::discover(script, &sites::Prepared::new(script), &graph.scripts, &graph.tables, &job.env);
                     let loc = Location::new(path, d.spec_line.unwrap_or(1));
