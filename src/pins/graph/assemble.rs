@@ -627,24 +627,43 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
     for (path, values) in &by_file {
         by_name.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push((path, values));
     }
-    for f in graph.files.values().filter(|f| f.kind == crate::pins::walk::Kind::Prose) {
-        for (i, line) in f.text.lines().enumerate() {
-            let named: Vec<&(&str, &Vec<f64>)> = line
-                .split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
-                .filter(|w| w.ends_with(".sh") || w.ends_with(".yaml") || w.ends_with(".yml"))
-                .filter_map(|w| by_name.get(w))
-                .flatten()
-                .collect();
-            if let [(path, values)] = named.as_slice()
-                && mentions_al(line)
-                && let Some(n) = stale(&al_numbers(line), values)
-            {
-                out.push(Finding::new(
-                    Class::Drift,
-                    Location::new(&f.rel, i + 1),
-                    format!("names {n} for {path}, but the code pins {}", list(values)),
-                ));
-            }
+    // Prose is most of the text read: its files are read in parallel, and only lines with a file-like
+    // word are split into words (the findings are sorted by location afterwards).
+    use rayon::prelude::*;
+    let prose: Vec<&&crate::pins::walk::TextFile> =
+        graph.files.values().filter(|f| f.kind == crate::pins::walk::Kind::Prose).collect();
+    let found: Vec<Vec<Finding>> = prose.par_iter().map(|f| prose_file(f, &by_name, &stale, &list)).collect();
+    out.extend(found.into_iter().flatten());
+    out
+}
+
+/// Drift findings of one prose file: a line that names one pinned file and an AL value it does not pin.
+fn prose_file(
+    f: &crate::pins::walk::TextFile,
+    by_name: &BTreeMap<&str, Vec<(&str, &Vec<f64>)>>,
+    stale: &(dyn Fn(&[f64], &[f64]) -> Option<f64> + Sync),
+    list: &(dyn Fn(&[f64]) -> String + Sync),
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, line) in f.text.lines().enumerate() {
+        if !(line.contains(".sh") || line.contains(".y")) {
+            continue;
+        }
+        let named: Vec<&(&str, &Vec<f64>)> = line
+            .split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+            .filter(|w| w.ends_with(".sh") || w.ends_with(".yaml") || w.ends_with(".yml"))
+            .filter_map(|w| by_name.get(w))
+            .flatten()
+            .collect();
+        if let [(path, values)] = named.as_slice()
+            && mentions_al(line)
+            && let Some(n) = stale(&al_numbers(line), values)
+        {
+            out.push(Finding::new(
+                Class::Drift,
+                Location::new(&f.rel, i + 1),
+                format!("names {n} for {path}, but the code pins {}", list(values)),
+            ));
         }
     }
     out
