@@ -593,15 +593,6 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
             }
         }
     }
-    let stale = |numbers: &[f64], values: &[f64]| {
-        numbers.iter().copied().find(|n| !values.iter().any(|v| (v - n).abs() <= AL_TOLERANCE))
-    };
-    let list = |values: &[f64]| {
-        let mut v: Vec<String> = values.iter().map(|x| crate::pins::plain_number(*x, 4)).collect();
-        v.sort();
-        v.dedup();
-        v.join(", ")
-    };
     let mut out = Vec::new();
     for (file, values) in &by_file {
         let Some(f) = graph.files.get(file) else { continue };
@@ -623,7 +614,7 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
         }
     }
     // A prose line names a pinned file by its base name: look the line's file-like words up.
-    let mut by_name: BTreeMap<&str, Vec<(&str, &Vec<f64>)>> = BTreeMap::new();
+    let mut by_name: ByName = BTreeMap::new();
     for (path, values) in &by_file {
         by_name.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push((path, values));
     }
@@ -632,18 +623,16 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
     use rayon::prelude::*;
     let prose: Vec<&&crate::pins::walk::TextFile> =
         graph.files.values().filter(|f| f.kind == crate::pins::walk::Kind::Prose).collect();
-    let found: Vec<Vec<Finding>> = prose.par_iter().map(|f| prose_file(f, &by_name, &stale, &list)).collect();
+    let found: Vec<Vec<Finding>> = prose.par_iter().map(|f| prose_file(f, &by_name)).collect();
     out.extend(found.into_iter().flatten());
     out
 }
 
+/// Pinned files by base name, with the values pinned in each.
+type ByName<'p> = BTreeMap<&'p str, Vec<(&'p str, &'p Vec<f64>)>>;
+
 /// Drift findings of one prose file: a line that names one pinned file and an AL value it does not pin.
-fn prose_file(
-    f: &crate::pins::walk::TextFile,
-    by_name: &BTreeMap<&str, Vec<(&str, &Vec<f64>)>>,
-    stale: &(dyn Fn(&[f64], &[f64]) -> Option<f64> + Sync),
-    list: &(dyn Fn(&[f64]) -> String + Sync),
-) -> Vec<Finding> {
+fn prose_file(f: &crate::pins::walk::TextFile, by_name: &ByName<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, line) in f.text.lines().enumerate() {
         if !(line.contains(".sh") || line.contains(".y")) {
@@ -667,6 +656,19 @@ fn prose_file(
         }
     }
     out
+}
+
+/// The first of `numbers` that none of `values` explains.
+fn stale(numbers: &[f64], values: &[f64]) -> Option<f64> {
+    numbers.iter().copied().find(|n| !values.iter().any(|v| (v - n).abs() <= AL_TOLERANCE))
+}
+
+/// `values` as a sorted list without repeats, for messages.
+fn list(values: &[f64]) -> String {
+    let mut v: Vec<String> = values.iter().map(|x| crate::pins::plain_number(*x, 4)).collect();
+    v.sort();
+    v.dedup();
+    v.join(", ")
 }
 
 fn mentions_al(text: &str) -> bool {
