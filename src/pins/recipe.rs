@@ -113,6 +113,8 @@ impl Recipe {
             .collect();
         let mut sglang_env_blocks = Vec::new();
         let mut vllm_spec_configs = 0;
+        // Built once: `str::find` sets up its searcher again on every line.
+        let spec_config = memchr::memmem::Finder::new("speculative-config:");
         for line in text.lines() {
             if let Some(rest) = line.strip_prefix("  ")
                 && !rest.starts_with(' ')
@@ -121,7 +123,7 @@ impl Recipe {
             {
                 sglang_env_blocks.push(role);
             }
-            if let Some(at) = line.find("speculative-config:") {
+            if let Some(at) = spec_config.find(line.as_bytes()) {
                 let rest = line[at + "speculative-config:".len()..].trim_start();
                 if rest.starts_with('\'') && rest[1..].contains('\'') {
                     vllm_spec_configs += 1;

@@ -97,7 +97,8 @@ pub fn walk(root: &Path) -> Result<Files> {
                 files.problems.push(Problem::new(rel, "unreadable entry"));
                 continue;
             };
-            let is_dir = if file_type.is_symlink() {
+            let symlink = file_type.is_symlink();
+            let is_dir = if symlink {
                 match std::fs::metadata(&path) {
                     Ok(meta) => meta.is_dir(),
                     Err(e) => {
@@ -120,9 +121,17 @@ pub fn walk(root: &Path) -> Result<Files> {
                 if SKIP_DIRS.contains(&name.as_str()) {
                     continue;
                 }
-                let Ok(canonical) = path.canonicalize() else {
-                    files.problems.push(Problem::new(rel, "unreadable directory"));
-                    continue;
+                // A real directory's canonical path is its parent's plus its name; only a link needs
+                // resolving (a `canonicalize` per directory was most of the walk's system calls).
+                let canonical = match ancestors.last() {
+                    Some(parent) if !symlink => parent.join(entry.file_name()),
+                    _ => match path.canonicalize() {
+                        Ok(canonical) => canonical,
+                        Err(_) => {
+                            files.problems.push(Problem::new(rel, "unreadable directory"));
+                            continue;
+                        }
+                    },
                 };
                 if ancestors.contains(&canonical) {
                     files.problems.push(Problem {

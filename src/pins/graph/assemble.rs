@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Graph, Job, SHELL_KNOBS, recipe_path};
+use super::{Graph, Job, SHELL_KNOBS, holds_any, recipe_path};
 use crate::pins::recipe::Recipe;
 use crate::pins::shell::resolve::{Env, Resolver};
 use crate::pins::shell::sites::{self, Discovery};
@@ -87,7 +87,7 @@ fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) 
         .par_iter()
         .filter(|script| {
             let text = graph.files.get(script.rel.as_str()).map_or("", |f| f.text.as_str());
-            SHELL_KNOBS.iter().any(|k| text.contains(k)) && !script.rel.starts_with("runners/")
+            holds_any(text, SHELL_KNOBS) && !script.rel.starts_with("runners/")
         })
         .map(|script| one_script(graph, script, by_script.get(script.rel.as_str()).map_or(&[], Vec::as_slice)))
         .collect();
@@ -554,7 +554,7 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
             Some((path, _)) => {
                 let Some(script) = graph.script(path) else { continue };
                 let text = graph.files.get(path.as_str()).map_or("", |f| f.text.as_str());
-                if !SHELL_KNOBS.iter().any(|k| text.contains(k)) {
+                if !holds_any(text, SHELL_KNOBS) {
                     let d =
                         sites::discover(script, &sites::Prepared::new(script), &graph.scripts, &graph.tables, &job.env);
                     let loc = Location::new(path, d.spec_line.unwrap_or(1));
@@ -593,15 +593,6 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
             }
         }
     }
-    let stale = |numbers: &[f64], values: &[f64]| {
-        numbers.iter().copied().find(|n| !values.iter().any(|v| (v - n).abs() <= AL_TOLERANCE))
-    };
-    let list = |values: &[f64]| {
-        let mut v: Vec<String> = values.iter().map(|x| crate::pins::plain_number(*x, 4)).collect();
-        v.sort();
-        v.dedup();
-        v.join(", ")
-    };
     let mut out = Vec::new();
     for (file, values) in &by_file {
         let Some(f) = graph.files.get(file) else { continue };
@@ -623,31 +614,61 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
         }
     }
     // A prose line names a pinned file by its base name: look the line's file-like words up.
-    let mut by_name: BTreeMap<&str, Vec<(&str, &Vec<f64>)>> = BTreeMap::new();
+    let mut by_name: ByName = BTreeMap::new();
     for (path, values) in &by_file {
         by_name.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push((path, values));
     }
-    for f in graph.files.values().filter(|f| f.kind == crate::pins::walk::Kind::Prose) {
-        for (i, line) in f.text.lines().enumerate() {
-            let named: Vec<&(&str, &Vec<f64>)> = line
-                .split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
-                .filter(|w| w.ends_with(".sh") || w.ends_with(".yaml") || w.ends_with(".yml"))
-                .filter_map(|w| by_name.get(w))
-                .flatten()
-                .collect();
-            if let [(path, values)] = named.as_slice()
-                && mentions_al(line)
-                && let Some(n) = stale(&al_numbers(line), values)
-            {
-                out.push(Finding::new(
-                    Class::Drift,
-                    Location::new(&f.rel, i + 1),
-                    format!("names {n} for {path}, but the code pins {}", list(values)),
-                ));
-            }
+    // Prose is most of the text read: its files are read in parallel, and only lines with a file-like
+    // word are split into words (the findings are sorted by location afterwards).
+    use rayon::prelude::*;
+    let prose: Vec<&&crate::pins::walk::TextFile> =
+        graph.files.values().filter(|f| f.kind == crate::pins::walk::Kind::Prose).collect();
+    let found: Vec<Vec<Finding>> = prose.par_iter().map(|f| prose_file(f, &by_name)).collect();
+    out.extend(found.into_iter().flatten());
+    out
+}
+
+/// Pinned files by base name, with the values pinned in each.
+type ByName<'p> = BTreeMap<&'p str, Vec<(&'p str, &'p Vec<f64>)>>;
+
+/// Drift findings of one prose file: a line that names one pinned file and an AL value it does not pin.
+fn prose_file(f: &crate::pins::walk::TextFile, by_name: &ByName<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, line) in f.text.lines().enumerate() {
+        if !(line.contains(".sh") || line.contains(".y")) {
+            continue;
+        }
+        let named: Vec<&(&str, &Vec<f64>)> = line
+            .split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+            .filter(|w| w.ends_with(".sh") || w.ends_with(".yaml") || w.ends_with(".yml"))
+            .filter_map(|w| by_name.get(w))
+            .flatten()
+            .collect();
+        if let [(path, values)] = named.as_slice()
+            && mentions_al(line)
+            && let Some(n) = stale(&al_numbers(line), values)
+        {
+            out.push(Finding::new(
+                Class::Drift,
+                Location::new(&f.rel, i + 1),
+                format!("names {n} for {path}, but the code pins {}", list(values)),
+            ));
         }
     }
     out
+}
+
+/// The first of `numbers` that none of `values` explains.
+fn stale(numbers: &[f64], values: &[f64]) -> Option<f64> {
+    numbers.iter().copied().find(|n| !values.iter().any(|v| (v - n).abs() <= AL_TOLERANCE))
+}
+
+/// `values` as a sorted list without repeats, for messages.
+fn list(values: &[f64]) -> String {
+    let mut v: Vec<String> = values.iter().map(|x| crate::pins::plain_number(*x, 4)).collect();
+    v.sort();
+    v.dedup();
+    v.join(", ")
 }
 
 fn mentions_al(text: &str) -> bool {

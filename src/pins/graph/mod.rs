@@ -23,7 +23,7 @@ pub mod assemble;
 pub mod config;
 pub mod runner;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rayon::prelude::*;
 
@@ -235,18 +235,26 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
 
     // Wave 1, in parallel: master configs and the runners file (by structure; the text only
     // preselects), and the scripts that write a knob or hold a lookup table.
+    // Every candidate's text is searched here, so in parallel and once: which scripts write a knob,
+    // which YAML files write one, which look like master configs.
     let knob_scripts: Vec<&TextFile> = files
         .texts
-        .iter()
-        .filter(|f| f.kind == Kind::Shell && (SHELL_KNOBS.iter().any(|k| f.text.contains(k)) || echoes_number(&f.text)))
+        .par_iter()
+        .filter(|f| f.kind == Kind::Shell && (holds_any(&f.text, SHELL_KNOBS) || echoes_number(&f.text)))
+        .collect();
+    let yaml_knobs: HashSet<&str> = files
+        .texts
+        .par_iter()
+        .filter(|f| f.kind == Kind::Yaml && holds_any(&f.text, YAML_KNOBS))
+        .map(|f| f.rel.as_str())
         .collect();
     let top_like = |f: &&&TextFile| {
         (f.text.contains("scenarios:") && f.text.contains("search-space:"))
             || f.text.starts_with("labels:")
             || f.text.contains("\nlabels:")
     };
-    let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) =
-        yaml.iter().filter(top_like).copied().partition(|f| archived_config(&f.rel));
+    let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
+    let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived_config(&f.rel));
     let (tops, (mut scripts, mut script_findings)) = rayon::join(
         || -> Vec<(&TextFile, Parsed)> { active.par_iter().map(|f| (*f, parse_yaml(f))).collect() },
         || parse_scripts(knob_scripts.clone()),
@@ -273,7 +281,12 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         .filter(|f| f.kind == Kind::Shell && f.rel.starts_with("runners/launch_"))
         .map(|f| f.rel.clone())
         .collect();
-    let has_knob = |p: &str| by_path.get(p).is_some_and(|f| YAML_KNOBS.iter().any(|k| f.text.contains(k)));
+    let has_knob = |p: &str| {
+        by_path.get(p).is_some_and(|f| match f.kind {
+            Kind::Yaml => yaml_knobs.contains(p),
+            _ => holds_any(&f.text, YAML_KNOBS),
+        })
+    };
     let mut jobs = Vec::new();
     for (ei, entry) in entries.iter().enumerate() {
         for (pi, point) in entry.points.iter().enumerate() {
@@ -300,7 +313,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let wanted_scripts: BTreeSet<&str> =
         jobs.iter().filter_map(|j| j.launcher.as_deref()).filter(|p| !parsed.contains(p)).collect();
     let mut wanted_recipes: BTreeSet<String> =
-        yaml.iter().filter(|f| YAML_KNOBS.iter().any(|k| f.text.contains(k))).map(|f| f.rel.clone()).collect();
+        yaml.iter().filter(|f| yaml_knobs.contains(f.rel.as_str())).map(|f| f.rel.clone()).collect();
     for job in &jobs {
         let point = &entries[job.entry].points[job.point];
         for key in ["CONFIG_FILE", "EVAL_CONFIG_FILE"] {
@@ -439,6 +452,13 @@ fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Finding>) {
         }
     }
     (scripts, findings)
+}
+
+/// Whether `text` holds any of `needles`. memchr's search, not `str::contains`: that one falls back to a
+/// slow searcher for needles over 32 bytes (`TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`), and these run
+/// over every candidate file.
+pub(super) fn holds_any(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| memchr::memmem::find(text.as_bytes(), n.as_bytes()).is_some())
 }
 
 /// `echo 2.83` (or `echo "2.83"`) somewhere: a candidate lookup table.

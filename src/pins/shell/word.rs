@@ -176,9 +176,155 @@ pub fn convert(raw: &str, start: usize, line: usize) -> Word {
     // Most words are plain (`--port`, `vllm`): no quote, escape or expansion to take apart.
     let parsed = raw
         .contains(['$', '`', '\'', '"', '\\', '~'])
-        .then(|| brush_parser::word::parse(raw, &brush_parser::ParserOptions::default()).ok())
+        .then(|| simple_pieces(raw).or_else(|| brush_pieces(raw)))
         .flatten();
     from_pieces(raw, start, line, false, parsed)
+}
+
+fn brush_pieces(raw: &str) -> Option<Vec<WordPieceWithSource>> {
+    brush_parser::word::parse(raw, &brush_parser::ParserOptions::default()).ok()
+}
+
+/// brush's pieces of a word made only of what most scripts' words are made of — text, `'…'`, `"…"`,
+/// backslash escapes, `$NAME`, `$1`…`$9`, `$?` (and the other special parameters), `${NAME}`,
+/// `${NAME[@]}` and `${NAME:-text}` (also `-`, `:=`, `=`) — read
+/// without brush's grammar, which costs some 17k instructions a word and was a tenth of `pins check` on
+/// the InferenceX snapshot. `None` for anything else (substitutions, arithmetic, `~`, other expansions,
+/// an unclosed quote): brush reads those.
+fn simple_pieces(raw: &str) -> Option<Vec<WordPieceWithSource>> {
+    let b = raw.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let from = i;
+        let piece = match b[i] {
+            b'\'' => {
+                let end = i + 1 + raw[i + 1..].find('\'')?;
+                i = end + 1;
+                WordPiece::SingleQuotedText(raw[from + 1..end].to_string())
+            }
+            b'"' => {
+                i += 1;
+                let mut inner = Vec::new();
+                loop {
+                    let at = i;
+                    let piece = match *b.get(i)? {
+                        b'"' => break,
+                        b'`' => return None,
+                        b'\\' if escapes_in_quotes(b.get(i + 1)) => {
+                            i += 2;
+                            WordPiece::EscapeSequence(raw[at..i].to_string())
+                        }
+                        b'$' => {
+                            let (piece, next) = dollar(raw, i)?;
+                            i = next;
+                            piece
+                        }
+                        _ => {
+                            // A backslash before any other character is text in double quotes.
+                            i += 1;
+                            while i < b.len()
+                                && !matches!(b[i], b'"' | b'$' | b'`')
+                                && !(b[i] == b'\\' && escapes_in_quotes(b.get(i + 1)))
+                            {
+                                i += 1;
+                            }
+                            WordPiece::Text(raw[at..i].to_string())
+                        }
+                    };
+                    inner.push(WordPieceWithSource { piece, start_index: at, end_index: i });
+                }
+                i += 1;
+                WordPiece::DoubleQuotedSequence(inner)
+            }
+            b'$' => {
+                let (piece, next) = dollar(raw, i)?;
+                i = next;
+                piece
+            }
+            b'\\' => {
+                i += 1 + raw[i + 1..].chars().next()?.len_utf8();
+                WordPiece::EscapeSequence(raw[from..i].to_string())
+            }
+            b'`' | b'~' => return None,
+            _ => {
+                i = raw[i..].find(['\'', '"', '$', '\\', '`', '~']).map_or(raw.len(), |n| i + n);
+                WordPiece::Text(raw[from..i].to_string())
+            }
+        };
+        out.push(WordPieceWithSource { piece, start_index: from, end_index: i });
+    }
+    Some(out)
+}
+
+/// Whether a backslash before `next` escapes it inside double quotes.
+fn escapes_in_quotes(next: Option<&u8>) -> bool {
+    matches!(next, Some(b'$' | b'`' | b'"' | b'\\'))
+}
+
+/// The expansion at `raw[at] == '$'` and the byte after it, for the forms [`simple_pieces`] reads.
+fn dollar(raw: &str, at: usize) -> Option<(WordPiece, usize)> {
+    use brush_parser::word::{ParameterTestType, SpecialParameter};
+    let b = raw.as_bytes();
+    let name_end = |from: usize| {
+        let first = *b.get(from)?;
+        (first.is_ascii_alphabetic() || first == b'_')
+            .then(|| from + b[from..].iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count())
+    };
+    let plain = |parameter| ParameterExpr::Parameter { parameter, indirect: false };
+    match *b.get(at + 1)? {
+        d @ b'1'..=b'9' => {
+            Some((WordPiece::ParameterExpansion(plain(Parameter::Positional(u32::from(d - b'0')))), at + 2))
+        }
+        c @ (b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!' | b'0') => {
+            let special = match c {
+                b'@' | b'*' => SpecialParameter::AllPositionalParameters { concatenate: c == b'*' },
+                b'#' => SpecialParameter::PositionalParameterCount,
+                b'?' => SpecialParameter::LastExitStatus,
+                b'-' => SpecialParameter::CurrentOptionFlags,
+                b'$' => SpecialParameter::ProcessId,
+                b'!' => SpecialParameter::LastBackgroundProcessId,
+                _ => SpecialParameter::ShellName,
+            };
+            Some((WordPiece::ParameterExpansion(plain(Parameter::Special(special))), at + 2))
+        }
+        b'{' => {
+            let end = name_end(at + 2)?;
+            let name = raw[at + 2..end].to_string();
+            let every = match b.get(end..end + 4) {
+                Some(b"[@]}") => Some(false),
+                Some(b"[*]}") => Some(true),
+                _ => None,
+            };
+            if let Some(concatenate) = every {
+                let parameter = Parameter::NamedWithAllIndices { name, concatenate };
+                return Some((WordPiece::ParameterExpansion(plain(parameter)), end + 4));
+            }
+            let parameter = Parameter::Named(name);
+            let (test_type, assign, value_from) = match (*b.get(end)?, b.get(end + 1).copied()) {
+                (b'}', _) => return Some((WordPiece::ParameterExpansion(plain(parameter)), end + 1)),
+                (b':', Some(op @ (b'-' | b'='))) => (ParameterTestType::UnsetOrNull, op == b'=', end + 2),
+                (op @ (b'-' | b'='), _) => (ParameterTestType::Unset, op == b'=', end + 1),
+                _ => return None,
+            };
+            let close = value_from + raw[value_from..].find('}')?;
+            let value = &raw[value_from..close];
+            if value.contains(['$', '`', '\\', '\'', '"', '~']) {
+                return None;
+            }
+            let default_value = Some(value.to_string());
+            let expr = if assign {
+                ParameterExpr::AssignDefaultValues { parameter, indirect: false, test_type, default_value }
+            } else {
+                ParameterExpr::UseDefaultValues { parameter, indirect: false, test_type, default_value }
+            };
+            Some((WordPiece::ParameterExpansion(expr), close + 1))
+        }
+        _ => {
+            let end = name_end(at + 1)?;
+            Some((WordPiece::ParameterExpansion(plain(Parameter::Named(raw[at + 1..end].to_string()))), end))
+        }
+    }
 }
 
 /// Converts a heredoc body (quotes are literal there; expansions only when the delimiter is unquoted).
@@ -629,6 +775,63 @@ mod tests {
         assert_eq!(&raw[a - 100..b - 100], "2.49");
         let k = t.json("k");
         assert!(matches!(k.as_slice(), [Value::Hole(Hole::Part(Part::Var { name, .. }))] if name == "N"), "{k:?}");
+    }
+
+    /// A word [`simple_pieces`] reads comes out as brush reads it; any other word is left to brush.
+    fn same_as_brush(raw: &str) -> bool {
+        let Some(fast) = simple_pieces(raw) else { return false };
+        let slow = brush_pieces(raw);
+        assert!(slow.is_some(), "brush cannot parse {raw:?}, the fast path can");
+        assert_eq!(from_pieces(raw, 10, 2, false, Some(fast)), from_pieces(raw, 10, 2, false, slow), "{raw:?}");
+        true
+    }
+
+    #[test]
+    fn simple_words_are_read_as_brush_reads_them() {
+        let read = [
+            "\"$MODEL\"",
+            "--model=${MODEL}",
+            "${NUM_SPEC_TOKENS:-3}",
+            "\"${K:=2}\"/x",
+            "${K-}",
+            "${K=a b}",
+            "'it''s'\"$A$B\"c",
+            "$1$2x",
+            "\"$0\" $! $? $$ $# $@ $* $-",
+            "\"${ARGS[@]}\"${A[*]}",
+            "\"\"",
+            "''",
+            "a\"b\"c'd'",
+            "\"{ \\\"k\\\": 1 }\"",
+            "a\\ b\\\"\"\\n\\$x\"",
+        ];
+        for raw in read {
+            assert!(same_as_brush(raw), "not read by the fast path: {raw:?}");
+        }
+        let left = [
+            "~/x",
+            "\"$(date)\"",
+            "$((1+2))",
+            "${#A}",
+            "${A%%x}",
+            "${A[1]}",
+            "${@}",
+            "$'a'",
+            "'open",
+            "a\\",
+            "${A:-$B}",
+            "$",
+        ];
+        for raw in left {
+            assert!(!same_as_brush(raw), "read by the fast path: {raw:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fast_path_agrees_with_brush(raw in "[a$_{}:=\\-'\"10 ~`\\\\()#%@!é*?\\[\\]]{1,14}") {
+            same_as_brush(&raw);
+        }
     }
 
     #[test]

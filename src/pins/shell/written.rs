@@ -75,19 +75,53 @@ pub(super) struct Site {
 pub(super) const THINKING_JSON: &[&str] = &["thinking_mode", "enable_thinking", "thinking"];
 
 pub(super) fn flag_value(words: &[Value], flag: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        let Value::Lit { text, span } = w else { continue };
-        if text == flag {
-            if let Some(next) = words.get(i + 1) {
-                out.push(next.clone());
-            }
-        } else if let Some(rest) = text.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
-            let span = span.map(|(s, e)| (e - rest.len(), e).max((s, s)));
-            out.push(Value::Lit { text: rest.to_string(), span });
-        }
+    (0..words.len()).filter_map(|i| option_value(words, i, flag)).collect()
+}
+
+/// The value `words[i]` gives `flag`: the next word after `flag`, or the rest of `flag=value`.
+fn option_value(words: &[Value], i: usize, flag: &str) -> Option<Value> {
+    let Value::Lit { text, span } = &words[i] else { return None };
+    if text == flag {
+        words.get(i + 1).cloned()
+    } else {
+        let rest = text.strip_prefix(flag)?.strip_prefix('=')?;
+        let span = span.map(|(s, e)| (e - rest.len(), e).max((s, s)));
+        Some(Value::Lit { text: rest.to_string(), span })
     }
-    out
+}
+
+/// The options (`-…` words) of a statement's token streams, found in one pass: a statement's facts look
+/// up some twenty flags, and a pass over every stream per flag was most of reading a script's facts.
+struct Options<'s> {
+    streams: &'s [Vec<Value>],
+    /// (the option's name — its text up to any `=` —, stream, word), in stream and word order.
+    at: Vec<(&'s str, usize, usize)>,
+}
+
+impl<'s> Options<'s> {
+    fn new(streams: &'s [Vec<Value>]) -> Options<'s> {
+        let mut at = Vec::new();
+        for (si, stream) in streams.iter().enumerate() {
+            for (i, w) in stream.iter().enumerate() {
+                if let Value::Lit { text, .. } = w
+                    && text.starts_with('-')
+                {
+                    at.push((text.split_once('=').map_or(text.as_str(), |(name, _)| name), si, i));
+                }
+            }
+        }
+        Options { streams, at }
+    }
+
+    /// What [`flag_value`] gives over every stream, in order, for an option `flag` (no `=` in it).
+    fn values(&self, flag: &str) -> Vec<Value> {
+        debug_assert!(flag.starts_with('-') && !flag.contains('='), "{flag}");
+        self.at
+            .iter()
+            .filter(|(name, _, _)| *name == flag)
+            .filter_map(|&(_, si, i)| option_value(&self.streams[si], i, flag))
+            .collect()
+    }
 }
 
 /// The token streams of a statement: command words, array elements, and the whitespace-split text of
@@ -129,7 +163,8 @@ pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, V
     let mut push = |kind, key, values: Vec<Value>| {
         out.extend(values.into_iter().map(|value| FactSite { kind, value, key }));
     };
-    let flags = |flag: &str| streams.iter().flat_map(|s| flag_value(s, flag)).collect::<Vec<_>>();
+    let options = Options::new(streams);
+    let flags = |flag: &str| options.values(flag);
     // DSpark in SGLang: k is the draft block, not `--speculative-num-steps 1` (pins.md §7).
     let dspark = flags("--speculative-algorithm")
         .iter()
