@@ -233,10 +233,8 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let yaml: Vec<&TextFile> =
         files.texts.iter().filter(|f| f.kind == Kind::Yaml && !f.rel.starts_with("golden_al_distribution/")).collect();
 
-    // Wave 1, in parallel: master configs and the runners file (by structure; the text only
-    // preselects), and the scripts that write a knob or hold a lookup table.
-    // Every candidate's text is searched here, so in parallel and once: which scripts write a knob,
-    // which YAML files write one, which look like master configs.
+    // Every candidate's text is searched once, in parallel: which scripts write a knob (or hold a lookup
+    // table), which YAML files write one, which look like master configs.
     let knob_scripts: Vec<&TextFile> = files
         .texts
         .par_iter()
@@ -255,26 +253,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     };
     let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
     let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived_config(&f.rel));
-    let (tops, (mut scripts, mut script_findings)) = rayon::join(
-        || -> Vec<(&TextFile, Parsed)> { active.par_iter().map(|f| (*f, parse_yaml(f))).collect() },
-        || parse_scripts(knob_scripts.clone()),
-    );
-    findings.append(&mut script_findings);
     findings.extend(archived_notes(&archived));
-    let mut entries = Vec::new();
-    let mut runners = Runners::default();
-    for (file, parsed) in tops {
-        match parsed {
-            Ok((root, _)) => {
-                if let Some(found) = config::read(&file.rel, &file.text, &root) {
-                    entries.extend(found);
-                } else if let Some(r) = Runners::read(&root) {
-                    runners = r;
-                }
-            }
-            Err(f) => findings.push(f),
-        }
-    }
     let launcher_paths: Vec<String> = files
         .texts
         .iter()
@@ -287,59 +266,73 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
             _ => holds_any(&f.text, YAML_KNOBS),
         })
     };
-    let mut jobs = Vec::new();
-    for (ei, entry) in entries.iter().enumerate() {
-        for (pi, point) in entry.points.iter().enumerate() {
-            if !relevant(point, &has_knob) {
-                continue;
-            }
-            let launchers = entry.runner.as_deref().map(|r| runners.launchers(r, &launcher_paths)).unwrap_or_default();
-            if launchers.is_empty() {
-                jobs.push(Job { entry: ei, point: pi, launcher: None, env: job_env(entry, point, None) });
-            }
-            for (launcher, node) in launchers {
-                jobs.push(Job {
-                    entry: ei,
-                    point: pi,
-                    launcher: Some(launcher),
-                    env: job_env(entry, point, Some(&node)),
-                });
-            }
-        }
-    }
+    let knob_script_paths: BTreeSet<&str> = knob_scripts.iter().map(|f| f.rel.as_str()).collect();
+    // Recipes that write a knob are parsed whatever the jobs are; a config-shaped file is left until it
+    // is known not to be a master config.
+    let knob_recipes: Vec<&TextFile> = yaml
+        .iter()
+        .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !active.iter().any(|a| a.rel == f.rel))
+        .copied()
+        .collect();
 
-    // Wave 2: the jobs' launchers, and the recipes that write a knob or that jobs name.
-    let parsed: BTreeSet<&str> = knob_scripts.iter().map(|f| f.rel.as_str()).collect();
-    let wanted_scripts: BTreeSet<&str> =
-        jobs.iter().filter_map(|j| j.launcher.as_deref()).filter(|p| !parsed.contains(p)).collect();
-    let mut wanted_recipes: BTreeSet<String> =
-        yaml.iter().filter(|f| yaml_knobs.contains(f.rel.as_str())).map(|f| f.rel.clone()).collect();
+    // One parallel wave: the master configs, then the jobs and their launchers, alongside the scripts
+    // and recipes that write a knob (rayon balances the two sides on the cores).
+    let (configured, (knob_parsed, knob_recipes_parsed)) = rayon::join(
+        || {
+            let tops: Vec<(&TextFile, Parsed)> = active.par_iter().map(|f| (*f, parse_yaml(f))).collect();
+            let mut findings = Vec::new();
+            let mut entries = Vec::new();
+            let mut runners = Runners::default();
+            for (file, parsed) in tops {
+                match parsed {
+                    Ok((root, _)) => {
+                        if let Some(found) = config::read(&file.rel, &file.text, &root) {
+                            entries.extend(found);
+                        } else if let Some(r) = Runners::read(&root) {
+                            runners = r;
+                        }
+                    }
+                    Err(f) => findings.push(f),
+                }
+            }
+            let jobs = jobs_of(&entries, &runners, &launcher_paths, &has_knob);
+            let wanted_scripts: BTreeSet<&str> =
+                jobs.iter().filter_map(|j| j.launcher.as_deref()).filter(|p| !knob_script_paths.contains(p)).collect();
+            let launchers = parse_scripts(wanted_scripts.iter().filter_map(|p| by_path.get(p).copied()).collect());
+            (entries, jobs, findings, launchers)
+        },
+        || rayon::join(|| parse_scripts(knob_scripts.clone()), || parse_recipes(&knob_recipes)),
+    );
+    let (entries, jobs, mut config_findings, (launchers, mut launcher_findings)) = configured;
+    let (mut scripts, mut script_findings) = knob_parsed;
+    findings.append(&mut script_findings);
+    findings.append(&mut config_findings);
+    scripts.extend(launchers);
+    findings.append(&mut launcher_findings);
+
+    // Then the recipes jobs name that were not parsed yet (and knob-writing config-shaped files that
+    // turned out not to be master configs).
+    let master_files: BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
+    let mut wanted_recipes: BTreeSet<String> = active
+        .iter()
+        .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !master_files.contains(f.rel.as_str()))
+        .map(|f| f.rel.clone())
+        .collect();
     for job in &jobs {
         let point = &entries[job.entry].points[job.point];
         for key in ["CONFIG_FILE", "EVAL_CONFIG_FILE"] {
             if let Some(path) = point.get(key).and_then(|s| recipe_path(&s.value))
                 && by_path.contains_key(path.as_str())
+                && !master_files.contains(path.as_str())
+                && !knob_recipes.iter().any(|f| f.rel == path)
             {
                 wanted_recipes.insert(path);
             }
         }
     }
-    let master_files: BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
-    let ((launchers, mut launcher_findings), recipes_parsed) = rayon::join(
-        || parse_scripts(wanted_scripts.iter().filter_map(|p| by_path.get(p).copied()).collect()),
-        || -> Vec<Result<Recipe, Finding>> {
-            wanted_recipes
-                .par_iter()
-                .filter_map(|p| by_path.get(p.as_str()).copied())
-                .filter(|f| !master_files.contains(f.rel.as_str()))
-                .map(|f| parse_yaml(f).map(|(root, dups)| Recipe::read(&f.rel, &f.text, &root, &dups)))
-                .collect()
-        },
-    );
-    scripts.extend(launchers);
-    findings.append(&mut launcher_findings);
+    let more_recipes: Vec<&TextFile> = wanted_recipes.iter().filter_map(|p| by_path.get(p.as_str()).copied()).collect();
     let mut recipes = BTreeMap::new();
-    for r in recipes_parsed {
+    for r in knob_recipes_parsed.into_iter().chain(parse_recipes(&more_recipes)) {
         match r {
             Ok(recipe) => {
                 recipes.insert(recipe.rel.clone(), recipe);
@@ -439,6 +432,40 @@ fn archived_notes(archived: &[&TextFile]) -> Vec<Finding> {
             )
         })
         .collect()
+}
+
+/// The jobs of relevant points: one per launcher the entry's runner reaches, or one without a launcher.
+fn jobs_of(
+    entries: &[Entry],
+    runners: &Runners,
+    launcher_paths: &[String],
+    has_knob: &dyn Fn(&str) -> bool,
+) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for (ei, entry) in entries.iter().enumerate() {
+        for (pi, point) in entry.points.iter().enumerate() {
+            if !relevant(point, has_knob) {
+                continue;
+            }
+            let launchers = entry.runner.as_deref().map(|r| runners.launchers(r, launcher_paths)).unwrap_or_default();
+            if launchers.is_empty() {
+                jobs.push(Job { entry: ei, point: pi, launcher: None, env: job_env(entry, point, None) });
+            }
+            for (launcher, node) in launchers {
+                jobs.push(Job {
+                    entry: ei,
+                    point: pi,
+                    launcher: Some(launcher),
+                    env: job_env(entry, point, Some(&node)),
+                });
+            }
+        }
+    }
+    jobs
+}
+
+fn parse_recipes(files: &[&TextFile]) -> Vec<Result<Recipe, Finding>> {
+    files.par_iter().map(|f| parse_yaml(f).map(|(root, dups)| Recipe::read(&f.rel, &f.text, &root, &dups))).collect()
 }
 
 fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Finding>) {
