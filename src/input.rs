@@ -25,11 +25,43 @@ pub const TABLE_FILE_LIMIT: u64 = 64 * 1024 * 1024;
 /// [`Error::Io`] when it does not exist or cannot be opened; [`Error::Unreadable`] when it is a directory,
 /// FIFO, socket or device.
 pub fn open_regular(path: &Path) -> Result<File> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    open_sized(path, u64::MAX).map(|(file, _)| file)
+}
+
+/// Opens a regular file no larger than `limit` bytes; the file and its size.
+fn open_sized(path: &Path, limit: u64) -> Result<(File, u64)> {
+    let (file, meta) = open_with_metadata(path)?;
     if !meta.is_file() {
         return Err(Error::unreadable(path, format!("not a regular file ({})", describe(&meta))));
     }
-    File::open(path).map_err(|e| Error::io(path, e))
+    if meta.len() > limit {
+        return Err(too_large(path, limit));
+    }
+    Ok((file, meta.len()))
+}
+
+/// Opens `path` and reads its metadata from the open file: one `stat` per file (the pin check opens
+/// about a thousand). On Unix the file is opened non-blocking, so a FIFO is opened without waiting for a
+/// writer and then refused by its metadata; reads from a regular file are unaffected by the flag.
+fn open_with_metadata(path: &Path) -> Result<(File, std::fs::Metadata)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    #[cfg(not(unix))]
+    {
+        // Elsewhere there is no FIFO to block on: check first, as before.
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            return Err(Error::unreadable(path, format!("not a regular file ({})", describe(&meta))));
+        }
+    }
+    let file = options.open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    Ok((file, meta))
 }
 
 /// Opens `path` for buffered reading after the checks of [`open_regular`], refusing a file larger than
@@ -38,10 +70,7 @@ pub fn open_regular(path: &Path) -> Result<File> {
 /// # Errors
 /// As [`open_regular`]; [`Error::Unreadable`] when it is larger than `limit`.
 pub fn open_limited(path: &Path, limit: u64) -> Result<std::io::BufReader<std::io::Take<File>>> {
-    let file = open_regular(path)?;
-    if file.metadata().map_err(|e| Error::io(path, e))?.len() > limit {
-        return Err(too_large(path, limit));
-    }
+    let (file, _) = open_sized(path, limit)?;
     Ok(std::io::BufReader::new(file.take(limit)))
 }
 
@@ -66,11 +95,7 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String> {
 /// # Errors
 /// As [`read_text`], without the UTF-8 check.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>> {
-    let file = open_regular(path)?;
-    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    if len > limit {
-        return Err(too_large(path, limit));
-    }
+    let (file, len) = open_sized(path, limit)?;
     let mut bytes = Vec::with_capacity(len as usize);
     file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
     if bytes.len() as u64 > limit {
