@@ -1,8 +1,9 @@
 //! Opening the user's files safely: only regular files, never more than a stated number of bytes.
 //!
 //! Every command reads its inputs through here, so a FIFO, a device or a directory given where a file is
-//! expected is refused before it is opened (opening a FIFO would block until a writer comes; `/dev/zero`
-//! never ends), and no file costs more memory than its limit. Whole-file reads ([`read_text`]) are for small
+//! expected is refused before anything is read from it (it is opened non-blocking, since opening a FIFO
+//! would otherwise block until a writer comes; `/dev/zero` never ends), and no file costs more memory than
+//! its limit. Whole-file reads ([`read_text`]) are for small
 //! inputs (curves, profiles, recipes, allow-lists); large inputs (logs, metric series) are streamed from
 //! [`open_regular`] by their readers, which bound their own line lengths.
 
@@ -19,7 +20,7 @@ pub const SMALL_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 /// their readers bound memory themselves.
 pub const TABLE_FILE_LIMIT: u64 = 64 * 1024 * 1024;
 
-/// Opens `path` for reading after checking that it is a regular file (symbolic links followed).
+/// Opens `path` for reading if it is a regular file (symbolic links followed).
 ///
 /// # Errors
 /// [`Error::Io`] when it does not exist or cannot be opened; [`Error::Unreadable`] when it is a directory,
