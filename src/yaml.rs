@@ -1,5 +1,5 @@
 //! YAML reading, behind one small tree type so the YAML crate can be swapped: this is the only file
-//! that names it. Recipes and master configs are read by [`subset`], a fast reader of the block-style
+//! that names it. Recipes and master configs are read by [`read_subset`], a fast reader of the block-style
 //! YAML they are written in, which leaves any other document to the crate.
 //!
 //! Documents are parsed into a generic tree first (never straight into typed structs) because that path
