@@ -593,15 +593,23 @@ impl Flow<'_, '_> {
         }
     }
 
-    fn sequence(&mut self, path: &Path, depth: usize) -> Option<Node> {
+    /// Steps into a collection at its opening bracket; whether it is empty (`close` follows at once).
+    fn open(&mut self, close: u8, depth: usize) -> Option<bool> {
         if depth >= MAX_DEPTH {
             return None;
         }
         self.at += 1;
         self.skip_spaces();
-        let mut items = Vec::new();
-        if self.peek()? == b']' {
+        let empty = self.peek()? == close;
+        if empty {
             self.at += 1;
+        }
+        Some(empty)
+    }
+
+    fn sequence(&mut self, path: &Path, depth: usize) -> Option<Node> {
+        let mut items = Vec::new();
+        if self.open(b']', depth)? {
             return Some(Node::Seq(items));
         }
         loop {
@@ -613,14 +621,8 @@ impl Flow<'_, '_> {
     }
 
     fn mapping(&mut self, path: &Path, depth: usize) -> Option<Node> {
-        if depth >= MAX_DEPTH {
-            return None;
-        }
-        self.at += 1;
-        self.skip_spaces();
         let mut map = MapBuilder::default();
-        if self.peek()? == b'}' {
-            self.at += 1;
+        if self.open(b'}', depth)? {
             return Some(map.finish());
         }
         loop {
