@@ -6,14 +6,14 @@
 //! comments, anchors on values, aliases and merge keys — and declines (returns `None`) at the first thing
 //! outside that subset, or anything it is unsure the YAML crate would accept: tags, `?` keys, multi-line
 //! plain or quoted scalars, multi-line flow collections, aliases inside flows, tabs, `\r`, directives,
-//! several documents, nesting deeper than [`MAX_DEPTH`]. The caller then parses the text with the crate, so a declined document costs one
-//! extra linear scan, never a different answer.
+//! several documents, nesting deeper than [`MAX_DEPTH`]. The caller then parses the text with the crate,
+//! so a declined document costs one extra linear scan, never a different answer.
 //!
 //! What it accepts it reads exactly as the crate does: plain scalars resolve by the crate's rules
 //! ([`resolve`]), and mappings are built by the same [`MapBuilder`] as on the crate's path (PyYAML's
-//! last-duplicate-wins with each duplicate reported, and merge keys). The
-//! differential tests (below, `fuzz/fuzz_targets/yaml_subset.rs`, and `examples/yaml_agree.rs`, which
-//! `.ci/run` runs over every YAML file of the real InferenceX snapshot) hold it to that.
+//! last-duplicate-wins with each duplicate reported, and merge keys). The differential tests
+//! (`tests/yaml_subset.rs`), the `yaml_subset` fuzz target and `examples/yaml_agree.rs` (which `.ci/run`
+//! runs over every YAML file of the real InferenceX snapshot) hold it to that.
 
 use std::collections::HashMap;
 
@@ -65,8 +65,8 @@ fn printable(text: &str) -> bool {
     }
 }
 
-/// The end of the text before a comment (a `#` after a space), and whether a `: ` (or a final `:`)
-/// comes before it: one pass over the bytes, as the plain-scalar rules need both.
+/// Where the text before a comment (a `#` after a space) ends, and where the first `: ` (or a final `:`)
+/// before it is: one pass over the bytes, as the plain-scalar rules need both.
 fn scan_plain(text: &str) -> (usize, Option<usize>) {
     let bytes = text.as_bytes();
     let mut colon = None;
