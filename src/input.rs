@@ -32,9 +32,7 @@ pub fn open_regular(path: &Path) -> Result<File> {
 /// Opens a regular file no larger than `limit` bytes; the file and its size.
 fn open_sized(path: &Path, limit: u64) -> Result<(File, u64)> {
     let (file, meta) = open_with_metadata(path)?;
-    if !meta.is_file() {
-        return Err(Error::unreadable(path, format!("not a regular file ({})", describe(&meta))));
-    }
+    refuse_irregular(path, &meta)?;
     if meta.len() > limit {
         return Err(too_large(path, limit));
     }
@@ -52,17 +50,20 @@ fn open_with_metadata(path: &Path) -> Result<(File, std::fs::Metadata)> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK);
     }
+    // Elsewhere there is no non-blocking open: a special file is refused before it is opened.
     #[cfg(not(unix))]
-    {
-        // Elsewhere there is no FIFO to block on: check first, as before.
-        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-        if !meta.is_file() {
-            return Err(Error::unreadable(path, format!("not a regular file ({})", describe(&meta))));
-        }
-    }
+    refuse_irregular(path, &std::fs::metadata(path).map_err(|e| Error::io(path, e))?)?;
     let file = options.open(path).map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
     Ok((file, meta))
+}
+
+fn refuse_irregular(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    if meta.is_file() {
+        Ok(())
+    } else {
+        Err(Error::unreadable(path, format!("not a regular file ({})", describe(meta))))
+    }
 }
 
 /// Opens `path` for buffered reading after the checks of [`open_regular`], refusing a file larger than

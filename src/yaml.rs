@@ -271,9 +271,14 @@ struct MapBuilder {
 }
 
 impl MapBuilder {
-    /// Whether `key` is the merge key.
-    fn is_merge(key: &Node) -> bool {
-        matches!(key, Node::String(s) if s == "<<")
+    /// Adds an entry: the value of a `<<:` merge key is merged; any other key is the mapping's own, and
+    /// its text is returned when the key was already there (a duplicate the caller reports).
+    fn add(&mut self, key: Node, value: Node) -> Option<String> {
+        if matches!(&key, Node::String(s) if s == "<<") {
+            self.merge(value);
+            return None;
+        }
+        put(&mut self.own, key, value).map(|slot| self.own[slot].0.as_scalar_text().unwrap_or_default())
     }
 
     /// The value of a `<<:` key: a mapping or a list of them. Earlier merges win over later ones.
@@ -291,11 +296,6 @@ impl MapBuilder {
                 }
             }
         }
-    }
-
-    /// One of the mapping's own entries; returns the key's text when it was already there.
-    fn put(&mut self, key: Node, value: Node) -> Option<String> {
-        put(&mut self.own, key, value).map(|slot| self.own[slot].0.as_scalar_text().unwrap_or_default())
     }
 
     /// The mapping: merged keys first, then its own (which override merged ones in place).
@@ -377,9 +377,7 @@ mod lenient {
                 let mut path = self.path.to_vec();
                 path.push(key.as_scalar_text().unwrap_or_default());
                 let value = map.next_value_seed(Seed { path: &path, duplicates: self.duplicates })?;
-                if MapBuilder::is_merge(&key) {
-                    builder.merge(value);
-                } else if let Some(key) = builder.put(key, value) {
+                if let Some(key) = builder.add(key, value) {
                     self.duplicates.borrow_mut().push(Duplicate { path: self.path.to_vec(), key });
                 }
             }

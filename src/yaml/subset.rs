@@ -100,11 +100,9 @@ impl Path<'_> {
     }
 }
 
-/// Puts an entry into a mapping being read, recording a duplicate as the crate's path does.
+/// Adds an entry to a mapping being read, recording a duplicate as the crate's path does.
 fn add(map: &mut MapBuilder, key: Node, value: Node, path: &Path, duplicates: &mut Vec<Duplicate>) {
-    if MapBuilder::is_merge(&key) {
-        map.merge(value);
-    } else if let Some(key) = map.put(key, value) {
+    if let Some(key) = map.add(key, value) {
         duplicates.push(Duplicate { path: path.to_vec(), key });
     }
 }

@@ -313,6 +313,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     // Then the recipes jobs name that were not parsed yet (and knob-writing config-shaped files that
     // turned out not to be master configs).
     let master_files: BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
+    let knob_recipe_paths: HashSet<&str> = knob_recipes.iter().map(|f| f.rel.as_str()).collect();
     let mut wanted_recipes: BTreeSet<String> = active
         .iter()
         .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !master_files.contains(f.rel.as_str()))
@@ -324,7 +325,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
             if let Some(path) = point.get(key).and_then(|s| recipe_path(&s.value))
                 && by_path.contains_key(path.as_str())
                 && !master_files.contains(path.as_str())
-                && !knob_recipes.iter().any(|f| f.rel == path)
+                && !knob_recipe_paths.contains(path.as_str())
             {
                 wanted_recipes.insert(path);
             }
