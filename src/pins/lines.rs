@@ -23,6 +23,7 @@ impl LineIndex {
         let mut keys: foldhash::HashMap<String, u32> = foldhash::HashMap::default();
         let mut by_key: Vec<Vec<usize>> = Vec::new();
         let mut stack: Vec<(usize, u32, usize)> = Vec::new();
+        let key_end = memchr::memmem::Finder::new(": ");
         for (i, raw) in text.lines().enumerate() {
             let trimmed = raw.trim_start();
             if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -36,7 +37,7 @@ impl LineIndex {
                 body = rest.trim_start();
                 item = true;
             }
-            let colon = memchr::memmem::find(body.as_bytes(), b": ");
+            let colon = key_end.find(body.as_bytes());
             let key = match colon.or_else(|| body.strip_suffix(':').map(|b| b.len())) {
                 Some(end) => body[..end].trim().trim_matches(['"', '\'']),
                 None => match body.split_once('=') {

@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Graph, Job, SHELL_KNOBS, holds_any, recipe_path};
+use rayon::prelude::*;
+
+use super::{Graph, Job, recipe_path};
 use crate::pins::recipe::Recipe;
 use crate::pins::shell::resolve::{Env, Resolver};
 use crate::pins::shell::sites::{self, Discovery};
@@ -80,15 +82,11 @@ fn jobs_by_script<'g>(graph: &'g Graph) -> BTreeMap<&'g str, Vec<usize>> {
 }
 
 fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
-    use rayon::prelude::*;
     let by_script = jobs_by_script(graph);
     let per_script: Vec<(Vec<Pin>, Vec<Finding>)> = graph
         .scripts
         .par_iter()
-        .filter(|script| {
-            let text = graph.files.get(script.rel.as_str()).map_or("", |f| f.text.as_str());
-            holds_any(text, SHELL_KNOBS) && !script.rel.starts_with("runners/")
-        })
+        .filter(|script| graph.shell_knobs.contains(script.rel.as_str()) && !script.rel.starts_with("runners/"))
         .map(|script| one_script(graph, script, by_script.get(script.rel.as_str()).map_or(&[], Vec::as_slice)))
         .collect();
     let mut seen = BTreeSet::new();
@@ -476,6 +474,8 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
 /// and eval twins that carry a pin.
 fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
     let mut reported = BTreeSet::new();
+    // A script's statement facts do not depend on the job: read once per script, not once per job.
+    let mut prepared: BTreeMap<&str, sites::Prepared> = BTreeMap::new();
     for (index, job) in graph.jobs.iter().enumerate() {
         let entry = graph.entry(job);
         let point = graph.point(job);
@@ -553,10 +553,9 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
             }
             Some((path, _)) => {
                 let Some(script) = graph.script(path) else { continue };
-                let text = graph.files.get(path.as_str()).map_or("", |f| f.text.as_str());
-                if !holds_any(text, SHELL_KNOBS) {
-                    let d =
-                        sites::discover(script, &sites::Prepared::new(script), &graph.scripts, &graph.tables, &job.env);
+                if !graph.shell_knobs.contains(path.as_str()) {
+                    let facts = prepared.entry(path.as_str()).or_insert_with(|| sites::Prepared::new(script));
+                    let d = sites::discover(script, facts, &graph.scripts, &graph.tables, &job.env);
                     let loc = Location::new(path, d.spec_line.unwrap_or(1));
                     if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
                         findings.push(Finding::new(Class::MissingPin, loc, format!("entry {} ({}) runs {path} with spec-decoding {}, but it pins no synthetic acceptance: this agentic run measures real acceptance", entry.name, eref.at, point.spec.as_deref().unwrap_or("?"))));
@@ -620,11 +619,13 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
     }
     // Prose is most of the text read: its files are read in parallel, and only lines with a file-like
     // word are split into words (the findings are sorted by location afterwards).
-    use rayon::prelude::*;
-    let prose: Vec<&&crate::pins::walk::TextFile> =
-        graph.files.values().filter(|f| f.kind == crate::pins::walk::Kind::Prose).collect();
-    let found: Vec<Vec<Finding>> = prose.par_iter().map(|f| prose_file(f, &by_name)).collect();
-    out.extend(found.into_iter().flatten());
+    let found: Vec<Finding> = graph
+        .files
+        .par_iter()
+        .filter(|(_, f)| f.kind == crate::pins::walk::Kind::Prose)
+        .flat_map_iter(|(_, f)| prose_file(f, &by_name))
+        .collect();
+    out.extend(found);
     out
 }
 

@@ -109,6 +109,8 @@ pub struct Graph<'f> {
     pub prefix_models: BTreeMap<String, EntryRef>,
     /// The injector's source, when the repository has one ([`assemble::INJECTOR`]).
     pub injector: Option<String>,
+    /// Shell files whose text holds a knob spelling (`SHELL_KNOBS`), searched once.
+    pub shell_knobs: HashSet<&'f str>,
 }
 
 impl Graph<'_> {
@@ -235,10 +237,16 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
 
     // Every candidate's text is searched once, in parallel: which scripts write a knob (or hold a lookup
     // table), which YAML files write one, which look like master configs.
+    let shell_knobs: HashSet<&str> = files
+        .texts
+        .par_iter()
+        .filter(|f| f.kind == Kind::Shell && holds_any(&f.text, SHELL_KNOBS))
+        .map(|f| f.rel.as_str())
+        .collect();
     let knob_scripts: Vec<&TextFile> = files
         .texts
         .par_iter()
-        .filter(|f| f.kind == Kind::Shell && (holds_any(&f.text, SHELL_KNOBS) || echoes_number(&f.text)))
+        .filter(|f| f.kind == Kind::Shell && (shell_knobs.contains(f.rel.as_str()) || echoes_number(&f.text)))
         .collect();
     let yaml_knobs: HashSet<&str> = files
         .texts
@@ -394,6 +402,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         findings,
         prefix_models,
         injector,
+        shell_knobs,
     };
     let files_read = files.texts.len();
     let entries = graph.entries.len();

@@ -171,13 +171,13 @@ impl<'a> Source<'a> {
     }
 }
 
+/// The characters that start a quote, escape or expansion: a word without them is plain text.
+const SPECIAL: [char; 6] = ['$', '`', '\'', '"', '\\', '~'];
+
 /// Converts a brush word whose raw text starts at file byte `start` on `line`.
 pub fn convert(raw: &str, start: usize, line: usize) -> Word {
     // Most words are plain (`--port`, `vllm`): no quote, escape or expansion to take apart.
-    let parsed = raw
-        .contains(['$', '`', '\'', '"', '\\', '~'])
-        .then(|| simple_pieces(raw).or_else(|| brush_pieces(raw)))
-        .flatten();
+    let parsed = raw.contains(SPECIAL).then(|| simple_pieces(raw).or_else(|| brush_pieces(raw))).flatten();
     from_pieces(raw, start, line, false, parsed)
 }
 
@@ -248,7 +248,7 @@ fn simple_pieces(raw: &str) -> Option<Vec<WordPieceWithSource>> {
             }
             b'`' | b'~' => return None,
             _ => {
-                i = raw[i..].find(['\'', '"', '$', '\\', '`', '~']).map_or(raw.len(), |n| i + n);
+                i = raw[i..].find(SPECIAL).map_or(raw.len(), |n| i + n);
                 WordPiece::Text(raw[from..i].to_string())
             }
         };
@@ -309,7 +309,7 @@ fn dollar(raw: &str, at: usize) -> Option<(WordPiece, usize)> {
             };
             let close = value_from + raw[value_from..].find('}')?;
             let value = &raw[value_from..close];
-            if value.contains(['$', '`', '\\', '\'', '"', '~']) {
+            if value.contains(SPECIAL) {
                 return None;
             }
             let default_value = Some(value.to_string());
@@ -832,6 +832,32 @@ mod tests {
         fn the_fast_path_agrees_with_brush(raw in "[a$_{}:=\\-'\"10 ~`\\\\()#%@!é*?\\[\\]]{1,14}") {
             same_as_brush(&raw);
         }
+
+        // Words built from the pieces the fast path reads — quotes, escapes, `$x`, and the `${…}` forms
+        // that random characters almost never spell — so its `${` branch is compared with brush too.
+        #[test]
+        fn built_words_read_as_brush_reads_them(raw in BUILT_WORD) {
+            same_as_brush(&raw);
+        }
+    }
+
+    /// Words made of the pieces the fast path reads (see `built_words_read_as_brush_reads_them`).
+    const BUILT_WORD: &str = "([a é(){}#%@!*?]|'[a$\"]*'|\"([a $]|\\\\[$\"])*\"|\\$[a_1?@#]|\\$\\{a(\\[[@*]\\])?(:?[-=][a (){}]{0,3})?\\}|\\\\.){1,6}";
+
+    #[test]
+    fn built_words_mostly_take_the_fast_path() {
+        // Otherwise the property test above would compare nothing.
+        use proptest::strategy::{Strategy, ValueTree};
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let strategy = proptest::string::string_regex(BUILT_WORD).unwrap();
+        let words: Vec<String> = (0..300).map(|_| strategy.new_tree(&mut runner).unwrap().current()).collect();
+        let fast = words.iter().filter(|w| same_as_brush(w)).count();
+        let braces = words.iter().filter(|w| w.contains("${") && same_as_brush(w)).count();
+        assert!(
+            fast * 2 > words.len() && braces >= 30,
+            "{fast} of {} read by the fast path, {braces} with ${{",
+            words.len()
+        );
     }
 
     #[test]
