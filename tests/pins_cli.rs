@@ -127,6 +127,47 @@ fn a_candidate_that_cannot_be_read_fails_the_check_naming_it() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn links_leaving_the_repository_are_reported_never_followed_or_echoed() {
+    // What a fork's pull request could hold: links to a runner's secrets and to a whole system directory.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("environ"), "export SGLANG_SIMULATE_ACC_LEN=AWS_SECRET_hunter2\n").unwrap();
+    std::fs::create_dir(outside.path().join("usr")).unwrap();
+    std::fs::write(outside.path().join("usr/launch.sh"), sglang_script("2.0")).unwrap();
+    let dir = scratch(&[("agentic/qwen.sh", &sglang_script("3.39"))]);
+    let root = dir.path();
+    std::os::unix::fs::symlink(outside.path().join("environ"), root.join("env.sh")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("usr"), root.join("usr")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("environ"), root.join("golden_al_distribution/x.yaml")).unwrap();
+    for format in ["json", "table", "md", "csv", "github"] {
+        let (code, stdout, stderr) = run(&["pins", "check", root.to_str().unwrap(), "--format", format]);
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        let all = format!("{stdout}{stderr}");
+        assert!(!all.contains("hunter2") && !all.contains(&*outside.path().to_string_lossy()), "{format}: {all}");
+    }
+    let (_, report) = check_json(&["pins", "check", root.to_str().unwrap(), "--format", "json"]);
+    let found = classes(&report);
+    for link in ["env.sh", "usr", "golden_al_distribution/x.yaml"] {
+        assert!(found.contains(&("unreadable".into(), "error".into(), link.into())), "{link}: {found:?}");
+    }
+    // Only the repository's own pin was checked.
+    let pins: Vec<&str> =
+        report["pins"].as_array().unwrap().iter().map(|p| p["location"]["file"].as_str().unwrap()).collect();
+    assert_eq!(pins, ["agentic/qwen.sh"]);
+}
+
+#[test]
+fn a_directory_with_nothing_to_check_is_undecided_and_says_so() {
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("notes.txt"), "nothing here\n").unwrap();
+    let (code, stdout, stderr) = run(&["pins", "check", empty.path().to_str().unwrap()]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(stderr.contains("no candidate file"), "{stderr}");
+    let (code, _, stderr) = run(&["pins", "check", empty.path().join("missing").to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
 #[test]
 fn curve_problems_fail_only_where_a_pin_rests_on_them() {
     // k = 1 out of range, but no pin runs k = 1: a warning.

@@ -18,7 +18,8 @@ Exit status:
   1  an error (classes 1-11 of pins.md, a value no curve explains, or a candidate file that could not be
      read or parsed); with --strict, any warning (an assumed thinking mode, a duplicate YAML key)
   2  usage or input error (unreadable repository, golden directory or allow-list)
-  3  no error, but some pins could not be resolved (see the 'unresolved' findings)";
+  3  no error, but some pins could not be resolved (see the 'unresolved' findings), or no candidate file
+     was found under REPO";
 
 const FIX_HELP: &str = "\
 Prints a unified diff that sets each wrong literal (or a master config's injected value) to its golden
@@ -158,6 +159,12 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let checked = args.source.check(args.strict)?;
+    if checked.files_read == 0 {
+        eprintln!(
+            "alsim: no candidate file (shell script, YAML, Markdown) under {}: nothing was checked",
+            args.source.repo.display()
+        );
+    }
     let text = match args.format {
         CheckFormat::Github => report::pins::github_annotations(&checked),
         CheckFormat::Table => report::render(&checked, Format::Table),

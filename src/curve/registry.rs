@@ -114,10 +114,18 @@ impl CurveSet {
     /// # Errors
     /// The first file that cannot be read or parsed, naming it.
     pub fn read_dir(dir: &Path) -> Result<CurveSet> {
+        Self::read_dir_where(dir, |_| true)
+    }
+
+    /// Reads the `*.yaml`/`*.yml` files in `dir` (not recursively) that `keep` accepts, in name order.
+    ///
+    /// # Errors
+    /// As [`CurveSet::read_dir`].
+    pub fn read_dir_where(dir: &Path, keep: impl Fn(&Path) -> bool) -> Result<CurveSet> {
         let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
         let mut paths: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml") && keep(p))
             .collect();
         paths.sort();
         let files = paths.iter().map(|p| CurveFile::read(p)).collect::<Result<_>>()?;

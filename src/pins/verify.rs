@@ -22,6 +22,7 @@ use super::curves::{self, CurveEntry};
 use super::golden::{Unstated, alternatives, describe_query, drafter_name, files_for, lookup, model_key, short};
 use super::rates;
 use super::thinking;
+use super::walk;
 use super::{
     AL_TOLERANCE, Class, Fact, Finding, How, Inventory, Knob, Location, Pin, RATE_TOLERANCE, Severity, plain_number,
 };
@@ -147,7 +148,7 @@ pub enum Status {
     Pass,
     /// An error (or, with `--strict`, a warning).
     Fail,
-    /// No error, but some pins could not be decided.
+    /// No error, but some pins could not be decided, or no candidate file was found to check.
     Undecided,
 }
 
@@ -183,9 +184,12 @@ pub fn check(repo: &Path, options: &CheckOptions) -> Result<CheckReport> {
     let repo_golden = repo.join("golden_al_distribution");
     let (curves, golden_source, golden_dir) = match &options.golden {
         Some(dir) => (CurveSet::read_dir(dir)?, format!("{} (--golden)", dir.display()), true),
-        None if repo_golden.is_dir() => {
-            (CurveSet::read_dir(&repo_golden)?, "golden_al_distribution/ (the repository's own)".to_string(), true)
-        }
+        // Links leaving the repository are not followed here either: the walk reports them.
+        None if repo_golden.is_dir() && walk::inside(repo, &repo_golden) => (
+            CurveSet::read_dir_where(&repo_golden, |file| walk::inside(repo, file))?,
+            "golden_al_distribution/ (the repository's own)".to_string(),
+            true,
+        ),
         None => (
             CurveSet::embedded(),
             "alsim's embedded curves (the repository has no golden_al_distribution/)".to_string(),
@@ -245,7 +249,7 @@ pub fn check_inventory(
     let summary = summarize(&pins, &findings);
     let status = if summary.errors > 0 || (options.strict && summary.warnings > 0) {
         Status::Fail
-    } else if summary.unresolved > 0 {
+    } else if summary.unresolved > 0 || inventory.files_read == 0 {
         Status::Undecided
     } else {
         Status::Pass

@@ -1,23 +1,34 @@
-//! The repository walk: which files the pin check reads.
+//! The repository walk: which files the pin check reads, and how their names are shown.
 //!
 //! Candidates are shell scripts (`*.sh`, `*.bash`, or a `#!…sh` first line), YAML (`*.yaml`, `*.yml`)
 //! and prose that can go stale against the code (`*.md`, `CHANGELOG*`). Version-control and build
 //! directories are not entered. A candidate that is larger than [`MAX_FILE_BYTES`], holds a NUL byte
 //! (binary), is not UTF-8, or cannot be read — and a symlink loop — is a [`Problem`] naming the file:
-//! the check reports it as an error rather than skipping it silently (pins.md, "Severity"). Files are
-//! read through [`crate::input`] (regular files only, bounded), never executed.
+//! the check reports it as an error rather than skipping it silently. Files are read through
+//! [`crate::input`] (regular files only, bounded), never executed.
+//!
+//! The walk runs on trees a stranger wrote (pull-request CI), so it never leaves the repository root:
+//! a symbolic link whose target lies outside it is a [`Problem`] naming the link, and its target is neither
+//! opened nor named (a link to a credentials file must not reach a public log). Links that stay inside
+//! are followed. Directories nested deeper than [`MAX_DEPTH`] are not entered (a [`Problem`] too), which
+//! also keeps every path the walk opens well under the system's path-length limit.
+//!
+//! A file's name is shown as [`display_path`] writes it: UTF-8 as it is, with a backslash, a control
+//! character and a byte that is not UTF-8 escaped. The escaping is one-to-one, so two files never share a
+//! shown name, and [`os_path`] turns a shown name back into the one the operating system gave.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::ffi::{OsStr, OsString};
+use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
 
 /// A candidate the walk could not read, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
-    /// Path relative to the repository root.
+    /// Path relative to the repository root, as [`display_path`] shows it.
     pub path: String,
-    /// Why (binary, not UTF-8, too large, unreadable, symlink loop).
+    /// Why (binary, not UTF-8, too large, unreadable, symlink loop, link leaving the root, too deep).
     pub reason: String,
     /// Whether pins may hide behind it: false for a symlink back to an enclosing directory, whose files
     /// are read through their real path.
@@ -32,6 +43,10 @@ impl Problem {
 
 /// Files above this size are not launch scripts or recipes: such a candidate is a [`Problem`].
 pub const MAX_FILE_BYTES: u64 = crate::input::SMALL_FILE_LIMIT;
+
+/// Directories nested deeper than this below the root are not entered. Real benchmark repositories nest
+/// a dozen levels; a deeper chain is a hostile or broken tree, reported rather than followed.
+pub const MAX_DEPTH: usize = 256;
 
 /// Directories never entered: version control, build output, vendored packages.
 const SKIP_DIRS: &[&str] = &[".git", ".hg", ".svn", "target", "node_modules", "__pycache__", ".venv"];
@@ -50,7 +65,7 @@ pub enum Kind {
 /// One file read.
 #[derive(Debug, Clone)]
 pub struct TextFile {
-    /// Path relative to the repository root, `/`-separated.
+    /// Path relative to the repository root, `/`-separated, as [`display_path`] shows it.
     pub rel: String,
     /// Kind.
     pub kind: Kind,
@@ -67,7 +82,19 @@ pub struct Files {
     pub problems: Vec<Problem>,
 }
 
-/// Walks `root` and reads every candidate file.
+/// A directory waiting to be listed.
+struct Pending {
+    /// The path to list (the root as given, joined with the OS names below it).
+    path: PathBuf,
+    /// Its shown path relative to the root ("" for the root).
+    rel: String,
+    /// Its real location: loops and second visits through links are told by it.
+    canonical: PathBuf,
+    /// Directories between it and the root.
+    depth: usize,
+}
+
+/// Walks `root` and reads every candidate file below it, never leaving it.
 ///
 /// # Errors
 /// [`Error::Io`] when `root` cannot be listed; problems below it become [`Problem`]s.
@@ -76,34 +103,48 @@ pub fn walk(root: &Path) -> Result<Files> {
     std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
     let mut files = Files::default();
     let mut candidates: Vec<(PathBuf, String, Option<Kind>)> = Vec::new();
-    let mut stack: Vec<(PathBuf, String, Vec<PathBuf>)> =
-        vec![(root.to_path_buf(), String::new(), vec![canonical_root])];
+    let mut stack =
+        vec![Pending { path: root.to_path_buf(), rel: String::new(), canonical: canonical_root.clone(), depth: 0 }];
+    // Real locations of the directories entered: each is read once, however many links lead to it.
     let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
-    while let Some((dir, rel_dir, ancestors)) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir.path) {
             Ok(entries) => entries,
             Err(e) => {
-                files.problems.push(Problem::new(display_rel(&rel_dir), format!("unreadable directory: {e}")));
+                files.problems.push(Problem::new(display_rel(&dir.rel), format!("unreadable directory: {e}")));
                 continue;
             }
         };
         let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).collect();
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let rel = if rel_dir.is_empty() { name.clone() } else { format!("{rel_dir}/{name}") };
+            let os_name = entry.file_name();
+            let name = display_path(Path::new(&os_name));
+            let rel = if dir.rel.is_empty() { name.clone() } else { format!("{}/{name}", dir.rel) };
             let path = entry.path();
             let Ok(file_type) = entry.file_type() else {
                 files.problems.push(Problem::new(rel, "unreadable entry"));
                 continue;
             };
-            let symlink = file_type.is_symlink();
-            let is_dir = if symlink {
-                match std::fs::metadata(&path) {
-                    Ok(meta) => meta.is_dir(),
+            // A candidate's name, or no extension at all (a shebang script, a directory): what a link
+            // that cannot be followed may hide.
+            let may_hide_pins = kind_by_name(&name).is_some() || !name.contains('.');
+            let (is_dir, link_target) = if file_type.is_symlink() {
+                match path.canonicalize() {
+                    Ok(target) if !target.starts_with(&canonical_root) => {
+                        // Neither opened nor named: the target may be a secret (a credentials file,
+                        // /proc/self/environ) and findings reach public CI logs.
+                        if may_hide_pins || target.is_dir() {
+                            files.problems.push(Problem::new(
+                                rel,
+                                "a symbolic link that leads outside the repository root; not followed",
+                            ));
+                        }
+                        continue;
+                    }
+                    Ok(target) => (target.is_dir(), Some(target)),
                     Err(e) => {
-                        // A broken link can hide a candidate only under a candidate's name.
-                        if kind_by_name(&name).is_some() || !name.contains('.') {
+                        if may_hide_pins {
                             let reason = if e.raw_os_error() == Some(40) || e.to_string().contains("symbolic links") {
                                 "symlink loop".to_string()
                             } else {
@@ -115,46 +156,47 @@ pub fn walk(root: &Path) -> Result<Files> {
                     }
                 }
             } else {
-                file_type.is_dir()
+                (file_type.is_dir(), None)
             };
-            if is_dir {
-                if SKIP_DIRS.contains(&name.as_str()) {
-                    continue;
-                }
-                // A real directory's canonical path is its parent's plus its name; only a link needs
-                // resolving (a `canonicalize` per directory was most of the walk's system calls).
-                let canonical = match ancestors.last() {
-                    Some(parent) if !symlink => parent.join(entry.file_name()),
-                    _ => match path.canonicalize() {
-                        Ok(canonical) => canonical,
-                        Err(_) => {
-                            files.problems.push(Problem::new(rel, "unreadable directory"));
-                            continue;
-                        }
-                    },
-                };
-                if ancestors.contains(&canonical) {
-                    files.problems.push(Problem {
-                        path: rel,
-                        reason: "symlink loop (leads back to an enclosing directory, read through its real path)"
-                            .into(),
-                        hides_pins: false,
-                    });
-                    continue;
-                }
-                if !seen_dirs.insert(canonical.clone()) {
-                    // Reached twice through symlinks: read once, so pins are not reported twice.
-                    continue;
-                }
-                let mut next = ancestors.clone();
-                next.push(canonical);
-                stack.push((path, rel, next));
-            } else {
+            if !is_dir {
                 let kind = kind_by_name(&name);
                 if kind.is_some() || !name.contains('.') {
                     candidates.push((path, rel, kind));
                 }
+                continue;
             }
+            if SKIP_DIRS.contains(&name.as_str()) {
+                continue;
+            }
+            if dir.depth >= MAX_DEPTH {
+                files.problems.push(Problem::new(
+                    rel,
+                    format!("nested more than {MAX_DEPTH} directories below the root; not entered"),
+                ));
+                continue;
+            }
+            // A real directory's real location is its parent's plus its name; only a link needed resolving.
+            let canonical = match link_target {
+                Some(target) => {
+                    // A link to the directory it sits in, or to one enclosing it, would be walked forever.
+                    if dir.canonical.starts_with(&target) {
+                        files.problems.push(Problem {
+                            path: rel,
+                            reason: "symlink loop (leads back to an enclosing directory, read through its real path)"
+                                .into(),
+                            hides_pins: false,
+                        });
+                        continue;
+                    }
+                    target
+                }
+                None => dir.canonical.join(&os_name),
+            };
+            if !seen_dirs.insert(canonical.clone()) {
+                // Reached twice through symlinks: read once, so pins are not reported twice.
+                continue;
+            }
+            stack.push(Pending { path, rel, canonical, depth: dir.depth + 1 });
         }
     }
     candidates.sort_by(|a, b| a.1.cmp(&b.1));
@@ -170,6 +212,117 @@ pub fn walk(root: &Path) -> Result<Files> {
     }
     files.problems.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// Reads the file at `rel` (a shown path) below `root` when it is a regular file that lies inside the root,
+/// links resolved; `None` otherwise. For the few files the check reads outside the walk's candidates.
+pub(crate) fn read_inside(root: &Path, rel: &str, limit: u64) -> Option<String> {
+    let path = root.join(os_path(rel)?);
+    inside(root, &path).then(|| crate::input::read_text(&path, limit).ok()).flatten()
+}
+
+/// Whether `path`, links resolved, lies inside `root` (false when either cannot be resolved).
+pub fn inside(root: &Path, path: &Path) -> bool {
+    match (root.canonicalize(), path.canonicalize()) {
+        (Ok(root), Ok(path)) => path.starts_with(root),
+        _ => false,
+    }
+}
+
+/// A relative path as findings show it: `/`-separated components, UTF-8 as it is, with a backslash as `\\`,
+/// a newline, return or tab as `\n`, `\r`, `\t`, any other control character (and the line and paragraph
+/// separators) as `\u{…}`, and a byte that is not UTF-8 as `\x…`. One-to-one, and undone by [`os_path`]; a
+/// shown name can never start a new line of output.
+pub fn display_path(path: &Path) -> String {
+    let mut out = String::new();
+    for (i, part) in path.components().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        match part {
+            Component::Normal(name) => push_shown(&mut out, name),
+            other => push_shown(&mut out, other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn push_shown(out: &mut String, name: &OsStr) {
+    if let Some(text) = name.to_str()
+        && !text.chars().any(needs_escape)
+    {
+        out.push_str(text);
+        return;
+    }
+    use std::fmt::Write as _;
+    for chunk in name.as_encoded_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if needs_escape(c) => {
+                    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+                }
+                c => out.push(c),
+            }
+        }
+        for byte in chunk.invalid() {
+            let _ = write!(out, "\\x{byte:02x}");
+        }
+    }
+}
+
+fn needs_escape(c: char) -> bool {
+    c == '\\' || c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// The relative OS path a shown path (see [`display_path`]) stands for; `None` when `shown` is not one
+/// [`display_path`] could have written.
+pub fn os_path(shown: &str) -> Option<PathBuf> {
+    let mut bytes: Vec<u8> = Vec::with_capacity(shown.len());
+    let mut chars = shown.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buf = [0u8; 4];
+            bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            continue;
+        }
+        match chars.next()? {
+            '\\' => bytes.push(b'\\'),
+            'n' => bytes.push(b'\n'),
+            'r' => bytes.push(b'\r'),
+            't' => bytes.push(b'\t'),
+            'x' => {
+                let hex: String = chars.by_ref().take(2).collect();
+                bytes.push(u8::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 2)?);
+            }
+            'u' => {
+                let rest = chars.as_str().strip_prefix('{')?;
+                let end = rest.find('}')?;
+                let c = char::from_u32(u32::from_str_radix(&rest[..end], 16).ok()?)?;
+                let mut buf = [0u8; 4];
+                bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                chars = rest[end + 1..].chars();
+            }
+            _ => return None,
+        }
+    }
+    os_string(bytes).map(PathBuf::from)
+}
+
+#[cfg(unix)]
+fn os_string(bytes: Vec<u8>) -> Option<OsString> {
+    use std::os::unix::ffi::OsStringExt;
+    Some(OsString::from_vec(bytes))
+}
+
+/// Elsewhere a name that is not UTF-8 cannot be rebuilt from bytes without `unsafe`; such names are shown
+/// but not mapped back.
+#[cfg(not(unix))]
+fn os_string(bytes: Vec<u8>) -> Option<OsString> {
+    String::from_utf8(bytes).ok().map(OsString::from)
 }
 
 fn display_rel(rel: &str) -> String {
@@ -266,6 +419,123 @@ mod tests {
             assert!(has("self", "symlink"), "{reasons:?}");
             assert!(!files.problems.iter().find(|p| p.path == "sub/loop").unwrap().hides_pins);
             assert!(!reasons.iter().any(|(p, _)| *p == "gone.png"), "not a candidate's name: {reasons:?}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn never_leaves_the_root_and_never_names_the_target() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.sh"), "TOKEN=hunter2\nSIMULATE_ACC_LEN=2.5\n").unwrap();
+        std::fs::create_dir(outside.path().join("usr")).unwrap();
+        std::fs::write(outside.path().join("usr/launch.sh"), "SIMULATE_ACC_LEN=2.5\n").unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::fs::write(root.join("real/launch.sh"), "echo inside\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.sh"), root.join("creds.sh")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("usr"), root.join("usr")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.sh"), root.join("picture.png")).unwrap();
+        // Links that stay inside are followed; one that climbs out and back in stays inside.
+        std::os::unix::fs::symlink("real/launch.sh", root.join("alias.sh")).unwrap();
+        let back_in = format!("../{}/real", root.file_name().unwrap().to_str().unwrap());
+        std::os::unix::fs::symlink(back_in, root.join("again")).unwrap();
+        let files = walk(root).unwrap();
+        let read: Vec<&str> = files.texts.iter().map(|f| f.rel.as_str()).collect();
+        // The link comes first in the walk, so the directory is read once, under the link's name.
+        assert_eq!(read, ["again/launch.sh", "alias.sh"], "{:?}", files.problems);
+        assert!(files.texts.iter().all(|f| !f.text.contains("hunter2")));
+        let problems: Vec<(&str, &str)> = files.problems.iter().map(|p| (p.path.as_str(), p.reason.as_str())).collect();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        for (path, reason) in &problems {
+            assert!(["creds.sh", "usr"].contains(path), "{problems:?}");
+            assert!(reason.contains("outside the repository root"), "{reason}");
+            assert!(!reason.contains(&*outside.path().to_string_lossy()), "the target is not named: {reason}");
+        }
+        let golden = tempfile::tempdir().unwrap();
+        assert!(!inside(root, &root.join("creds.sh")));
+        assert!(inside(root, &root.join("alias.sh")));
+        assert!(!inside(root, golden.path()));
+        assert_eq!(read_inside(root, "creds.sh", MAX_FILE_BYTES), None);
+        assert_eq!(read_inside(root, "alias.sh", MAX_FILE_BYTES).as_deref(), Some("echo inside\n"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn odd_names_are_shown_escaped_and_never_confused() {
+        use std::os::unix::ffi::OsStrExt;
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        // The byte 0xff, a name that spells its escape, and a name carrying a line break and an annotation.
+        let raw = OsStr::from_bytes(b"run\xff.sh");
+        std::fs::write(root.join(raw), "echo raw\n").unwrap();
+        std::fs::write(root.join("run\\xff.sh"), "echo spelled\n").unwrap();
+        std::fs::write(root.join("evil\n::error file=x::owned.sh"), "echo evil\n").unwrap();
+        let files = walk(root).unwrap();
+        let shown: Vec<(&str, &str)> = files.texts.iter().map(|f| (f.rel.as_str(), f.text.as_str())).collect();
+        assert_eq!(
+            shown,
+            [
+                ("evil\\n::error file=x::owned.sh", "echo evil\n"),
+                ("run\\\\xff.sh", "echo spelled\n"),
+                ("run\\xff.sh", "echo raw\n"),
+            ]
+        );
+        for file in &files.texts {
+            assert!(!file.rel.contains('\n'));
+            let os = os_path(&file.rel).unwrap();
+            assert_eq!(std::fs::read_to_string(root.join(os)).unwrap(), file.text, "{}", file.rel);
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_deep_chain_is_cut_at_the_depth_limit() {
+        let repo = tempfile::tempdir().unwrap();
+        // Built level by level from an open directory (mkdirat/openat), as the chain's path outgrows PATH_MAX.
+        use std::os::unix::ffi::OsStrExt;
+        let root = std::ffi::CString::new(repo.path().as_os_str().as_bytes()).unwrap();
+        // SAFETY: plain system calls on descriptors this test opens and closes; every result is checked.
+        unsafe {
+            let mut dir = libc::open(root.as_ptr(), libc::O_DIRECTORY | libc::O_RDONLY);
+            for _ in 0..3000 {
+                assert!(dir >= 0);
+                assert_eq!(libc::mkdirat(dir, c"d".as_ptr(), 0o755), 0);
+                let next = libc::openat(dir, c"d".as_ptr(), libc::O_DIRECTORY | libc::O_RDONLY);
+                libc::close(dir);
+                dir = next;
+            }
+            let script = libc::openat(dir, c"deep.sh".as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o644);
+            assert!(script >= 0);
+            let text = b"SIMULATE_ACC_LEN=2\n";
+            assert_eq!(libc::write(script, text.as_ptr().cast(), text.len()), text.len() as isize);
+            libc::close(script);
+            libc::close(dir);
+        }
+        let files = walk(repo.path()).unwrap();
+        assert!(files.texts.is_empty());
+        assert_eq!(files.problems.len(), 1, "{:?}", files.problems.iter().map(|p| &p.reason).collect::<Vec<_>>());
+        let problem = &files.problems[0];
+        assert!(problem.reason.contains("nested more than 256 directories"), "{}", problem.reason);
+        assert_eq!(problem.path.matches('d').count(), MAX_DEPTH + 1);
+        assert!(problem.hides_pins);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn shown_names_map_back_one_to_one(a in proptest::collection::vec(proptest::num::u8::ANY, 1..12),
+                                           b in proptest::collection::vec(proptest::num::u8::ANY, 1..12)) {
+            // Any bytes but the separator and NUL, which no file name holds.
+            let clean = |v: Vec<u8>| -> Vec<u8> { v.into_iter().filter(|&x| x != b'/' && x != 0).collect() };
+            let (a, b) = (clean(a), clean(b));
+            proptest::prop_assume!(!a.is_empty() && !b.is_empty());
+            let (path_a, path_b) = (PathBuf::from(os_string(a.clone()).unwrap()), PathBuf::from(os_string(b.clone()).unwrap()));
+            let (shown_a, shown_b) = (display_path(&path_a), display_path(&path_b));
+            let breaks = shown_a.chars().any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}');
+            proptest::prop_assert!(!breaks, "{}", shown_a);
+            proptest::prop_assert_eq!(a == b, shown_a == shown_b);
+            #[cfg(unix)]
+            proptest::prop_assert_eq!(os_path(&shown_a), Some(path_a));
         }
     }
 }

@@ -389,7 +389,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         }
     }
     // The injector is Python: read as text, only to see that it returns early for eval runs.
-    let injector = crate::input::read_text(&root.join(assemble::INJECTOR), crate::input::SMALL_FILE_LIMIT).ok();
+    let injector = super::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
     let graph = Graph {
         entries,
         jobs,
