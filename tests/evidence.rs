@@ -706,3 +706,135 @@ fn oversized_inputs_are_refused_with_their_limit() {
         assert!(stderr.contains(needle), "{path}: expected '{needle}' in {stderr}");
     }
 }
+
+// ---------- counters are differenced per series ----------
+
+/// Cumulative vLLM counters of one rank: drafts, accepted, per-position.
+#[derive(Clone, Copy)]
+struct Rank {
+    drafts: f64,
+    positions: [f64; 3],
+}
+
+impl Rank {
+    fn add(self, other: Rank) -> Rank {
+        Rank {
+            drafts: self.drafts + other.drafts,
+            positions: [0, 1, 2].map(|i| self.positions[i] + other.positions[i]),
+        }
+    }
+}
+
+/// One scrape of four-ish ranks, labelled `engine` and a model name that needs escaping.
+fn rank_page(ranks: &[Rank]) -> String {
+    let mut out = String::from("# TYPE vllm:spec_decode_num_drafts counter\n");
+    for (e, r) in ranks.iter().enumerate() {
+        let labels = format!("engine=\"{e}\",model_name=\"M3 \\\"eval\\\"\"");
+        out += &format!("vllm:spec_decode_num_drafts_total{{{labels}}} {}\n", r.drafts);
+        out += &format!("vllm:spec_decode_num_draft_tokens_total{{{labels}}} {}\n", 3.0 * r.drafts);
+        out += &format!("vllm:spec_decode_num_accepted_tokens_total{{{labels}}} {}\n", r.positions.iter().sum::<f64>());
+        for (i, p) in r.positions.iter().enumerate() {
+            out += &format!("vllm:spec_decode_num_accepted_tokens_per_pos_total{{{labels},position=\"{i}\"}} {p}\n");
+        }
+    }
+    out
+}
+
+/// Each rank's history before the first scrape is another workload (AL 3.9); every window after it is
+/// MT-Bench at AL 2.698. Rank 3 restarts after scrape `restart`, so from then on it holds only what it
+/// counted since.
+fn ranks_with_a_restart(scrapes: usize, restart: usize) -> Vec<Vec<Rank>> {
+    let history = Rank { drafts: 10_000.0, positions: [9_800.0, 9_700.0, 9_500.0] };
+    let window = Rank { drafts: 1_000.0, positions: [749.0, 547.0, 402.0] };
+    let mut ranks = vec![history; 4];
+    let mut out = vec![ranks.clone()];
+    for s in 1..scrapes {
+        for (r, rank) in ranks.iter_mut().enumerate() {
+            *rank = if r == 3 && s == restart + 1 { window } else { rank.add(window) };
+        }
+        out.push(ranks.clone());
+    }
+    out
+}
+
+/// One rank of four restarts: the window's AL is the truth (2.698), not a blend with the other ranks'
+/// whole history (summing before differencing read AL 2.822 here and left the pin undecided), in
+/// concatenated scrapes and with `--before`, and a note names the restarted series with its labels
+/// escaped.
+#[test]
+fn a_restarted_rank_counts_from_its_restart_and_the_others_keep_their_window() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 3 restarts four windows before the end, so even the --before pair sees its counters fall.
+    let pages = ranks_with_a_restart(40, 35);
+    let scrapes = write(&dir, "scrapes.prom", &pages.iter().map(|p| rank_page(p)).collect::<String>());
+    let before = write(&dir, "before.prom", &rank_page(&pages[0]));
+    let after = write(&dir, "after.prom", &rank_page(&pages[39]));
+    for (args, steps) in
+        [(vec![scrapes.as_str()], 39.0 * 4000.0), (vec![after.as_str(), "--before", &before], 39.0 * 3000.0 + 4000.0)]
+    {
+        let mut all = vec!["--pin", "2.83", "--k", "3"];
+        all.extend(args.iter().copied());
+        let (code, v) = eval_json(&all);
+        let file = &v["files"][0];
+        assert_eq!((code, v["overall"].as_str().unwrap()), (1, "pin_too_high"), "{args:?}: {v}");
+        assert_eq!(file["estimate"]["steps"], steps, "{args:?}");
+        assert!((al(file) - 2.698).abs() < 1e-12, "{args:?}: AL {}", al(file));
+        let notes: Vec<&str> = file["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+        let note = notes.iter().find(|n| n.contains("went down")).unwrap_or_else(|| panic!("{notes:?}"));
+        assert!(
+            note.contains("6 counter series")
+                && note.contains(r#"vllm:spec_decode_num_drafts{engine="3",model_name="M3 \"eval\""} "#)
+                && note.contains("and 3 more"),
+            "{note}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// For any ranks' increments and one restart per rank at most, the reader's window is the sum of
+    /// every series' increase since the first scrape (what Prometheus `increase()` gives): a restarted
+    /// series counts its value after the restart.
+    #[test]
+    fn the_window_is_the_sum_of_each_series_increase(
+        windows in proptest::collection::vec(proptest::collection::vec((0u32..1000, 0u32..=3), 4), 1..8),
+        restarts in proptest::collection::vec(proptest::option::of(0usize..8), 4),
+    ) {
+        let ranks = 4;
+        // Histories above anything a run of windows adds, so every restart shows as a fall.
+        let mut drafts = vec![1_000_000.0; ranks];
+        let mut accepted = vec![2_000_000.0; ranks];
+        let page = |drafts: &[f64], accepted: &[f64]| -> String {
+            (0..ranks)
+                .map(|r| format!(
+                    "vllm:spec_decode_num_drafts_total{{rank=\"{r}\"}} {}\nvllm:spec_decode_num_accepted_tokens_total{{rank=\"{r}\"}} {}\n",
+                    drafts[r], accepted[r]
+                ))
+                .collect()
+        };
+        let mut text = page(&drafts, &accepted);
+        let (mut steps, mut acc) = (0.0, 0.0);
+        for (w, window) in windows.iter().enumerate() {
+            for (r, &(d, per_step)) in window.iter().enumerate() {
+                let (d, a) = (d as f64, (d * per_step) as f64);
+                if restarts[r] == Some(w) {
+                    (drafts[r], accepted[r]) = (d, a);
+                } else {
+                    drafts[r] += d;
+                    accepted[r] += a;
+                }
+                steps += d;
+                acc += a;
+            }
+            text += &page(&drafts, &accepted);
+        }
+        prop_assume!(steps > 0.0);
+        let options = ReadOptions { k: Some(3), ..ReadOptions::default() };
+        let ev = evidence::read(text.as_bytes(), "r.prom", &options).unwrap();
+        prop_assert_eq!((ev[0].total.steps, ev[0].total.accepted), (steps, acc));
+        let restarted = restarts.iter().enumerate().filter(|(_, w)| w.is_some_and(|w| w < windows.len())).count();
+        let noted = ev[0].notes.iter().filter(|n| n.contains("went down")).count();
+        prop_assert_eq!(noted > 0, restarted > 0);
+    }
+}
