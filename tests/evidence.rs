@@ -838,3 +838,124 @@ proptest! {
         prop_assert_eq!(noted > 0, restarted > 0);
     }
 }
+
+// ---------- pinned read-backs ----------
+
+/// The read-backs of a run forced to the minimum-variance schedule at `al`, k (every step accepting f or
+/// f + 1 drafts) over `d` steps, as each engine that forces it reports them with positions: vLLM per-position
+/// counters and log rates, ATOM's per-count distribution as counters, `/debug/mtp_stats` JSON and log.
+fn forced_read_backs(al: f64, k: usize, d: f64) -> Vec<(&'static str, String)> {
+    let chain = alsim::accept::min_variance_chain(al, k).unwrap();
+    let p: Vec<f64> = chain.unconditional().iter().map(|p| (p * d).round()).collect();
+    let a: f64 = p.iter().sum();
+    let steps_at = |j: usize| if j == 0 { d } else { p[j - 1] } - p.get(j).copied().unwrap_or(0.0);
+    let n: Vec<f64> = (0..=k).map(steps_at).collect();
+    let mean = 1.0 + a / d;
+    let vllm_prom = format!(
+        "vllm:spec_decode_num_drafts_total {d}\nvllm:spec_decode_num_draft_tokens_total {}\nvllm:spec_decode_num_accepted_tokens_total {a}\n{}",
+        k as f64 * d,
+        p.iter()
+            .enumerate()
+            .map(|(i, x)| format!("vllm:spec_decode_num_accepted_tokens_per_pos_total{{position=\"{i}\"}} {x}\n"))
+            .collect::<String>()
+    );
+    let atom_prom: String = n
+        .iter()
+        .enumerate()
+        .map(|(j, x)| format!("atom:mtp_decode_steps_total{{accepted_tokens=\"{j}\"}} {x}\n"))
+        .collect();
+    let atom_json = format!(
+        "{{\"enabled\": true, \"total_draft_tokens\": {}, \"total_accepted_tokens\": {a}, \"distribution\": {{{}}}}}",
+        k as f64 * d,
+        n.iter().enumerate().map(|(j, x)| format!("\"{j}\": {x}")).collect::<Vec<_>>().join(", ")
+    );
+    let rates: Vec<String> = p.iter().map(|x| format!("{:.3}", x / d)).collect();
+    let vllm_log = format!(
+        "INFO SpecDecoding metrics: Mean acceptance length: {mean:.2}, Accepted: {a} tokens, Drafted: {} tokens, Per-position acceptance rate: {}\n",
+        k as f64 * d,
+        rates.join(", ")
+    );
+    let percents: Vec<String> = n.iter().enumerate().map(|(j, x)| format!("{j}: '{:.2}%'", 100.0 * x / d)).collect();
+    let atom_log = format!(
+        "[MTP Stats Interval] Average toks/fwd: {mean:.2}, Accepted/Total Draft tokens: {a}/{}, Acceptance rate: 1.00%, Accepted tokens distribution: {{{}}}\n",
+        k as f64 * d,
+        percents.join(", ")
+    );
+    vec![
+        ("vLLM counters", vllm_prom),
+        ("ATOM counters", atom_prom),
+        ("ATOM mtp_stats", atom_json),
+        ("vLLM log", vllm_log),
+        ("ATOM log", atom_log),
+    ]
+}
+
+/// Every golden AL at k ≥ 2 — the 17 above k among them, which the fingerprint used to miss because some
+/// steps accept all k drafts there — forced and read back through each engine's evidence is refused as a
+/// pinned run, while the golden chain's own (real) counts pass.
+#[test]
+fn forced_read_backs_are_refused_at_every_golden_al_above_k_too() {
+    let options = ReadOptions { k: None, ..ReadOptions::default() };
+    let (mut values, mut above_k) = (0, 0);
+    for file in alsim::curve::CurveSet::embedded().files() {
+        for curve in &file.curves {
+            for (&k, &al) in curve.points().iter().filter(|(k, _)| **k >= 2) {
+                values += 1;
+                above_k += usize::from(al > k as f64);
+                let pin = evidence::Pin::new(al, k, 0.05, 0.95, "golden").unwrap();
+                for (engine, text) in forced_read_backs(al, k, 10_000.0) {
+                    let what = format!("{} {} k = {k}, AL {al}, {engine}", file.stem, curve.name());
+                    let ev =
+                        evidence::read(text.as_bytes(), "forced", &options).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let err = evidence::evaluate(&pin, &ev).map(|r| r.overall).unwrap_err().to_string();
+                    assert!(err.contains("pinned run"), "{what}: {err}");
+                }
+                let Ok(real) = curve.chain(k) else { continue };
+                let p: Vec<f64> = real.unconditional().iter().map(|p| (p * 10_000.0).round()).collect();
+                let mut w = Window::new(10_000.0, p.iter().sum());
+                w.positions = Some(p);
+                let ev = evidence::Evidence {
+                    location: Location { origin: "real".into(), line: None },
+                    engine: alsim::engine::Engine::Vllm,
+                    format: evidence::InputFormat::Prometheus,
+                    k: Some((k, Location { origin: "real".into(), line: None })),
+                    total: w,
+                    batches: Vec::new(),
+                    notes: Vec::new(),
+                };
+                let r = evidence::evaluate(&pin, &[ev]).unwrap_or_else(|e| panic!("{} k = {k}: {e}", curve.name()));
+                assert!(r.files[0].read_back.is_none(), "{} k = {k}", curve.name());
+            }
+        }
+    }
+    assert_eq!((values, above_k), (98, 17));
+}
+
+/// AL 2.27 at k = 2 (DeepSeek-V4 MTP's golden value): `eval` refuses its forced read-back with exit 2.
+#[test]
+fn eval_refuses_a_forced_read_back_above_k() {
+    let dir = tempfile::tempdir().unwrap();
+    for (engine, text) in forced_read_backs(2.27, 2, 10_000.0) {
+        let name = format!("{}.txt", engine.replace(' ', "_"));
+        let path = write(&dir, &name, &text);
+        let (code, _, stderr) = run(&["eval", "--pin", "2.27", "--k", "2", &path]);
+        assert_eq!(code, 2, "{engine}: {stderr}");
+        assert!(
+            stderr.contains("pinned run") && stderr.contains("every step accepted 1 or 2 drafts"),
+            "{engine}: {stderr}"
+        );
+    }
+}
+
+/// At k = 1 a forced schedule cannot be told from real acceptance: the verdict says so rather than claim
+/// the run was real (or pinned).
+#[test]
+fn at_k_1_the_verdict_says_a_read_back_would_look_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "k1.prom", &vllm_page("10000", "7800", "10000"));
+    let (code, v) = eval_json(&["--pin", "1.78", "--k", "1", &path]);
+    assert_eq!((code, v["overall"].as_str().unwrap()), (0, "consistent"), "{v}");
+    assert!(v["files"][0]["read_back"].as_str().unwrap().contains("at k = 1"), "{v}");
+    let (_, stdout, _) = run(&["eval", "--pin", "1.78", "--k", "1", &path]);
+    assert!(stdout.contains("the verdict holds only if this run verified for real"), "{stdout}");
+}

@@ -163,6 +163,9 @@ pub struct FileResult {
     /// Why the sample is too small for any verdict (too few steps, or zero variance at the boundary), when
     /// it is: the verdict is then inconclusive whatever the interval says.
     pub sample_too_small: Option<String>,
+    /// Why the evidence cannot tell a pinned run's read-back from real acceptance, when it cannot
+    /// ([`validate::Findings::read_back`]): the verdict then holds only if the run verified for real.
+    pub read_back: Option<String>,
     /// The pin's implied decode-throughput error.
     pub throughput_error: ThroughputError,
     /// Per-position comparison with the golden chain (empty without one or without per-position counts).
@@ -240,6 +243,7 @@ pub fn evaluate(pin: &Pin, evidence: &[Evidence]) -> Result<EvalReport> {
         let est = estimate(&ev.total, &batches, ev.batches.len(), pin.k, pin.confidence, source, &ev.location)?;
         notes.extend(est.series_warning.clone());
         let mut result = judge(pin, est, ev.location.clone(), ev.engine, Some(ev.format), notes)?;
+        result.read_back = findings.read_back;
         if let Some(reason) = findings.too_small {
             undecided(&mut result, reason);
         }
@@ -283,6 +287,16 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
         (evidence.iter().map(|e| e.total.clone()).collect(), 0, format!("{} runs", evidence.len()))
     };
     let location = Location { origin: format!("pooled ({} files)", evidence.len()), line: None };
+    // Read-backs too short to tell one by one may tell together.
+    let together = Evidence {
+        location: location.clone(),
+        total: total.clone(),
+        batches: Vec::new(),
+        notes: Vec::new(),
+        k: None,
+        ..evidence[0].clone()
+    };
+    let read_back = validate::check(&together, pin.k)?.read_back;
     let est = estimate(&total, &batches, windows, pin.k, pin.confidence, &source, &location)?;
     let formats: Vec<InputFormat> = evidence.iter().map(|e| e.format).collect();
     let format = formats.iter().all(|f| *f == formats[0]).then_some(formats[0]);
@@ -294,6 +308,7 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
     notes.extend(est.series_warning.clone());
     let steps = total.steps;
     let mut result = judge(pin, est, location, engine, format, notes)?;
+    result.read_back = read_back;
     if steps < validate::MIN_STEPS {
         undecided(&mut result, format!("only {steps} verification steps pooled"));
     }
@@ -389,6 +404,7 @@ fn judge(
         verdict,
         further_steps,
         sample_too_small: None,
+        read_back: None,
         throughput_error,
         departures,
         first_departure,

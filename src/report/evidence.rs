@@ -182,6 +182,9 @@ fn explain(report: &EvalReport, r: &FileResult) -> String {
             "; no time series, so the interval assumes independent steps and is too narrow where steps of a request are correlated",
         );
     }
+    if let Some(reason) = &r.read_back {
+        let _ = write!(text, "; but {reason}, so the verdict holds only if this run verified for real");
+    }
     if let Some(i) = r.first_departure {
         let _ = write!(text, "; the real chain departs from the golden chain first at position {i}");
     }
