@@ -1014,3 +1014,31 @@ fn at_k_1_the_verdict_says_a_read_back_would_look_the_same() {
     let (_, stdout, _) = run(&["eval", "--pin", "1.78", "--k", "1", &path]);
     assert!(stdout.contains("the verdict holds only if this run verified for real"), "{stdout}");
 }
+
+/// Acceptance that switches between an easy and a hard chain every `phase` scrapes, over 100 scrapes of
+/// one server: whole phases of 20 windows outlast the series' five batches, so `eval` warns and stays
+/// undecided (exit 3); alternating windows decide (the pin is their AL).
+#[test]
+fn phases_as_long_as_the_batches_are_warned_about_and_undecided() {
+    let dir = tempfile::tempdir().unwrap();
+    let easy = Rank { drafts: 1_000.0, positions: [900.0, 765.0, 612.0] };
+    let hard = Rank { drafts: 1_000.0, positions: [450.0, 158.0, 47.0] };
+    let truth = 1.0 + (2277.0 + 655.0) / 2000.0;
+    for (phase, code, verdict) in [(20, 3, "inconclusive"), (1, 0, "consistent")] {
+        let mut rank = Rank { drafts: 0.0, positions: [0.0; 3] };
+        let mut text = rank_page(&[rank]);
+        for w in 0..100 {
+            rank = rank.add(if (w / phase) % 2 == 0 { easy } else { hard });
+            text += &rank_page(&[rank]);
+        }
+        let path = write(&dir, &format!("phase{phase}.prom"), &text);
+        let (got, v) = eval_json(&["--pin", &truth.to_string(), "--k", "3", &path]);
+        assert_eq!((got, v["overall"].as_str().unwrap()), (code, verdict), "phases of {phase}: {v}");
+        let warning = &v["files"][0]["estimate"]["memory_warning"];
+        assert_eq!(warning.is_string(), phase == 20, "{v}");
+        if phase == 20 {
+            assert!(warning.as_str().unwrap().contains("autocorrelation time"), "{warning}");
+            assert_eq!(v["files"][0]["sample_too_small"], *warning);
+        }
+    }
+}

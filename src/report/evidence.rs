@@ -20,6 +20,9 @@ fn percent(x: f64) -> String {
 }
 
 fn verdict_cell(r: &FileResult) -> String {
+    if r.estimate.memory_warning.is_some() {
+        return "inconclusive: phases outlast the batches".into();
+    }
     if r.sample_too_small.is_some() {
         return "inconclusive: sample too small".into();
     }
