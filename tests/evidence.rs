@@ -1042,3 +1042,30 @@ fn phases_as_long_as_the_batches_are_warned_about_and_undecided() {
         }
     }
 }
+
+/// A page cut inside its last value (no final newline) is never read as a smaller number: a lone page
+/// is refused naming the line, and the cut last scrape of concatenated ones is left out with a note, so
+/// the verdict is the one the whole scrapes give.
+#[test]
+fn a_cut_page_is_refused_or_its_scrape_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = std::fs::read_to_string(fixture("vllm_mtbench_after.prom")).unwrap();
+    let cut = write(&dir, "after.prom", &page[..page.len() - 3]);
+    let (code, _, stderr) =
+        run(&["eval", "--pin", "2.83", "--k", "3", &cut, "--before", &fixture("vllm_mtbench_before.prom")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("after.prom:32: the file ends inside this line"), "{stderr}");
+    let scrapes = std::fs::read_to_string(fixture("vllm_mtbench_scrapes.prom")).unwrap();
+    // The last scrape is lines 627–638.
+    let whole_but_last: String = scrapes.lines().take(626).map(|l| format!("{l}\n")).collect();
+    let (_, whole) = eval_json(&["--pin", "2.9", "--k", "3", &write(&dir, "whole.prom", &whole_but_last)]);
+    let (code, v) = eval_json(&["--pin", "2.9", "--k", "3", &write(&dir, "cut.prom", &scrapes[..scrapes.len() - 4])]);
+    assert_eq!((code, &v["overall"]), (1, &whole["overall"]), "{v}");
+    assert_eq!(v["files"][0]["estimate"]["steps"], whole["files"][0]["estimate"]["steps"]);
+    let notes = v["files"][0]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().starts_with("line 638: the file ends inside this line")
+            && n.as_str().unwrap().contains("(from line 627)")),
+        "{notes:?}"
+    );
+}

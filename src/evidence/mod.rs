@@ -19,8 +19,10 @@
 //!
 //! Every reader rejects what it cannot read with an [`Error::Parse`] naming the file and line (JSON:
 //! the element path), never a panic and never a silently wrong count: NaN/Inf, negative counters, missing
-//! families, several engines in one file, and inconsistent counters are errors; counter resets between
-//! snapshots are handled like Prometheus `increase()` and reported.
+//! families, several engines in one file, and inconsistent counters are errors; counters are differenced
+//! per series, a series' reset between snapshots handled like Prometheus `increase()` and reported; a
+//! last line without its newline (a cut file) is never read as a value (JSON that ends early is a syntax
+//! error).
 
 pub mod coverage;
 pub mod estimate;

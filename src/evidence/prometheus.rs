@@ -15,7 +15,7 @@
 //!
 //! Each series (family and whole label set) is kept apart in a [`Snapshot`]; series of one family with
 //! different label sets (engines, ranks, models) are summed only after their counters are differenced
-//! ([`super::snapshots`]), or split into separate evidence by a label. A series that appears a second
+//! ([`Reducer`]), or split into separate evidence by a label. A series that appears a second
 //! time starts the next snapshot, which is handed to a [`Reducer`] at once (deltas, restarts and the time
 //! series are its business).
 //!
@@ -169,7 +169,7 @@ pub(crate) struct Reading {
 }
 
 /// One scrape: every series of the families alsim reads, each kept apart (counters are differenced per
-/// series before they are summed, see [`super::snapshots`]).
+/// series before they are summed, see [`Reducer`]).
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     series: BTreeMap<SeriesId, Reading>,

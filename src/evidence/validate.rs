@@ -8,12 +8,16 @@
 //! the same files for the same reasons.
 //!
 //! Pinned read-backs: vLLM, ATOM and TensorRT-LLM force the minimum-variance schedule, in which every step
-//! accepts f or f + 1 drafts (p_i = 1 for i ≤ f, p_{f+1} = frac, 0 after), so p_1 = 1 exactly (or, below
-//! AL 2, p_2 = 0 exactly) and no step accepts all k drafts. Real drafters never do that over a sample of
-//! any size. It is visible wherever positions or the per-count distribution are counted (vLLM per-position
-//! counters and log rates, ATOM's distribution). SGLang `match-expected` (every request of a batch step
-//! accepting the same count) and TensorRT-LLM's forced counts leave no mark in the counters, gauges or log
-//! lines alsim reads: their batch totals look like real ones, so such read-backs cannot be told apart here.
+//! accepts f or f + 1 drafts (p_i = 1 for i ≤ f, p_{f+1} = frac, 0 after; above AL k that is
+//! p = [1, …, 1, frac] and some steps accept all k). A real drafter shows that only by never missing its
+//! first f drafts and never accepting one past the last, which over enough steps it does with a vanishing
+//! chance ([`REAL_RATE_MARGIN`], [`FINGERPRINT_LEVEL`]); over fewer, and always at k = 1 (every step
+//! accepts 0 or 1 drafts, forced or not), the counts cannot tell, and [`Findings::read_back`] says so. It
+//! is visible wherever positions or the per-count distribution are counted (vLLM per-position counters and
+//! log rates, ATOM's distribution). SGLang `match-expected` (every request of a batch step accepting the
+//! same count), TensorRT-LLM's forced counts and llama.cpp's geometric length pin (a constant conditional
+//! rate, which a real chain may have) leave no mark in the counters, gauges or log lines alsim reads, so
+//! such read-backs cannot be told apart here.
 
 use super::{Evidence, InputFormat, Window};
 use crate::engine::Engine;
