@@ -1,5 +1,6 @@
 //! `alsim eval` and the evidence library: every fixture format, the verdicts on the MiniMax-M3 EAGLE3
-//! card's real numbers, malformed inputs, round trips, and the coverage of the design-effect interval.
+//! card's real numbers, malformed and cut inputs, round trips, restarted ranks, pinned read-backs, and
+//! the coverage of the design-effect interval (with the long-phase check that keeps it honest).
 
 use alsim::evidence::coverage::{PhaseModel, coverage as phase_coverage};
 use alsim::evidence::estimate::batch;
