@@ -1070,3 +1070,41 @@ fn a_cut_page_is_refused_or_its_scrape_left_out() {
         "{notes:?}"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Cut anywhere, concatenated scrapes read as the whole scrapes before the cut or not at all: never
+    /// a window ending in a shortened number.
+    #[test]
+    fn a_file_cut_anywhere_reads_whole_scrapes_or_nothing(
+        increments in proptest::collection::vec((1u32..5000, 0u32..=3), 1..6),
+        cut in 0.0f64..1.0,
+    ) {
+        let (mut d, mut a) = (10_000u64, 20_000u64);
+        let scrape = |d: u64, a: u64| format!(
+            "# TYPE vllm:spec_decode_num_drafts counter\nvllm:spec_decode_num_drafts_total{{engine=\"0\"}} {d}\nvllm:spec_decode_num_accepted_tokens_total{{engine=\"0\"}} {a}\n"
+        );
+        let mut text = scrape(d, a);
+        // (bytes, steps, accepted) of every whole prefix of scrapes.
+        let mut prefixes = vec![(text.len(), 0u64, 0u64)];
+        for &(dd, per_step) in &increments {
+            d += u64::from(dd);
+            a += u64::from(dd * per_step);
+            text += &scrape(d, a);
+            prefixes.push((text.len(), d - 10_000, a - 20_000));
+        }
+        let at = ((text.len() as f64 * cut) as usize).max(1);
+        let options = ReadOptions { k: Some(3), ..ReadOptions::default() };
+        if let Ok(ev) = evidence::read(&text.as_bytes()[..at], "c.prom", &options) {
+            let got = (ev[0].total.steps as u64, ev[0].total.accepted as u64);
+            if ev[0].batches.is_empty() {
+                // One whole scrape left: its cumulative counts.
+                prop_assert_eq!(got, (10_000, 20_000), "cut at {}", at);
+            } else {
+                let whole: Vec<(u64, u64)> = prefixes.iter().filter(|p| p.0 <= at).map(|p| (p.1, p.2)).collect();
+                prop_assert!(whole.contains(&got), "cut at {at}: {got:?} not in {whole:?}");
+            }
+        }
+    }
+}
