@@ -1,5 +1,6 @@
 //! `alsim eval` and the evidence library: every fixture format, the verdicts on the MiniMax-M3 EAGLE3
-//! card's real numbers, malformed inputs, round trips, and the coverage of the design-effect interval.
+//! card's real numbers, malformed and cut inputs, round trips, restarted ranks, pinned read-backs, and
+//! the coverage of the design-effect interval (with the long-phase check that keeps it honest).
 
 use alsim::evidence::coverage::{PhaseModel, coverage as phase_coverage};
 use alsim::evidence::estimate::batch;
@@ -451,7 +452,7 @@ fn coverage(runs: usize, truth: f64, mut one: impl FnMut(&mut ChaCha8Rng) -> (Wi
         let (total, windows) = one(&mut rng);
         // Like a real distribution count (ATOM), drop it so σ_a² comes from positions (vLLM's case).
         let total = Window { distribution: None, ..total };
-        let e = estimate(&total, &batch(&windows), windows.len(), 3, 0.95, "batches", &at).unwrap();
+        let e = estimate(&total, &batch(&windows), &[&windows], 3, 0.95, "batches", &at).unwrap();
         independent += e.independent.covers(truth) as usize;
         decisive += e.decisive().covers(truth) as usize;
     }
@@ -548,6 +549,61 @@ fn interval_covers_when_phases_outlast_a_scrape_interval() {
         let c = phase_coverage(&phases(mean_phase), 1000, 11, 0.95).unwrap();
         assert!(c.decisive >= 0.93, "phases of {mean_phase} windows: coverage {}", c.decisive);
         assert!(c.independent < 0.6, "phases of {mean_phase} windows: independent coverage {}", c.independent);
+    }
+}
+
+/// Shares of `runs` runs of `model` (pin = the true AL) that `eval` calls "pin wrong" (too high or too
+/// low), that it would have called so without the autocorrelation check (decisive interval outside the
+/// band), and that it leaves undecided for a series too short for its own autocorrelation.
+fn false_alarms(model: &PhaseModel, runs: usize, seed: u64) -> (f64, f64, f64) {
+    let pin = evidence::Pin::new(model.true_al(), 3, evidence::verdict::DEFAULT_TOLERANCE, 0.95, "truth").unwrap();
+    let (band_lo, band_hi) = (pin.al - pin.tolerance, pin.al + pin.tolerance);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut wrong, mut unchecked, mut undecided) = (0usize, 0usize, 0usize);
+    for _ in 0..runs {
+        let windows = model.run(&mut rng).unwrap();
+        let ev = evidence::Evidence {
+            location: Location { origin: "simulated".into(), line: None },
+            engine: alsim::engine::Engine::Vllm,
+            format: evidence::InputFormat::Prometheus,
+            k: None,
+            total: Window::sum(&windows).unwrap(),
+            batches: windows,
+            notes: Vec::new(),
+        };
+        let r = evidence::evaluate(&pin, &[ev]).unwrap();
+        let ci = r.files[0].estimate.decisive().confidence_interval;
+        wrong += usize::from(r.overall.differs());
+        unchecked += usize::from(ci.upper_bound < band_lo || ci.lower_bound > band_hi);
+        undecided += usize::from(r.files[0].estimate.memory_warning.is_some());
+    }
+    let share = |n: usize| n as f64 / runs as f64;
+    (share(wrong), share(unchecked), share(undecided))
+}
+
+/// Phases of 10–20 windows outlast the five batches of a 100-window series: without the autocorrelation
+/// check 7–15% of runs called a right pin wrong (4,000 runs each: 7.2%, 10.2%, 14.8%); with it most are
+/// undecided and the false "pin wrong" rate is back near the nominal 5% (4.9%, 5.0%, 6.5%). Phases of up
+/// to two windows always decide, of five 88% (4.2% pin wrong).
+#[test]
+fn phases_longer_than_the_batches_leave_the_verdict_undecided_not_wrong() {
+    let runs = 1000;
+    let (mut wrong, mut unchecked) = (0.0, 0.0);
+    for (i, mean_phase) in [10.0, 15.0, 20.0].into_iter().enumerate() {
+        let (w, u, undecided) = false_alarms(&phases(mean_phase), runs, 40 + i as u64);
+        assert!(undecided >= 0.6, "phases of {mean_phase} windows: undecided {undecided}");
+        wrong += w / 3.0;
+        unchecked += u / 3.0;
+    }
+    assert!(unchecked >= 0.09, "without the check {unchecked}");
+    assert!(wrong <= 0.065, "pin wrong {wrong}");
+    for (i, mean_phase) in [0.5, 1.0, 2.0, 5.0].into_iter().enumerate() {
+        let (w, _, undecided) = false_alarms(&phases(mean_phase), runs, 50 + i as u64);
+        assert!(
+            undecided <= if mean_phase < 5.0 { 0.01 } else { 0.16 },
+            "phases of {mean_phase}: undecided {undecided}"
+        );
+        assert!(w <= 0.06, "phases of {mean_phase}: pin wrong {w}");
     }
 }
 
@@ -704,5 +760,351 @@ fn oversized_inputs_are_refused_with_their_limit() {
         let (code, _, stderr) = run(&["eval", "--pin", "2.83", "--k", "3", "--format-in", format, &path]);
         assert_eq!(code, 2, "{path}: {stderr}");
         assert!(stderr.contains(needle), "{path}: expected '{needle}' in {stderr}");
+    }
+}
+
+// ---------- counters are differenced per series ----------
+
+/// Cumulative vLLM counters of one rank: drafts, accepted, per-position.
+#[derive(Clone, Copy)]
+struct Rank {
+    drafts: f64,
+    positions: [f64; 3],
+}
+
+impl Rank {
+    fn add(self, other: Rank) -> Rank {
+        Rank {
+            drafts: self.drafts + other.drafts,
+            positions: [0, 1, 2].map(|i| self.positions[i] + other.positions[i]),
+        }
+    }
+}
+
+/// One scrape of four-ish ranks, labelled `engine` and a model name that needs escaping.
+fn rank_page(ranks: &[Rank]) -> String {
+    let mut out = String::from("# TYPE vllm:spec_decode_num_drafts counter\n");
+    for (e, r) in ranks.iter().enumerate() {
+        let labels = format!("engine=\"{e}\",model_name=\"M3 \\\"eval\\\"\"");
+        out += &format!("vllm:spec_decode_num_drafts_total{{{labels}}} {}\n", r.drafts);
+        out += &format!("vllm:spec_decode_num_draft_tokens_total{{{labels}}} {}\n", 3.0 * r.drafts);
+        out += &format!("vllm:spec_decode_num_accepted_tokens_total{{{labels}}} {}\n", r.positions.iter().sum::<f64>());
+        for (i, p) in r.positions.iter().enumerate() {
+            out += &format!("vllm:spec_decode_num_accepted_tokens_per_pos_total{{{labels},position=\"{i}\"}} {p}\n");
+        }
+    }
+    out
+}
+
+/// Each rank's history before the first scrape is another workload (AL 3.9); every window after it is
+/// MT-Bench at AL 2.698. Rank 3 restarts after scrape `restart`, so from then on it holds only what it
+/// counted since.
+fn ranks_with_a_restart(scrapes: usize, restart: usize) -> Vec<Vec<Rank>> {
+    let history = Rank { drafts: 10_000.0, positions: [9_800.0, 9_700.0, 9_500.0] };
+    let window = Rank { drafts: 1_000.0, positions: [749.0, 547.0, 402.0] };
+    let mut ranks = vec![history; 4];
+    let mut out = vec![ranks.clone()];
+    for s in 1..scrapes {
+        for (r, rank) in ranks.iter_mut().enumerate() {
+            *rank = if r == 3 && s == restart + 1 { window } else { rank.add(window) };
+        }
+        out.push(ranks.clone());
+    }
+    out
+}
+
+/// One rank of four restarts: the window's AL is the truth (2.698), not a blend with the other ranks'
+/// whole history (summing before differencing read AL 2.822 here and left the pin undecided), in
+/// concatenated scrapes and with `--before`, and a note names the restarted series with its labels
+/// escaped.
+#[test]
+fn a_restarted_rank_counts_from_its_restart_and_the_others_keep_their_window() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 3 restarts four windows before the end, so even the --before pair sees its counters fall.
+    let pages = ranks_with_a_restart(40, 35);
+    let scrapes = write(&dir, "scrapes.prom", &pages.iter().map(|p| rank_page(p)).collect::<String>());
+    let before = write(&dir, "before.prom", &rank_page(&pages[0]));
+    let after = write(&dir, "after.prom", &rank_page(&pages[39]));
+    for (args, steps) in
+        [(vec![scrapes.as_str()], 39.0 * 4000.0), (vec![after.as_str(), "--before", &before], 39.0 * 3000.0 + 4000.0)]
+    {
+        let mut all = vec!["--pin", "2.83", "--k", "3"];
+        all.extend(args.iter().copied());
+        let (code, v) = eval_json(&all);
+        let file = &v["files"][0];
+        assert_eq!((code, v["overall"].as_str().unwrap()), (1, "pin_too_high"), "{args:?}: {v}");
+        assert_eq!(file["estimate"]["steps"], steps, "{args:?}");
+        assert!((al(file) - 2.698).abs() < 1e-12, "{args:?}: AL {}", al(file));
+        let notes: Vec<&str> = file["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+        let note = notes.iter().find(|n| n.contains("went down")).unwrap_or_else(|| panic!("{notes:?}"));
+        assert!(
+            note.contains("6 counter series")
+                && note.contains(r#"vllm:spec_decode_num_drafts{engine="3",model_name="M3 \"eval\""} "#)
+                && note.contains("and 3 more"),
+            "{note}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// For any ranks' increments and one restart per rank at most, the reader's window is the sum of
+    /// every series' increase since the first scrape (what Prometheus `increase()` gives): a restarted
+    /// series counts its value after the restart.
+    #[test]
+    fn the_window_is_the_sum_of_each_series_increase(
+        windows in proptest::collection::vec(proptest::collection::vec((0u32..1000, 0u32..=3), 4), 1..8),
+        restarts in proptest::collection::vec(proptest::option::of(0usize..8), 4),
+    ) {
+        let ranks = 4;
+        // Histories above anything a run of windows adds, so every restart shows as a fall.
+        let mut drafts = vec![1_000_000.0; ranks];
+        let mut accepted = vec![2_000_000.0; ranks];
+        let page = |drafts: &[f64], accepted: &[f64]| -> String {
+            (0..ranks)
+                .map(|r| format!(
+                    "vllm:spec_decode_num_drafts_total{{rank=\"{r}\"}} {}\nvllm:spec_decode_num_accepted_tokens_total{{rank=\"{r}\"}} {}\n",
+                    drafts[r], accepted[r]
+                ))
+                .collect()
+        };
+        let mut text = page(&drafts, &accepted);
+        let (mut steps, mut acc) = (0.0, 0.0);
+        for (w, window) in windows.iter().enumerate() {
+            for (r, &(d, per_step)) in window.iter().enumerate() {
+                let (d, a) = (d as f64, (d * per_step) as f64);
+                if restarts[r] == Some(w) {
+                    (drafts[r], accepted[r]) = (d, a);
+                } else {
+                    drafts[r] += d;
+                    accepted[r] += a;
+                }
+                steps += d;
+                acc += a;
+            }
+            text += &page(&drafts, &accepted);
+        }
+        prop_assume!(steps > 0.0);
+        let options = ReadOptions { k: Some(3), ..ReadOptions::default() };
+        let ev = evidence::read(text.as_bytes(), "r.prom", &options).unwrap();
+        prop_assert_eq!((ev[0].total.steps, ev[0].total.accepted), (steps, acc));
+        let restarted = restarts.iter().enumerate().filter(|(_, w)| w.is_some_and(|w| w < windows.len())).count();
+        let noted = ev[0].notes.iter().filter(|n| n.contains("went down")).count();
+        prop_assert_eq!(noted > 0, restarted > 0);
+    }
+}
+
+// ---------- pinned read-backs ----------
+
+/// The read-backs of a run forced to the minimum-variance schedule at `al`, k (every step accepting f or
+/// f + 1 drafts) over `d` steps, as each engine that forces it reports them with positions: vLLM per-position
+/// counters and log rates, ATOM's per-count distribution as counters, `/debug/mtp_stats` JSON and log.
+fn forced_read_backs(al: f64, k: usize, d: f64) -> Vec<(&'static str, String)> {
+    let chain = alsim::accept::min_variance_chain(al, k).unwrap();
+    let p: Vec<f64> = chain.unconditional().iter().map(|p| (p * d).round()).collect();
+    let a: f64 = p.iter().sum();
+    let steps_at = |j: usize| if j == 0 { d } else { p[j - 1] } - p.get(j).copied().unwrap_or(0.0);
+    let n: Vec<f64> = (0..=k).map(steps_at).collect();
+    let mean = 1.0 + a / d;
+    let vllm_prom = format!(
+        "vllm:spec_decode_num_drafts_total {d}\nvllm:spec_decode_num_draft_tokens_total {}\nvllm:spec_decode_num_accepted_tokens_total {a}\n{}",
+        k as f64 * d,
+        p.iter()
+            .enumerate()
+            .map(|(i, x)| format!("vllm:spec_decode_num_accepted_tokens_per_pos_total{{position=\"{i}\"}} {x}\n"))
+            .collect::<String>()
+    );
+    let atom_prom: String = n
+        .iter()
+        .enumerate()
+        .map(|(j, x)| format!("atom:mtp_decode_steps_total{{accepted_tokens=\"{j}\"}} {x}\n"))
+        .collect();
+    let atom_json = format!(
+        "{{\"enabled\": true, \"total_draft_tokens\": {}, \"total_accepted_tokens\": {a}, \"distribution\": {{{}}}}}",
+        k as f64 * d,
+        n.iter().enumerate().map(|(j, x)| format!("\"{j}\": {x}")).collect::<Vec<_>>().join(", ")
+    );
+    let rates: Vec<String> = p.iter().map(|x| format!("{:.3}", x / d)).collect();
+    let vllm_log = format!(
+        "INFO SpecDecoding metrics: Mean acceptance length: {mean:.2}, Accepted: {a} tokens, Drafted: {} tokens, Per-position acceptance rate: {}\n",
+        k as f64 * d,
+        rates.join(", ")
+    );
+    let percents: Vec<String> = n.iter().enumerate().map(|(j, x)| format!("{j}: '{:.2}%'", 100.0 * x / d)).collect();
+    let atom_log = format!(
+        "[MTP Stats Interval] Average toks/fwd: {mean:.2}, Accepted/Total Draft tokens: {a}/{}, Acceptance rate: 1.00%, Accepted tokens distribution: {{{}}}\n",
+        k as f64 * d,
+        percents.join(", ")
+    );
+    vec![
+        ("vLLM counters", vllm_prom),
+        ("ATOM counters", atom_prom),
+        ("ATOM mtp_stats", atom_json),
+        ("vLLM log", vllm_log),
+        ("ATOM log", atom_log),
+    ]
+}
+
+/// Every golden AL at k ≥ 2 — the 17 above k among them, which the fingerprint used to miss because some
+/// steps accept all k drafts there — forced and read back through each engine's evidence is refused as a
+/// pinned run, while the golden chain's own (real) counts pass.
+#[test]
+fn forced_read_backs_are_refused_at_every_golden_al_above_k_too() {
+    let options = ReadOptions { k: None, ..ReadOptions::default() };
+    let (mut values, mut above_k) = (0, 0);
+    for file in alsim::curve::CurveSet::embedded().files() {
+        for curve in &file.curves {
+            for (&k, &al) in curve.points().iter().filter(|(k, _)| **k >= 2) {
+                values += 1;
+                above_k += usize::from(al > k as f64);
+                let pin = evidence::Pin::new(al, k, 0.05, 0.95, "golden").unwrap();
+                for (engine, text) in forced_read_backs(al, k, 10_000.0) {
+                    let what = format!("{} {} k = {k}, AL {al}, {engine}", file.stem, curve.name());
+                    let ev =
+                        evidence::read(text.as_bytes(), "forced", &options).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let err = evidence::evaluate(&pin, &ev).map(|r| r.overall).unwrap_err().to_string();
+                    assert!(err.contains("pinned run"), "{what}: {err}");
+                }
+                let Ok(real) = curve.chain(k) else { continue };
+                let p: Vec<f64> = real.unconditional().iter().map(|p| (p * 10_000.0).round()).collect();
+                let mut w = Window::new(10_000.0, p.iter().sum());
+                w.positions = Some(p);
+                let ev = evidence::Evidence {
+                    location: Location { origin: "real".into(), line: None },
+                    engine: alsim::engine::Engine::Vllm,
+                    format: evidence::InputFormat::Prometheus,
+                    k: Some((k, Location { origin: "real".into(), line: None })),
+                    total: w,
+                    batches: Vec::new(),
+                    notes: Vec::new(),
+                };
+                let r = evidence::evaluate(&pin, &[ev]).unwrap_or_else(|e| panic!("{} k = {k}: {e}", curve.name()));
+                assert!(r.files[0].read_back.is_none(), "{} k = {k}", curve.name());
+            }
+        }
+    }
+    assert_eq!((values, above_k), (98, 17));
+}
+
+/// AL 2.27 at k = 2 (DeepSeek-V4 MTP's golden value): `eval` refuses its forced read-back with exit 2.
+#[test]
+fn eval_refuses_a_forced_read_back_above_k() {
+    let dir = tempfile::tempdir().unwrap();
+    for (engine, text) in forced_read_backs(2.27, 2, 10_000.0) {
+        let name = format!("{}.txt", engine.replace(' ', "_"));
+        let path = write(&dir, &name, &text);
+        let (code, _, stderr) = run(&["eval", "--pin", "2.27", "--k", "2", &path]);
+        assert_eq!(code, 2, "{engine}: {stderr}");
+        assert!(
+            stderr.contains("pinned run") && stderr.contains("every step accepted 1 or 2 drafts"),
+            "{engine}: {stderr}"
+        );
+    }
+}
+
+/// At k = 1 a forced schedule cannot be told from real acceptance: the verdict says so rather than claim
+/// the run was real (or pinned).
+#[test]
+fn at_k_1_the_verdict_says_a_read_back_would_look_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "k1.prom", &vllm_page("10000", "7800", "10000"));
+    let (code, v) = eval_json(&["--pin", "1.78", "--k", "1", &path]);
+    assert_eq!((code, v["overall"].as_str().unwrap()), (0, "consistent"), "{v}");
+    assert!(v["files"][0]["read_back"].as_str().unwrap().contains("at k = 1"), "{v}");
+    let (_, stdout, _) = run(&["eval", "--pin", "1.78", "--k", "1", &path]);
+    assert!(stdout.contains("the verdict holds only if this run verified for real"), "{stdout}");
+}
+
+/// Acceptance that switches between an easy and a hard chain every `phase` scrapes, over 100 scrapes of
+/// one server: whole phases of 20 windows outlast the series' five batches, so `eval` warns and stays
+/// undecided (exit 3); alternating windows decide (the pin is their AL).
+#[test]
+fn phases_as_long_as_the_batches_are_warned_about_and_undecided() {
+    let dir = tempfile::tempdir().unwrap();
+    let easy = Rank { drafts: 1_000.0, positions: [900.0, 765.0, 612.0] };
+    let hard = Rank { drafts: 1_000.0, positions: [450.0, 158.0, 47.0] };
+    let truth = 1.0 + (2277.0 + 655.0) / 2000.0;
+    for (phase, code, verdict) in [(20, 3, "inconclusive"), (1, 0, "consistent")] {
+        let mut rank = Rank { drafts: 0.0, positions: [0.0; 3] };
+        let mut text = rank_page(&[rank]);
+        for w in 0..100 {
+            rank = rank.add(if (w / phase) % 2 == 0 { easy } else { hard });
+            text += &rank_page(&[rank]);
+        }
+        let path = write(&dir, &format!("phase{phase}.prom"), &text);
+        let (got, v) = eval_json(&["--pin", &truth.to_string(), "--k", "3", &path]);
+        assert_eq!((got, v["overall"].as_str().unwrap()), (code, verdict), "phases of {phase}: {v}");
+        let warning = &v["files"][0]["estimate"]["memory_warning"];
+        assert_eq!(warning.is_string(), phase == 20, "{v}");
+        if phase == 20 {
+            assert!(warning.as_str().unwrap().contains("autocorrelation time"), "{warning}");
+            assert_eq!(v["files"][0]["sample_too_small"], *warning);
+        }
+    }
+}
+
+/// A page cut inside its last value (no final newline) is never read as a smaller number: a lone page
+/// is refused naming the line, and the cut last scrape of concatenated ones is left out with a note, so
+/// the verdict is the one the whole scrapes give.
+#[test]
+fn a_cut_page_is_refused_or_its_scrape_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = std::fs::read_to_string(fixture("vllm_mtbench_after.prom")).unwrap();
+    let cut = write(&dir, "after.prom", &page[..page.len() - 3]);
+    let (code, _, stderr) =
+        run(&["eval", "--pin", "2.83", "--k", "3", &cut, "--before", &fixture("vllm_mtbench_before.prom")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("after.prom:32: the file ends inside this line"), "{stderr}");
+    let scrapes = std::fs::read_to_string(fixture("vllm_mtbench_scrapes.prom")).unwrap();
+    // The last scrape is lines 627–638.
+    let whole_but_last: String = scrapes.lines().take(626).map(|l| format!("{l}\n")).collect();
+    let (_, whole) = eval_json(&["--pin", "2.9", "--k", "3", &write(&dir, "whole.prom", &whole_but_last)]);
+    let (code, v) = eval_json(&["--pin", "2.9", "--k", "3", &write(&dir, "cut.prom", &scrapes[..scrapes.len() - 4])]);
+    assert_eq!((code, &v["overall"]), (1, &whole["overall"]), "{v}");
+    assert_eq!(v["files"][0]["estimate"]["steps"], whole["files"][0]["estimate"]["steps"]);
+    let notes = v["files"][0]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().starts_with("line 638: the file ends inside this line")
+            && n.as_str().unwrap().contains("(from line 627)")),
+        "{notes:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Cut anywhere, concatenated scrapes read as the whole scrapes before the cut or not at all: never
+    /// a window ending in a shortened number.
+    #[test]
+    fn a_file_cut_anywhere_reads_whole_scrapes_or_nothing(
+        increments in proptest::collection::vec((1u32..5000, 0u32..=3), 1..6),
+        cut in 0.0f64..1.0,
+    ) {
+        let (mut d, mut a) = (10_000u64, 20_000u64);
+        let scrape = |d: u64, a: u64| format!(
+            "# TYPE vllm:spec_decode_num_drafts counter\nvllm:spec_decode_num_drafts_total{{engine=\"0\"}} {d}\nvllm:spec_decode_num_accepted_tokens_total{{engine=\"0\"}} {a}\n"
+        );
+        let mut text = scrape(d, a);
+        // (bytes, steps, accepted) of every whole prefix of scrapes.
+        let mut prefixes = vec![(text.len(), 0u64, 0u64)];
+        for &(dd, per_step) in &increments {
+            d += u64::from(dd);
+            a += u64::from(dd * per_step);
+            text += &scrape(d, a);
+            prefixes.push((text.len(), d - 10_000, a - 20_000));
+        }
+        let at = ((text.len() as f64 * cut) as usize).max(1);
+        let options = ReadOptions { k: Some(3), ..ReadOptions::default() };
+        if let Ok(ev) = evidence::read(&text.as_bytes()[..at], "c.prom", &options) {
+            let got = (ev[0].total.steps as u64, ev[0].total.accepted as u64);
+            if ev[0].batches.is_empty() {
+                // One whole scrape left: its cumulative counts.
+                prop_assert_eq!(got, (10_000, 20_000), "cut at {}", at);
+            } else {
+                let whole: Vec<(u64, u64)> = prefixes.iter().filter(|p| p.0 <= at).map(|p| (p.1, p.2)).collect();
+                prop_assert!(whole.contains(&got), "cut at {at}: {got:?} not in {whole:?}");
+            }
+        }
     }
 }

@@ -117,6 +117,9 @@ pub struct Coverage {
     /// Share covered by batch means with one batch per window, which ignores correlation between
     /// windows (what alsim did before grouping them).
     pub per_window: f64,
+    /// Share of runs whose series is too short for its own autocorrelation, which `alsim eval` leaves
+    /// undecided ([`super::AlEstimate::memory_warning`]).
+    pub undecided: f64,
 }
 
 /// Simulates `runs` runs of `model` from `seed` and counts how often each interval at `level` covers the
@@ -143,12 +146,13 @@ pub fn coverage(model: &PhaseModel, runs: usize, seed: u64, level: f64) -> Resul
     let k = model.easy.len();
     let at = Location { origin: "simulated".into(), line: None };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (mut decisive, mut design, mut independent, mut per_window) = (0usize, 0usize, 0usize, 0usize);
+    let (mut decisive, mut design, mut independent, mut per_window, mut undecided) = (0usize, 0, 0, 0, 0);
     for _ in 0..runs {
         let windows = model.run(&mut rng)?;
         let total = Window::sum(&windows).ok_or_else(|| Error::invalid("windows", "a run needs windows"))?;
-        let e = estimate(&total, &batch(&windows), windows.len(), k, level, "windows", &at)?;
+        let e = estimate(&total, &batch(&windows), &[&windows], k, level, "windows", &at)?;
         decisive += usize::from(e.decisive().covers(truth));
+        undecided += usize::from(e.memory_warning.is_some());
         design += usize::from(e.design.as_ref().is_some_and(|d| d.covers(truth)));
         independent += usize::from(e.independent.covers(truth));
         let ungrouped = ratio_batch_means(
@@ -165,5 +169,6 @@ pub fn coverage(model: &PhaseModel, runs: usize, seed: u64, level: f64) -> Resul
         design: share(design),
         independent: share(independent),
         per_window: share(per_window),
+        undecided: share(undecided),
     })
 }

@@ -20,6 +20,12 @@
 //! from [`MIN_SERIES`] windows on, ≥ 93% with phases up to five windows long and 95% with independent
 //! steps. A shorter series cannot tell whether phases outlast its batches: the estimate says so
 //! ([`AlEstimate::series_warning`]) and the verdict rests on the wider of the two intervals.
+//!
+//! Phases can outlast the batches themselves (10–20 windows in a series of 100: coverage 84–91%). The
+//! series' integrated autocorrelation time τ ([`autocorrelation_time`]) tells: when its n windows are
+//! worth fewer than [`MIN_SPANS_PER_BATCH`] × b independent ones (n/τ), the batches are too short for the
+//! series' own memory, the estimate says so ([`AlEstimate::memory_warning`]) and the verdict stays
+//! undecided.
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -89,7 +95,7 @@ pub fn batch(windows: &[Window]) -> Vec<Window> {
     if n < 2 {
         return windows.to_vec();
     }
-    let b = ((n as f64).cbrt().round() as usize).clamp(2, n);
+    let b = batches_for(n);
     let (size, extra) = (n / b, n % b);
     let mut out = Vec::with_capacity(b);
     let mut start = 0;
@@ -99,6 +105,112 @@ pub fn batch(windows: &[Window]) -> Vec<Window> {
         start = end;
     }
     out
+}
+
+/// How many batches [`batch`] forms from `n` ≥ 2 windows.
+fn batches_for(n: usize) -> usize {
+    ((n as f64).cbrt().round() as usize).clamp(2, n)
+}
+
+/// Each batch must span at least this many autocorrelation times (n/τ ≥ this × b effective windows):
+/// batch means of batches m windows long underestimate their variance by about τ/(2m), a quarter at
+/// this floor. In the phase simulation (`tests/evidence.rs`, 100 windows) it leaves phases of up to two
+/// windows decided, ~10% of runs with five-window phases undecided, and most with 10–20.
+pub const MIN_SPANS_PER_BATCH: f64 = 2.0;
+
+/// The integrated autocorrelation time τ of a time series of windows, in windows: how many windows one
+/// independent window is worth (1 for independent windows), so n/τ is the effective number of windows.
+/// The larger of two estimates over the ratio's linearised residuals A_j − r·D_j: Geyer's initial
+/// positive sequence (Geyer 1992, "Practical Markov chain Monte Carlo", as in Stan's effective sample
+/// size: autocovariances summed in pairs while the pairs stay positive and decreasing), which sees long
+/// tails but runs low and noisy on a short series, and the lag-1 (AR(1)) value (1 + ρ₁)/(1 − ρ₁), which
+/// is steadier for the phase drifts of serving (two-state switching decays geometrically). The pair sum
+/// stops once τ passes `cap`, returning a value above it, so a long series costs O(n·cap).
+///
+/// ```
+/// use alsim::evidence::{estimate::autocorrelation_time, Window};
+/// // Alternating windows are not positively correlated: τ = 1.
+/// let flat: Vec<Window> = (0..100).map(|i| Window::new(100.0, if i % 2 == 0 { 150.0 } else { 170.0 })).collect();
+/// assert_eq!(autocorrelation_time(&flat, 50.0), 1.0);
+/// // Runs of 10 equal windows: each run is worth about one window.
+/// let runs: Vec<Window> = (0..100).map(|i| Window::new(100.0, if (i / 10) % 2 == 0 { 150.0 } else { 170.0 })).collect();
+/// assert!(autocorrelation_time(&runs, 50.0) > 5.0);
+/// ```
+pub fn autocorrelation_time(windows: &[Window], cap: f64) -> f64 {
+    let n = windows.len();
+    let steps: f64 = windows.iter().map(|w| w.steps).sum();
+    if n < 4 || steps <= 0.0 {
+        return 1.0;
+    }
+    let r = windows.iter().map(|w| w.accepted).sum::<f64>() / steps;
+    let e: Vec<f64> = windows.iter().map(|w| w.accepted - r * w.steps).collect();
+    let gamma = |lag: usize| e[..n - lag].iter().zip(&e[lag..]).map(|(a, b)| a * b).sum::<f64>() / n as f64;
+    let g0 = gamma(0);
+    if g0 <= 0.0 {
+        return 1.0;
+    }
+    // ρ₁ = 1 would make the lag-1 value infinite; n bounds any τ a series of n windows can show.
+    let rho = (gamma(1) / g0).clamp(0.0, 1.0);
+    let lag_one = if rho < 1.0 { ((1.0 + rho) / (1.0 - rho)).min(n as f64) } else { n as f64 };
+    let (mut sum, mut previous) = (0.0, f64::INFINITY);
+    for m in 0..n / 2 {
+        let pair = (gamma(2 * m) + gamma(2 * m + 1)).min(previous);
+        if pair <= 0.0 {
+            break;
+        }
+        sum += pair;
+        previous = pair;
+        if 2.0 * sum / g0 - 1.0 > cap {
+            break;
+        }
+    }
+    (2.0 * sum / g0 - 1.0).max(lag_one).max(1.0)
+}
+
+/// How much a time series remembers, against what its batches need.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Memory {
+    /// The integrated autocorrelation time τ, in windows (the largest over the series pooled).
+    pub autocorrelation_time: f64,
+    /// n/τ summed over the series: how many independent windows the series is worth.
+    pub effective_windows: f64,
+    /// What the batches need: [`MIN_SPANS_PER_BATCH`] × b summed over the series.
+    pub needed: f64,
+    /// Windows a series at this τ needs for its batches to span enough (the longest over the series).
+    pub windows_needed: usize,
+}
+
+impl Memory {
+    /// Of the time series `series` (each batched on its own), `None` when none has two batches.
+    fn of(series: &[&[Window]]) -> Option<Memory> {
+        let mut memory: Option<Memory> = None;
+        for windows in series.iter().filter(|w| w.len() >= 2) {
+            let n = windows.len();
+            let needed = MIN_SPANS_PER_BATCH * batches_for(n) as f64;
+            // Past n/needed the series is already too short; how far past does not change that.
+            let tau = autocorrelation_time(windows, n as f64 / needed);
+            let mut windows_needed = n;
+            while (windows_needed as f64) < tau * MIN_SPANS_PER_BATCH * batches_for(windows_needed) as f64 {
+                windows_needed += windows_needed.div_ceil(20);
+            }
+            let m = memory.get_or_insert(Memory {
+                autocorrelation_time: 1.0,
+                effective_windows: 0.0,
+                needed: 0.0,
+                windows_needed: 0,
+            });
+            m.autocorrelation_time = m.autocorrelation_time.max(tau);
+            m.effective_windows += n as f64 / tau;
+            m.needed += needed;
+            m.windows_needed = m.windows_needed.max(windows_needed);
+        }
+        memory
+    }
+
+    /// Whether the series is too short for its own autocorrelation.
+    pub fn too_short(&self) -> bool {
+        self.effective_windows < self.needed
+    }
 }
 
 /// AL with both standard errors, and the per-position rates.
@@ -126,6 +238,11 @@ pub struct AlEstimate {
     pub windows: usize,
     /// Why the design-effect interval may be too narrow, when the series is too short to tell.
     pub series_warning: Option<String>,
+    /// The time series' autocorrelation, when there is a series of at least two windows.
+    pub memory: Option<Memory>,
+    /// Why no interval can be trusted, when the series is too short for its own autocorrelation
+    /// ([`MIN_SPANS_PER_BATCH`]): the verdict must then stay undecided.
+    pub memory_warning: Option<String>,
     /// What the batches are (log intervals, scrape deltas, runs…).
     pub batch_source: String,
     /// p̂_1..p̂_k, when the evidence counts positions.
@@ -159,8 +276,8 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
     }
 }
 
-/// Estimates AL from a run's total counts and `batches` (which should sum to `total`): batches of a time
-/// series of `windows` windows formed by [`batch`], or the totals of several runs (`windows` = 0).
+/// Estimates AL from a run's total counts and `batches` (which should sum to `total`): the batches
+/// [`batch`] forms of each time series in `series`, or the totals of several runs (`series` empty).
 ///
 /// # Errors
 /// [`Error::Parse`] at `location` when there are no steps; [`Error::Invalid`] for a bad `level` or k.
@@ -169,7 +286,7 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
 /// use alsim::evidence::{estimate, Location, Window};
 /// let total = Window::from_distribution(vec![0.0, 1700.0, 8300.0, 0.0]);
 /// let at = Location { origin: "mtp_stats.json".into(), line: None };
-/// let e = estimate(&total, &[], 0, 3, 0.95, "", &at)?;
+/// let e = estimate(&total, &[], &[], 3, 0.95, "", &at)?;
 /// assert!((e.independent.point_estimate - 2.83).abs() < 1e-12);
 /// assert!((e.step_variance - 0.1411).abs() < 1e-12);
 /// # Ok::<(), alsim::Error>(())
@@ -177,7 +294,7 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
 pub fn estimate(
     total: &Window,
     batches: &[Window],
-    windows: usize,
+    series: &[&[Window]],
     k: usize,
     level: f64,
     batch_source: &str,
@@ -193,6 +310,8 @@ pub fn estimate(
     }
     let d = total.steps;
     let mean = total.accepted / d;
+    let windows: usize = series.iter().map(|s| s.len()).sum();
+    let memory = Memory::of(series).filter(|_| batches.len() >= 2);
     let (step_variance, variance_source) = if let Some(counts) = &total.distribution {
         (
             counts.iter().enumerate().map(|(a, n)| n * (a as f64 - mean).powi(2)).sum::<f64>() / d,
@@ -245,6 +364,17 @@ pub fn estimate(
             format!(
                 "the series has {windows} {batch_source}, fewer than {MIN_SERIES}: too short to tell whether acceptance drifts in phases longer than its {} batches, so the design-effect interval may be too narrow",
                 batches.len()
+            )
+        }),
+        memory,
+        memory_warning: memory.filter(Memory::too_short).map(|m| {
+            format!(
+                "the series' {windows} {batch_source} are worth only {:.1} independent ones (autocorrelation time {:.1} windows): acceptance drifts in phases too long for its {} batches, which must span at least {MIN_SPANS_PER_BATCH} autocorrelation times each ({:.0} independent windows), so no interval from it can be trusted; a series of about {} windows at this autocorrelation would do",
+                m.effective_windows,
+                m.autocorrelation_time,
+                batches.len(),
+                m.needed,
+                m.windows_needed
             )
         }),
         batch_source: batch_source.to_string(),
@@ -304,17 +434,17 @@ mod tests {
     fn chain_moments_match_the_distribution() {
         // Curve chain p = 0.78, 0.60, 0.45 → P(a = 0..3) = 0.22, 0.18, 0.15, 0.45, Var(a) ≈ 1.48 (model.md §2).
         let by_counts =
-            estimate(&Window::from_distribution(vec![2200.0, 1800.0, 1500.0, 4500.0]), &[], 0, 3, 0.95, "", &at())
+            estimate(&Window::from_distribution(vec![2200.0, 1800.0, 1500.0, 4500.0]), &[], &[], 3, 0.95, "", &at())
                 .unwrap();
         let mut w = Window::new(10000.0, 18300.0);
         w.positions = Some(vec![7800.0, 6000.0, 4500.0]);
-        let by_positions = estimate(&w, &[], 0, 3, 0.95, "", &at()).unwrap();
+        let by_positions = estimate(&w, &[], &[], 3, 0.95, "", &at()).unwrap();
         assert!((by_counts.step_variance - by_positions.step_variance).abs() < 1e-9);
         assert!((by_counts.step_variance - 1.4811).abs() < 1e-3);
         assert_eq!(by_positions.positions[1].conditional, 0.6 / 0.78);
-        let bound = estimate(&Window::new(10000.0, 18300.0), &[], 0, 3, 0.95, "", &at()).unwrap();
+        let bound = estimate(&Window::new(10000.0, 18300.0), &[], &[], 3, 0.95, "", &at()).unwrap();
         assert!(bound.step_variance >= by_counts.step_variance);
-        assert!(estimate(&Window::new(0.0, 0.0), &[], 0, 3, 0.95, "", &at()).is_err());
+        assert!(estimate(&Window::new(0.0, 0.0), &[], &[], 3, 0.95, "", &at()).is_err());
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //!   Here the cumulative lines are preferred: they count the steps, which the request lines only imply.
 //!
 //! Other lines are ignored, so logs may hold anything else; a recognised line that cannot be read is an
-//! error naming its line.
+//! error naming its line. An acceptance line the log ends inside (no newline after it: a log still being
+//! written, or copied short) is left out with a note, since its last figure may be cut ("accept len: 2.8"
+//! of 2.83); it is refused when it is the only one.
 
 mod llamacpp;
 
@@ -31,6 +33,7 @@ use crate::error::{Error, Result};
 
 const VLLM: &str = "SpecDecoding metrics:";
 const SGLANG: &str = "accept len:";
+const SGLANG_BATCH: &str = "Decode batch";
 const ATOM: &str = "[MTP Stats";
 
 /// Reads a server log into evidence.
@@ -56,13 +59,16 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
     let mut other_drafters = BTreeSet::new();
     let mut request_without_k: Option<usize> = None;
     // SIMD substring search: most log lines match nothing, and this keeps them at memory speed.
-    let (vllm_marker, sglang_marker, atom_marker, request_marker, statistics_marker) = (
+    let (vllm_marker, sglang_marker, sglang_batch, atom_marker, request_marker, statistics_marker) = (
         memmem::Finder::new(VLLM),
         memmem::Finder::new(SGLANG),
+        memmem::Finder::new(SGLANG_BATCH),
         memmem::Finder::new(ATOM),
         memmem::Finder::new(llamacpp::REQUEST),
         memmem::Finder::new(llamacpp::STATISTICS),
     );
+    // An acceptance line the log ends inside (no newline after it): a log still being written or cut short.
+    let mut cut: Option<usize> = None;
     let lines = super::for_each_line(reader, origin, |line_no, bytes, end| {
         let here = |message: String| Error::parse(origin, Some(line_no), message);
         if end == Line::TooLong {
@@ -70,11 +76,20 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
             too_long += 1;
             return Ok(());
         }
+        if end == Line::Eof
+            && [&vllm_marker, &sglang_marker, &sglang_batch, &atom_marker, &request_marker, &statistics_marker]
+                .iter()
+                .any(|marker| marker.find(bytes).is_some())
+        {
+            // Its last number may be cut short ("accept len: 2.8" of 2.83), so it is never read.
+            cut = Some(line_no);
+            return Ok(());
+        }
         let record = if let Some(at) = vllm_marker.find(bytes) {
             vllm(&String::from_utf8_lossy(&bytes[at + VLLM.len()..]), options.k).map_err(here)?
         } else if let Some(at) = sglang_marker.find(bytes) {
             let text = String::from_utf8_lossy(bytes);
-            if !text.contains("Decode batch") {
+            if sglang_batch.find(bytes).is_none() {
                 return Ok(());
             }
             if other_rank(&String::from_utf8_lossy(&bytes[..at])) {
@@ -152,7 +167,17 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
         previous = Some(window);
         Ok(())
     })?;
+    let cut_note = cut.map(|line| {
+        format!("line {line}: the log ends inside this acceptance line (no newline after it), so it is left out")
+    });
     let Some((first_line, engine)) = first else {
+        if let Some(line) = cut {
+            return Err(Error::parse(
+                origin,
+                Some(line),
+                "the log's only acceptance line is cut off (no newline after it): its figures may be incomplete; copy the log again once the line is written",
+            ));
+        }
         if let Some(line) = request_without_k {
             return Err(Error::parse(
                 origin,
@@ -171,6 +196,7 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
         ));
     };
     let location = Location { origin: origin.to_string(), line: Some(first_line) };
+    notes.extend(cut_note);
     if skipped_ranks > 0 {
         notes.push(format!("{skipped_ranks} lines from TP ranks other than 0 skipped (they repeat rank 0's numbers)"));
     }
@@ -404,8 +430,23 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_last_line_is_left_out_not_read() {
+        let whole = "[2026 DP0 TP0] Decode batch, #running-req: 64, accept len: 2.83, cuda graph: True\n";
+        let e = read_str(&format!("{whole}[2026 DP0 TP0] Decode batch, #running-req: 64, accept len: 1.0")).unwrap();
+        assert_eq!(e.total.steps, 2560.0);
+        assert!((e.total.accepted / e.total.steps - 1.83).abs() < 1e-12);
+        assert!(e.notes.iter().any(|n| n.starts_with("line 2: the log ends inside")), "{:?}", e.notes);
+        let err = read_str(whole.trim_end()).unwrap_err().to_string();
+        assert!(err.starts_with("t.log:1:") && err.contains("cut off"), "{err}");
+        // Other text may end without a newline.
+        assert!(
+            read_str(&format!("{whole}INFO shutting down")).unwrap().notes.iter().all(|n| !n.contains("ends inside"))
+        );
+    }
+
+    #[test]
     fn bad_lines_name_their_line() {
-        let err = read_str("hello\nSpecDecoding metrics: Mean acceptance length: 2.61, Accepted: 16")
+        let err = read_str("hello\nSpecDecoding metrics: Mean acceptance length: 2.61, Accepted: 16\n")
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("t.log:2:") && err.contains("Drafted"), "{err}");

@@ -19,8 +19,10 @@
 //!
 //! Every reader rejects what it cannot read with an [`Error::Parse`] naming the file and line (JSON:
 //! the element path), never a panic and never a silently wrong count: NaN/Inf, negative counters, missing
-//! families, several engines in one file, and inconsistent counters are errors; counter resets between
-//! snapshots are handled like Prometheus `increase()` and reported.
+//! families, several engines in one file, and inconsistent counters are errors; counters are differenced
+//! per series, a series' reset between snapshots handled like Prometheus `increase()` and reported; a
+//! last line without its newline (a cut file) is never read as a value (JSON that ends early is a syntax
+//! error).
 
 pub mod coverage;
 pub mod estimate;
@@ -420,6 +422,7 @@ pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl
         Error::invalid("--evidence-k", format!("{} does not state the draft length k; give it", first.location))
     })?;
     let mut runs = Vec::with_capacity(evidence.len());
+    let mut notes = Vec::new();
     for ev in evidence {
         let at = ev.k.as_ref().map_or(&ev.location, |(_, at)| at);
         let own = stated(ev);
@@ -445,13 +448,14 @@ pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl
         }
         // The checks `eval` makes before a verdict; a sample too small to judge a pin by is too small to
         // predict from.
-        if let Some(reason) = validate::check(ev, run_k)?.too_small {
+        let findings = validate::check(ev, run_k)?;
+        if let Some(reason) = findings.too_small {
             return Err(Error::parse(&ev.location.origin, ev.location.line, format!("{reason}: measure a longer run")));
         }
+        notes.extend(findings.read_back.map(|r| format!("{}: {r}", ev.location)));
         runs.push((ev.location.clone(), 1.0 + ev.total.accepted / ev.total.steps));
     }
     let total = rest.iter().fold(first.total.clone(), |acc, ev| acc.add(&ev.total));
-    let mut notes = Vec::new();
     let d = total.steps;
     let mut points: BTreeMap<usize, f64> = match total.positions.filter(|p| p.len() == run_k) {
         Some(positions) => positions

@@ -13,18 +13,20 @@
 //! - ATOM: `atom:mtp_decode_steps{accepted_tokens="a"}` → the per-count distribution (D, A, P_i), checked
 //!   against `atom:mtp_accepted_tokens` and `atom:mtp_draft_tokens` when present.
 //!
-//! Samples of one family with different label sets (engines, ranks, models) are summed, or split into
-//! separate evidence by a label. A series that appears a second time starts the next snapshot, which is
-//! handed to a [`Reducer`] at once (deltas, restarts and the time series are its business).
+//! Each series (family and whole label set) is kept apart in a [`Snapshot`]; series of one family with
+//! different label sets (engines, ranks, models) are summed only after their counters are differenced
+//! ([`Reducer`]), or split into separate evidence by a label. A series that appears a second
+//! time starts the next snapshot, which is handed to a [`Reducer`] at once (deltas, restarts and the time
+//! series are its business).
 //!
 //! Parsing streams line by line and only fully parses the few lines of these families; other lines are
-//! checked for a well-formed metric name (and fully, when the file ends without a newline, to catch
-//! truncation). Counter values must be whole numbers (fractional or tiny values are not counts); lines
-//! are bounded by [`super::MAX_LINE_BYTES`] and one scrape by [`MAX_SERIES_PER_SCRAPE`] label sets, so no
-//! input costs more than a few MiB of memory.
+//! checked for a well-formed metric name. Input that ends inside a line (no final newline) was cut off:
+//! that line is never read as a value ([`parse`]). Counter values must be whole numbers (fractional or
+//! tiny values are not counts); lines are bounded by [`super::MAX_LINE_BYTES`] and one scrape by
+//! [`MAX_SERIES_PER_SCRAPE`] label sets and [`MAX_LABEL_BYTES_PER_SCRAPE`] of label text, so no input
+//! costs more than a few tens of MiB of memory.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::hash::{Hash, Hasher};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 
 pub use super::snapshots::Reducer;
@@ -34,6 +36,10 @@ use crate::error::{Error, Result};
 
 /// The most label sets of the families alsim reads in one scrape: real servers export a few per rank.
 pub const MAX_SERIES_PER_SCRAPE: usize = 100_000;
+
+/// The most label text those label sets may hold in one scrape (each series is kept by its whole label
+/// set): real pages hold a few KiB.
+pub const MAX_LABEL_BYTES_PER_SCRAPE: usize = 8 << 20;
 
 /// A metric family alsim reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -138,8 +144,9 @@ fn same_name(canonical: &str, name: &str) -> bool {
         && canonical.bytes().zip(name.bytes()).all(|(c, n)| c == n || (c == b':' && n == b'_'))
 }
 
-/// One reduced series: family, index label value, split label value.
-type SeriesKey = (Family, Option<usize>, Option<String>);
+/// A series' identity: its family and its whole label set, sorted and written as in the exposition
+/// (`engine="0",model_name="a \"q\""`), so no two series share one.
+pub(crate) type SeriesId = (Family, String);
 
 /// A sample's value and where it was read.
 #[derive(Debug, Clone, Copy)]
@@ -148,12 +155,26 @@ pub(crate) struct Sample {
     pub(crate) line: Option<usize>,
 }
 
-/// One scrape: the families alsim reads, with label sets summed except the index and split labels.
+/// One series' reading in a scrape.
+#[derive(Debug, Clone)]
+pub(crate) struct Reading {
+    /// The value of the family's index label (`position`, `accepted_tokens`).
+    pub(crate) index: Option<usize>,
+    /// The value of the `--split` label (empty where a sample lacks it), when splitting.
+    pub(crate) group: Option<String>,
+    pub(crate) sample: Sample,
+    /// Whether the reading was carried over from an earlier scrape that held the series
+    /// ([`Snapshot::carry`]) rather than read in this one.
+    pub(crate) carried: bool,
+}
+
+/// One scrape: every series of the families alsim reads, each kept apart (counters are differenced per
+/// series before they are summed, see [`Reducer`]).
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    series: BTreeMap<SeriesKey, Sample>,
-    /// (family, hash of the sorted label set) of every series seen: a repeat starts the next scrape.
-    seen: HashSet<(Family, u64)>,
+    series: BTreeMap<SeriesId, Reading>,
+    /// Bytes of label text held, bounded by [`MAX_LABEL_BYTES_PER_SCRAPE`].
+    label_bytes: usize,
     /// The file the snapshot came from.
     pub(crate) origin: String,
     /// Whether any sample carried the split label.
@@ -172,7 +193,8 @@ impl Snapshot {
     /// begins).
     ///
     /// # Errors
-    /// [`Error::Parse`] for a non-finite or negative value or a bad index label.
+    /// [`Error::Parse`] for a non-finite or negative value, a bad index label, or more series (or label
+    /// text) than one server's page holds.
     pub fn add(
         &mut self,
         family: Family,
@@ -217,7 +239,7 @@ impl Snapshot {
                 Some(index)
             }
         };
-        let split_value = split.map(|s| match labels.iter().find(|(n, _)| n == s) {
+        let group = split.map(|s| match labels.iter().find(|(n, _)| n == s) {
             Some((_, v)) => {
                 self.split_seen = true;
                 v.clone()
@@ -229,19 +251,27 @@ impl Snapshot {
                 self.label_names.insert(name.clone());
             }
         }
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        labels.hash(&mut hasher);
-        if !self.seen.insert((family, hasher.finish())) {
+        let text = label_text(labels);
+        let bytes = text.len();
+        let (held, label_bytes) = (self.series.len(), self.label_bytes + bytes);
+        let std::collections::btree_map::Entry::Vacant(slot) = self.series.entry((family, text)) else {
             return Ok(false);
-        }
-        if self.seen.len() > MAX_SERIES_PER_SCRAPE {
+        };
+        if held >= MAX_SERIES_PER_SCRAPE || label_bytes > MAX_LABEL_BYTES_PER_SCRAPE {
             return Err(here(format!(
-                "more than {MAX_SERIES_PER_SCRAPE} label sets of speculative-decoding families in one scrape: not a server's metrics page"
+                "more than {MAX_SERIES_PER_SCRAPE} label sets (or {} MiB of labels) of speculative-decoding families in one scrape: not a server's metrics page",
+                MAX_LABEL_BYTES_PER_SCRAPE >> 20
             )));
         }
-        let entry = self.series.entry((family, index, split_value)).or_insert(Sample { value: 0.0, line });
-        entry.value += value;
+        slot.insert(Reading { index, group, sample: Sample { value, line }, carried: false });
+        self.label_bytes = label_bytes;
         Ok(true)
+    }
+
+    /// Whether the snapshot holds this series.
+    pub(crate) fn holds(&self, family: Family, labels: &mut [(String, String)]) -> bool {
+        labels.sort();
+        self.series.contains_key(&(family, label_text(labels)))
     }
 
     /// Whether the snapshot holds any sample of a family alsim reads.
@@ -251,20 +281,51 @@ impl Snapshot {
 
     /// The split groups present.
     pub(crate) fn groups(&self) -> BTreeSet<Option<String>> {
-        self.series.keys().map(|(_, _, g)| g.clone()).collect()
+        self.series.values().map(|r| r.group.clone()).collect()
     }
 
-    /// Every reduced series.
-    pub(crate) fn series(&self) -> impl Iterator<Item = (&SeriesKey, &Sample)> {
+    /// Every series, in a fixed order.
+    pub(crate) fn readings(&self) -> impl Iterator<Item = (&SeriesId, &Reading)> {
         self.series.iter()
+    }
+
+    /// One series' reading, if the snapshot holds it.
+    pub(crate) fn get(&self, id: &SeriesId) -> Option<&Reading> {
+        self.series.get(id)
+    }
+
+    /// Keeps the series of `earlier` that this snapshot lacks, at their last reading, so a series missing
+    /// from one scrape is differenced against that reading when it comes back (as Prometheus does), not
+    /// counted whole again.
+    ///
+    /// # Errors
+    /// [`Error::Parse`] when the series kept exceed the limits of one scrape.
+    pub(crate) fn carry(&mut self, earlier: &Snapshot) -> Result<()> {
+        for (id, reading) in &earlier.series {
+            if !self.series.contains_key(id) {
+                self.label_bytes += id.1.len();
+                self.series.insert(id.clone(), Reading { carried: true, ..reading.clone() });
+            }
+        }
+        if self.series.len() > MAX_SERIES_PER_SCRAPE || self.label_bytes > MAX_LABEL_BYTES_PER_SCRAPE {
+            return Err(Error::parse(
+                &self.origin,
+                None,
+                format!(
+                    "more than {MAX_SERIES_PER_SCRAPE} distinct label sets (or {} MiB of labels) of speculative-decoding families across scrapes: not one server's metrics",
+                    MAX_LABEL_BYTES_PER_SCRAPE >> 20
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Each family present with the line of its first sample.
     pub(crate) fn families(&self) -> Vec<(Family, Option<usize>)> {
         let mut first: BTreeMap<Family, Option<usize>> = BTreeMap::new();
-        for ((family, _, _), sample) in &self.series {
-            let line = first.entry(*family).or_insert(sample.line);
-            *line = (*line).min(sample.line).or(sample.line);
+        for ((family, _), reading) in &self.series {
+            let line = first.entry(*family).or_insert(reading.sample.line);
+            *line = (*line).min(reading.sample.line).or(reading.sample.line);
         }
         first.into_iter().collect()
     }
@@ -273,6 +334,37 @@ impl Snapshot {
     pub(crate) fn label_names(&self) -> Vec<String> {
         self.label_names.iter().cloned().collect()
     }
+}
+
+/// Sorted labels as the exposition writes them: `name="value"`, comma-separated, values escaped.
+fn label_text(labels: &[(String, String)]) -> String {
+    let mut text = String::new();
+    for (i, (name, value)) in labels.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(name);
+        text.push_str("=\"");
+        for c in value.chars() {
+            match c {
+                '\\' => text.push_str("\\\\"),
+                '"' => text.push_str("\\\""),
+                '\n' => text.push_str("\\n"),
+                c => text.push(c),
+            }
+        }
+        text.push('"');
+    }
+    text
+}
+
+/// A series as a message names it, `family{labels}`: label values escaped as in the exposition, other
+/// control characters shown as `?`, and cut after 200 characters.
+pub(crate) fn series_name(id: &SeriesId) -> String {
+    const SHOWN: usize = 200;
+    let labels: String = id.1.chars().take(SHOWN).map(|c| if c.is_control() { '?' } else { c }).collect();
+    let more = if id.1.chars().nth(SHOWN).is_some() { "…" } else { "" };
+    format!("{}{{{labels}{more}}}", id.0.name())
 }
 
 /// Reads Prometheus text from `reader` into evidence (one per split group).
@@ -287,13 +379,21 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
 
 /// Parses Prometheus text from `reader`, handing each concatenated scrape to `reducer` as it completes.
 ///
+/// The exposition format ends every line with a newline, so input that ends inside a line was cut off
+/// (a truncated download, a scrape still being written): that line is never read as a value. The scrape
+/// it interrupts is incomplete and is left out with a note when earlier scrapes precede it; a lone cut
+/// page is refused. A cut line that repeats a series of the scrape before it begins the next scrape, so
+/// that scrape is whole and kept. A last `# EOF` (OpenMetrics) or blank line needs no newline.
+///
 /// # Errors
 /// [`Error::Io`] on a read failure; [`Error::Parse`] naming `origin` and the line for a malformed,
-/// truncated or over-long line, a malformed metric name anywhere, values that cannot be counts, or no
+/// cut or over-long line, a malformed metric name anywhere, values that cannot be counts, or no
 /// family alsim reads at all; and what `reducer` refuses.
 pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &mut Reducer) -> Result<()> {
     let mut current = Snapshot::new(origin);
     let mut pushed = 0usize;
+    // The line the input ends inside, and whether it begins the next scrape.
+    let mut cut: Option<(usize, bool)> = None;
     let lines = super::for_each_line(reader, origin, |line_no, line, end| {
         let here = |message: String| Error::parse(origin, Some(line_no), message);
         if end == Line::TooLong {
@@ -302,9 +402,14 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &
                 super::MAX_LINE_BYTES
             )));
         }
-        let complete = end == Line::Complete;
         let start = line.iter().position(|b| *b != b' ' && *b != b'\t').unwrap_or(line.len());
         let line = &line[start..];
+        if end == Line::Eof {
+            if !(line.is_empty() || line == b"# EOF") {
+                cut = Some((line_no, begins_next_scrape(&current, line)));
+            }
+            return Ok(());
+        }
         if line.is_empty() || line[0] == b'#' {
             return Ok(());
         }
@@ -317,15 +422,13 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &
         }
         // Names are ASCII by construction, so this cannot fail.
         let name = std::str::from_utf8(&line[..name_len]).unwrap_or_default();
-        let family = family_of(name);
-        if family.is_none() && complete {
+        let Some(family) = family_of(name) else {
             return match line.get(name_len) {
                 Some(b'{' | b' ' | b'\t') => Ok(()),
                 _ => Err(here(format!("metric '{name}' has no value (truncated or malformed line)"))),
             };
-        }
+        };
         let (mut labels, value) = parse_sample(&line[name_len..]).map_err(|m| here(format!("{name}: {m}")))?;
-        let Some(family) = family else { return Ok(()) };
         if !current.add(family, &mut labels, value, split, Some(line_no))? {
             reducer.push(std::mem::replace(&mut current, Snapshot::new(origin)))?;
             pushed += 1;
@@ -333,6 +436,27 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &
         }
         Ok(())
     })?;
+    match cut {
+        Some((line, false)) if pushed == 0 => {
+            return Err(Error::parse(
+                origin,
+                Some(line),
+                "the file ends inside this line (no newline after it): the page was cut off, so this value and any series after it are missing; scrape the page again",
+            ));
+        }
+        Some((line, false)) => {
+            let from = current.families().iter().filter_map(|(_, l)| *l).min();
+            reducer.note(format!(
+                "line {line}: the file ends inside this line (no newline after it), so the last scrape{} is cut short and left out",
+                from.map_or(String::new(), |l| format!(" (from line {l})"))
+            ));
+            return Ok(());
+        }
+        Some((line, true)) => reducer.note(format!(
+            "line {line}: the file ends inside this line (no newline after it), which began another scrape: left out"
+        )),
+        None => {}
+    }
     if !current.is_empty() {
         reducer.push(current)?;
     } else if pushed == 0 {
@@ -346,6 +470,16 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &
         ));
     }
     Ok(())
+}
+
+/// Whether a cut last `line` is a sample of a series `current` already holds, i.e. the first line of the
+/// next scrape (so `current` is whole).
+fn begins_next_scrape(current: &Snapshot, line: &[u8]) -> bool {
+    let name_len = line.iter().position(|b| !is_name_byte(*b)).unwrap_or(line.len());
+    let Some(family) = std::str::from_utf8(&line[..name_len]).ok().and_then(family_of) else {
+        return false;
+    };
+    parse_sample(&line[name_len..]).is_ok_and(|(mut labels, _)| current.holds(family, &mut labels))
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -508,5 +642,66 @@ mod tests {
         let e = read(&(scrape(1000, 1500) + &scrape(200, 400))).unwrap();
         assert_eq!(e[0].total.steps, 200.0);
         assert!(e[0].notes.iter().any(|n| n.contains("went down")), "{:?}", e[0].notes);
+    }
+
+    #[test]
+    fn counters_are_differenced_per_series_before_they_are_summed() {
+        let scrape = |ranks: &[(u32, u32)]| -> String {
+            ranks
+                .iter()
+                .enumerate()
+                .filter(|(_, (d, _))| *d > 0)
+                .map(|(r, (d, a))| {
+                    format!(
+                        "vllm:spec_decode_num_drafts_total{{rank=\"{r}\"}} {d}\nvllm:spec_decode_num_accepted_tokens_total{{rank=\"{r}\"}} {a}\n"
+                    )
+                })
+                .collect()
+        };
+        // Rank 1 restarts: it counts its 100 steps since, rank 0 its own 100; neither counts its history.
+        let e = read(&(scrape(&[(5000, 15000), (5000, 15000)]) + &scrape(&[(5100, 15180), (100, 180)]))).unwrap();
+        assert_eq!((e[0].total.steps, e[0].total.accepted), (200.0, 360.0));
+        let note = e[0].notes.iter().find(|n| n.contains("went down")).unwrap();
+        assert!(note.starts_with("line 7: 2 counter series") && note.contains("{rank=\"1\"} 5000 → 100"), "{note}");
+        // A series missing from one scrape adds nothing then, and its return is differenced against its
+        // last reading, not counted whole.
+        let e = read(
+            &(scrape(&[(5000, 15000), (5000, 15000)])
+                + &scrape(&[(5100, 15180), (0, 0)])
+                + &scrape(&[(5200, 15360), (5200, 15360)])),
+        )
+        .unwrap();
+        assert_eq!((e[0].total.steps, e[0].total.accepted), (400.0, 720.0));
+        assert!(
+            e[0].notes.iter().any(|n| n.starts_with("2 counter series of the scrape before are missing")),
+            "{:?}",
+            e[0].notes
+        );
+    }
+
+    #[test]
+    fn a_cut_page_is_never_read_as_a_value() {
+        let scrape = |d: u32, a: u32| {
+            format!("vllm:spec_decode_num_drafts_total {d}\nvllm:spec_decode_num_accepted_tokens_total {a}\n")
+        };
+        // AL 1.830 cut to "…_total 1" would read as AL 1.001: a lone cut page is refused instead.
+        let page = scrape(1000, 1830);
+        let err = read(&page[..page.len() - 4]).unwrap_err().to_string();
+        assert!(err.starts_with("t.prom:2:") && err.contains("cut off"), "{err}");
+        assert!(read(&page[..page.len() - 1]).unwrap_err().to_string().contains("cut off"));
+        // Concatenated scrapes: the cut scrape is left out and the series ends at the one before.
+        let text = scrape(100, 150) + &scrape(1100, 1980) + &scrape(1500, 2800);
+        let e = read(&text[..text.len() - 3]).unwrap();
+        assert_eq!((e[0].batches.len(), e[0].total.steps, e[0].total.accepted), (1, 1000.0, 1830.0));
+        assert!(e[0].notes.iter().any(|n| n.starts_with("line 6:") && n.contains("(from line 5)")), "{:?}", e[0].notes);
+        // A cut line that repeats a series begins the next scrape, so the one before it is whole.
+        let e = read(&(scrape(100, 150) + &scrape(1100, 1980) + "vllm:spec_decode_num_drafts_total 15")).unwrap();
+        assert_eq!((e[0].batches.len(), e[0].total.steps), (1, 1000.0));
+        assert!(e[0].notes.iter().any(|n| n.contains("began another scrape")), "{:?}", e[0].notes);
+        // OpenMetrics ends with `# EOF`, which needs no newline; nor does a blank last line.
+        for end in ["# EOF", "  "] {
+            assert_eq!(read(&(page.clone() + end)).unwrap()[0].total.steps, 1000.0);
+        }
+        assert!(read(&(page.clone() + "# HELP vllm:spec_decode_num")).is_err());
     }
 }

@@ -2,22 +2,33 @@
 //! it arrives, so only two snapshots and the bounded [`Series`] of deltas are ever held, however many
 //! scrapes a file concatenates.
 //!
-//! Deltas between consecutive snapshots are the time series for batch means. A counter that goes down
-//! marks a server restart: the delta restarts from zero (Prometheus `increase()` semantics) and a note
-//! says so. Across the two files of `eval --before`, counters that all fall mean the snapshots are
-//! swapped (or every series restarted at once): that is refused rather than judging the later page's
-//! cumulative counts as if they were the window.
+//! Deltas between consecutive snapshots are the time series for batch means. Counters are differenced
+//! per series (family and whole label set) and only then summed, as Prometheus `increase()` sums per
+//! series: a series whose counter goes down has restarted (the server, or one rank of several), and its
+//! window counts from the restart, its new value being the increase since then, while every other series
+//! keeps its own difference; a note names the series. A series missing from a scrape adds nothing to
+//! that window and is differenced against its last reading when it returns. Across the two files of
+//! `eval --before`, counters that all fall mean the snapshots are swapped (or every series restarted at
+//! once): that is refused rather than judging the later page's cumulative counts as if they were the
+//! window.
 
 use std::collections::BTreeMap;
 
-use super::prometheus::{Family, Sample, Snapshot};
+use super::prometheus::{Family, Sample, SeriesId, Snapshot, series_name};
 use super::validate::{self, metrics};
 use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
-/// The counters of one snapshot for one split group: (family, index) → sample.
+/// The counters of one snapshot or delta for one split group, summed over label sets: (family, index) →
+/// sample (at the line of its first series).
 type Reduced = BTreeMap<(Family, Option<usize>), Sample>;
+
+/// Notes on restarts and missing series one evidence item lists; the rest are counted.
+const LISTED_NOTES: usize = 8;
+
+/// Series one such note names.
+const NAMED_SERIES: usize = 3;
 
 /// One split group's state.
 #[derive(Debug)]
@@ -30,6 +41,20 @@ struct Group {
     k: Option<(usize, Location)>,
     /// The line of the step counter in the first snapshot.
     line: Option<usize>,
+    /// Restarts and missing series met in this group.
+    notes: Vec<String>,
+    /// Such notes past [`LISTED_NOTES`].
+    unlisted: usize,
+}
+
+impl Group {
+    fn note(&mut self, note: String) {
+        if self.notes.len() < LISTED_NOTES {
+            self.notes.push(note);
+        } else {
+            self.unlisted += 1;
+        }
+    }
 }
 
 /// Reduces snapshots, pushed in time order, to evidence (one per split group).
@@ -40,6 +65,7 @@ pub struct Reducer<'a> {
     options: &'a ReadOptions,
     /// The engine of the first family seen, with that family, its line and file.
     engine: Option<(Engine, Family, Option<usize>, String)>,
+    /// The latest snapshot, with the series it lacked kept at their last reading.
     previous: Option<Snapshot>,
     snapshots: usize,
     groups: BTreeMap<Option<String>, Group>,
@@ -68,12 +94,17 @@ impl<'a> Reducer<'a> {
         self.snapshots
     }
 
+    /// Adds a note every evidence item carries (a reader's finding about the whole file).
+    pub(crate) fn note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
     /// Takes the next snapshot in time order.
     ///
     /// # Errors
     /// [`Error::Parse`] naming file and line for families of several engines, missing families, a draft
     /// length that changes, impossible counts, or a `--before` snapshot later than the file it precedes.
-    pub fn push(&mut self, snapshot: Snapshot) -> Result<()> {
+    pub fn push(&mut self, mut snapshot: Snapshot) -> Result<()> {
         let engine = self.engine(&snapshot)?;
         self.split_seen |= snapshot.split_seen;
         let origin = snapshot.origin.clone();
@@ -87,6 +118,8 @@ impl<'a> Reducer<'a> {
                 series: Series::new(),
                 k: k.clone(),
                 line,
+                notes: Vec::new(),
+                unlisted: 0,
             });
             match (&group.k, &k) {
                 (Some((was, at)), Some((new, new_at))) if was != new => {
@@ -102,47 +135,49 @@ impl<'a> Reducer<'a> {
                 _ => {}
             }
             let k_value = group.k.as_ref().map(|k| k.0);
-            let Some(before_snapshot) = &previous else {
+            let Some(before) = &previous else {
                 group.first = Some(window(engine, &now, k_value, &origin, options)?);
                 continue;
             };
-            let before = reduce(before_snapshot, &group_key);
-            let counters = || now.iter().filter(|(key, _)| key.0.is_counter());
-            let fell = counters().find(|(key, s)| before.get(key).is_some_and(|was| was.value > s.value));
-            let rose = counters().any(|(key, s)| before.get(key).is_none_or(|was| was.value < s.value));
-            let delta: Reduced = match fell {
-                Some((key, s)) if !rose && before_snapshot.origin != origin => {
+            let delta = difference(before, &snapshot, &group_key);
+            let since = if before.origin == origin {
+                "the scrape before".to_string()
+            } else {
+                format!("the --before snapshot {}", before.origin)
+            };
+            if let Some((id, was, s)) = delta.restarted.first() {
+                if !delta.rose && before.origin != origin {
                     return Err(Error::parse(
                         &origin,
                         s.line,
                         format!(
-                            "every counter is lower than in the --before snapshot {} ({} {} → {}): the two snapshots are swapped, or every series restarted between them; give the earlier scrape as --before (after a restart, the later scrape alone covers the run since then)",
-                            before_snapshot.origin,
-                            key.0.name(),
-                            before.get(key).map_or(0.0, |b| b.value),
+                            "every counter is lower than in the --before snapshot {} ({} {was} → {}): the two snapshots are swapped, or every series restarted between them; give the earlier scrape as --before (after a restart, the later scrape alone covers the run since then)",
+                            before.origin,
+                            id.0.name(),
                             s.value
                         ),
                     ));
                 }
-                Some((key, s)) => {
-                    self.notes.push(format!(
-                        "line {}: {} went down (from {} to {}): the server restarted between scrapes; counting from zero after the restart, so steps before it are lost",
-                        s.line.map_or("?".into(), |l| l.to_string()),
-                        key.0.name(),
-                        before.get(key).map_or(0.0, |b| b.value),
-                        s.value
-                    ));
-                    now.clone()
-                }
-                None => now
-                    .iter()
-                    .map(|(key, s)| {
-                        let was = if key.0.is_counter() { before.get(key).map_or(0.0, |b| b.value) } else { 0.0 };
-                        (*key, Sample { value: s.value - was, line: s.line })
-                    })
-                    .collect(),
-            };
-            group.series.push(window(engine, &delta, k_value, &origin, options)?);
+                let first_line = delta.restarted.iter().filter_map(|r| r.2.line).min();
+                group.note(format!(
+                    "{}{} counter series went down since {since}, so each restarted (the server, or one rank) and counts from its restart, as Prometheus increase() does (its steps before the restart are lost): {}",
+                    first_line.map_or(String::new(), |l| format!("line {l}: ")),
+                    delta.restarted.len(),
+                    named(delta.restarted.iter().map(|(id, was, s)| format!("{} {was} → {}", series_name(id), s.value)))
+                ));
+            }
+            if !delta.vanished.is_empty() {
+                group.note(format!(
+                    "{} counter series of {since} are missing from the scrape{}: they add nothing to this window (a series that returns is differenced against its last reading): {}",
+                    delta.vanished.len(),
+                    line.map_or(String::new(), |l| format!(" at line {l}")),
+                    named(delta.vanished.iter().map(series_name))
+                ));
+            }
+            group.series.push(window(engine, &delta.counts, k_value, &origin, options)?);
+        }
+        if let Some(before) = &previous {
+            snapshot.carry(before)?;
         }
         self.previous = Some(snapshot);
         self.snapshots += 1;
@@ -178,6 +213,10 @@ impl<'a> Reducer<'a> {
             };
             let location = Location { origin, line: group.line };
             let mut notes = self.notes.clone();
+            notes.extend(group.notes);
+            if group.unlisted > 0 {
+                notes.push(format!("{} more notes on restarted or missing series not listed", group.unlisted));
+            }
             let inputs = group.series.inputs();
             let (total, batches) = if self.snapshots == 1 {
                 notes.push(
@@ -226,9 +265,80 @@ impl<'a> Reducer<'a> {
     }
 }
 
+/// A group's counters in one snapshot, summed over label sets.
 fn reduce(snapshot: &Snapshot, group: &Option<String>) -> Reduced {
-    snapshot.series().filter(|((_, _, g), _)| g == group).map(|((f, i, _), sample)| ((*f, *i), *sample)).collect()
+    let mut sums = Reduced::new();
+    for (id, reading) in snapshot.readings().filter(|(_, r)| !r.carried && &r.group == group) {
+        accumulate(&mut sums, (id.0, reading.index), reading.sample.value, reading.sample.line);
+    }
+    sums
 }
+
+/// Adds `value` to `key`'s sum, which keeps the earliest line.
+fn accumulate(sums: &mut Reduced, key: (Family, Option<usize>), value: f64, line: Option<usize>) {
+    let sum = sums.entry(key).or_insert(Sample { value: 0.0, line });
+    sum.value += value;
+    sum.line = match (sum.line, line) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+}
+
+/// A group's counters between two snapshots.
+#[derive(Debug, Default)]
+struct Delta {
+    /// The increase of each counter (gauges: their reading now), summed over label sets.
+    counts: Reduced,
+    /// Series whose counter went down, with the earlier value and the sample now.
+    restarted: Vec<(SeriesId, f64, Sample)>,
+    /// Counter series of the earlier snapshot missing now.
+    vanished: Vec<SeriesId>,
+    /// Whether any counter rose or a series appeared.
+    rose: bool,
+}
+
+/// Differences each counter series of `group` between `before` and `now`, then sums them: a series that
+/// fell restarted and counts its value now (the increase since the restart), a new series counts from
+/// zero.
+fn difference(before: &Snapshot, now: &Snapshot, group: &Option<String>) -> Delta {
+    let mut delta = Delta::default();
+    for (id, reading) in now.readings().filter(|(_, r)| &r.group == group) {
+        let value = reading.sample.value;
+        let increase = match before.get(id) {
+            _ if !id.0.is_counter() => value,
+            None => {
+                delta.rose = true;
+                value
+            }
+            Some(was) if was.sample.value > value => {
+                delta.restarted.push((id.clone(), was.sample.value, reading.sample));
+                value
+            }
+            Some(was) => {
+                delta.rose |= value > was.sample.value;
+                value - was.sample.value
+            }
+        };
+        accumulate(&mut delta.counts, (id.0, reading.index), increase, reading.sample.line);
+    }
+    delta.vanished = before
+        .readings()
+        .filter(|(id, r)| !r.carried && &r.group == group && id.0.is_counter() && now.get(id).is_none())
+        .map(|(id, _)| id.clone())
+        .collect();
+    delta
+}
+
+/// The first [`NAMED_SERIES`] of `items`, and how many more.
+fn named(items: impl ExactSizeIterator<Item = String>) -> String {
+    let n = items.len();
+    let mut text = items.take(NAMED_SERIES).collect::<Vec<_>>().join(", ");
+    if n > NAMED_SERIES {
+        text.push_str(&format!(" and {} more", n - NAMED_SERIES));
+    }
+    text
+}
+
 /// The draft length the metrics state, where they state it, and the line of the step counter.
 /// The draft length with where it was stated, and the line of the step counter.
 type KAndLine = (Option<(usize, Location)>, Option<usize>);

@@ -8,12 +8,16 @@
 //! the same files for the same reasons.
 //!
 //! Pinned read-backs: vLLM, ATOM and TensorRT-LLM force the minimum-variance schedule, in which every step
-//! accepts f or f + 1 drafts (p_i = 1 for i ≤ f, p_{f+1} = frac, 0 after), so p_1 = 1 exactly (or, below
-//! AL 2, p_2 = 0 exactly) and no step accepts all k drafts. Real drafters never do that over a sample of
-//! any size. It is visible wherever positions or the per-count distribution are counted (vLLM per-position
-//! counters and log rates, ATOM's distribution). SGLang `match-expected` (every request of a batch step
-//! accepting the same count) and TensorRT-LLM's forced counts leave no mark in the counters, gauges or log
-//! lines alsim reads: their batch totals look like real ones, so such read-backs cannot be told apart here.
+//! accepts f or f + 1 drafts (p_i = 1 for i ≤ f, p_{f+1} = frac, 0 after; above AL k that is
+//! p = [1, …, 1, frac] and some steps accept all k). A real drafter shows that only by never missing its
+//! first f drafts and never accepting one past the last, which over enough steps it does with a vanishing
+//! chance ([`REAL_RATE_MARGIN`], [`FINGERPRINT_LEVEL`]); over fewer, and always at k = 1 (every step
+//! accepts 0 or 1 drafts, forced or not), the counts cannot tell, and [`Findings::read_back`] says so. It
+//! is visible wherever positions or the per-count distribution are counted (vLLM per-position counters and
+//! log rates, ATOM's distribution). SGLang `match-expected` (every request of a batch step accepting the
+//! same count), TensorRT-LLM's forced counts and llama.cpp's geometric length pin (a constant conditional
+//! rate, which a real chain may have) leave no mark in the counters, gauges or log lines alsim reads, so
+//! such read-backs cannot be told apart here.
 
 use super::{Evidence, InputFormat, Window};
 use crate::engine::Engine;
@@ -190,11 +194,25 @@ fn wrong_k(w: &Window, drafted: f64, k: usize, names: &Metrics, origin: &str, li
 pub struct Findings {
     /// Why the sample is too small for a verdict, when it is.
     pub too_small: Option<String>,
+    /// Why the evidence cannot show that it came from real verification rather than a pinned run's
+    /// read-back, when it cannot (k = 1, or counts that fit a forced schedule over too few steps).
+    pub read_back: Option<String>,
 }
+
+/// A real drafter's conditional acceptance rate at every position stays at least this far from 0 and
+/// from 1: it sometimes misses its first draft and sometimes accepts the draft after its last accepted
+/// one. (The golden curves' first-position rates p_1 = AL(1) − 1 lie within [0.78, 0.93].)
+pub const REAL_RATE_MARGIN: f64 = 0.01;
+
+/// A read-back is called pinned only when a real drafter within [`REAL_RATE_MARGIN`] shows the forced
+/// schedule's fingerprint with a chance below this: (1 − margin)^n < level takes n ≥ 688 chances to
+/// depart from it (steps, and steps that could have accepted one more draft).
+pub const FINGERPRINT_LEVEL: f64 = 1e-3;
 
 /// Checks `ev` as evidence of real acceptance at draft length `k`: its counts (total and every window)
 /// must be possible, and it must not be the read-back of a pinned run. A sample too small for the normal
-/// approximation is returned as a finding: the verdict must then stay undecided.
+/// approximation is returned as a finding: the verdict must then stay undecided; so is evidence that
+/// cannot tell a read-back from real acceptance, which the verdict must then say.
 ///
 /// # Errors
 /// [`Error::Parse`] naming the file, the metric and the reason.
@@ -228,22 +246,37 @@ pub fn check(ev: &Evidence, k: usize) -> Result<Findings> {
     for w in &ev.batches {
         counts(w, Some(k), &names, origin, line)?;
     }
-    if let Some(reason) = pinned(&ev.total, k) {
-        return Err(Error::parse(
-            origin,
-            line,
-            format!(
-                "{}: {reason} — the fingerprint of a pinned run (the minimum-variance schedule vLLM, ATOM and TensorRT-LLM force for a synthetic AL), not real acceptance; take evidence from a run with real verification (no synthetic-acceptance flag)",
-                names.positions
-            ),
-        ));
-    }
     let d = ev.total.steps;
+    let degenerate = ev.total.accepted <= 0.0 || ev.total.accepted >= k as f64 * d;
+    let read_back = if k == 1 {
+        Some(
+            "at k = 1 every step accepts 0 or 1 drafts whether acceptance is forced or real, so a pinned run's read-back looks the same as real acceptance"
+                .to_string(),
+        )
+    } else {
+        match fingerprint(&ev.total, k).filter(|_| d >= MIN_STEPS && !degenerate) {
+            Some(Fingerprint { shape, chance }) if chance < FINGERPRINT_LEVEL => {
+                return Err(Error::parse(
+                    origin,
+                    line,
+                    format!(
+                        "{}: {shape}, which a real drafter (conditional rates within [{REAL_RATE_MARGIN}, {}]) does with chance {chance:.1e} — the fingerprint of a pinned run (the minimum-variance schedule vLLM, ATOM and TensorRT-LLM force for a synthetic AL), not real acceptance; take evidence from a run with real verification (no synthetic-acceptance flag)",
+                        names.positions,
+                        1.0 - REAL_RATE_MARGIN
+                    ),
+                ));
+            }
+            Some(Fingerprint { shape, chance }) => Some(format!(
+                "{shape}, as a pinned run's forced schedule does, and a real drafter would with chance up to {chance:.2}: too few steps to tell a read-back from real acceptance"
+            )),
+            None => None,
+        }
+    };
     let too_small = if d < MIN_STEPS {
         Some(format!(
             "only {d} verification steps: fewer than {MIN_STEPS} is too few for the normal approximation behind the interval"
         ))
-    } else if ev.total.accepted <= 0.0 || ev.total.accepted >= k as f64 * d {
+    } else if degenerate {
         Some(format!(
             "every one of the {d} steps accepted {} drafts: the sample variance is 0 at the boundary of [1, k + 1], so the interval is degenerate",
             if ev.total.accepted <= 0.0 { "no".to_string() } else { format!("all {k}") }
@@ -251,31 +284,41 @@ pub fn check(ev: &Evidence, k: usize) -> Result<Findings> {
     } else {
         None
     };
-    Ok(Findings { too_small })
+    Ok(Findings { too_small, read_back })
 }
 
-/// The minimum-variance fingerprint in a window with per-position counts, described; `None` when the
-/// counts could come from real verification (or say nothing either way).
-fn pinned(w: &Window, k: usize) -> Option<String> {
+/// Per-position counts in the shape of the minimum-variance schedule.
+#[derive(Debug, Clone, PartialEq)]
+struct Fingerprint {
+    /// The counts and what they mean, described.
+    shape: String,
+    /// The largest chance a real drafter within [`REAL_RATE_MARGIN`] has of that shape.
+    chance: f64,
+}
+
+/// The minimum-variance schedule's mark in a window with per-position counts: P_i = D for i ≤ f, at most
+/// one position f + 1 strictly between, and 0 after — every step accepted f or f + 1 drafts, at any AL
+/// (above k too: p = [1, …, 1, frac]). A real drafter shows it only by never missing positions 1..f in
+/// D steps (chance ≤ (1 − margin)^D when f ≥ 1) and by never accepting position j + 1 in the P_j steps
+/// that reached the last position j with acceptances (chance ≤ (1 − margin)^P_j when j < k). `None`
+/// when the counts have another shape, or no per-position counts at k.
+fn fingerprint(w: &Window, k: usize) -> Option<Fingerprint> {
     let positions = w.positions.as_ref().filter(|p| p.len() == k)?;
     let d = w.steps;
-    if k < 2 || d < MIN_STEPS || w.accepted <= 0.0 {
-        return None;
-    }
     // Log rates carry 3 decimals: 1.000 and 0.000 read back as exactly D and 0; counters are exact.
     let tol = 1e-9 * d;
-    let full = |p: f64| (p - d).abs() <= tol;
-    let none = |p: f64| p.abs() <= tol;
-    let inside = positions.iter().filter(|&&p| !full(p) && !none(p)).count();
-    if !none(positions[k - 1]) || inside > 1 || !(full(positions[0]) || none(positions[1])) {
+    let full = positions.iter().take_while(|&&p| (p - d).abs() <= tol).count();
+    let last = positions.iter().rposition(|&p| p.abs() > tol).map_or(0, |i| i + 1);
+    if last > full + 1 || last == 0 {
         return None;
     }
+    let exposure = if full >= 1 { d } else { 0.0 } + if last < k { positions[last - 1] } else { 0.0 };
     let p: Vec<String> = positions.iter().map(|x| format!("{:.3}", x / d)).collect();
-    Some(format!(
-        "over {d} steps p = [{}]: every step accepted the same {} draft(s) or one more, and none accepted all k = {k}",
-        p.join(", "),
-        positions.iter().filter(|&&x| full(x)).count()
-    ))
+    let accepted = if last > full { format!("{full} or {last} drafts") } else { format!("exactly {full} draft(s)") };
+    Some(Fingerprint {
+        shape: format!("over {d} steps p = [{}]: every step accepted {accepted}", p.join(", ")),
+        chance: (1.0 - REAL_RATE_MARGIN).powf(exposure),
+    })
 }
 
 #[cfg(test)]
@@ -331,8 +374,20 @@ mod tests {
         }
         // The golden chain at k = 3, a run that accepts everything at k = 1, and a tiny sample pass the
         // fingerprint (the last two are flagged as too small or degenerate instead).
+        // Above k the schedule is p = [1, …, 1, frac]: AL 2.27 at k = 2, AL 3.5 at k = 3.
+        for (k, positions) in [(2, vec![1_000.0, 270.0]), (3, vec![1_000.0, 1_000.0, 500.0])] {
+            let err = check(&ev(with_positions(1_000.0, positions)), k).unwrap_err().to_string();
+            assert!(err.contains("pinned run") && err.contains("every step accepted"), "{err}");
+        }
+        // Over 300 steps a real drafter that misses its first draft 1% of the time shows p_1 = 1 with
+        // chance 0.05: not proof, so the verdict is told instead.
+        let short = check(&ev(with_positions(300.0, vec![300.0, 81.0])), 2).unwrap();
+        assert!(short.read_back.unwrap().contains("chance up to 0.05"));
         let real = check(&ev(with_positions(10_000.0, vec![7_800.0, 6_000.0, 4_500.0])), 3).unwrap();
         assert_eq!(real, Findings::default());
+        // At k = 1 forced and real acceptance look the same, whatever the counts.
+        let one = check(&ev(with_positions(10_000.0, vec![7_800.0])), 1).unwrap();
+        assert!(one.too_small.is_none() && one.read_back.unwrap().contains("at k = 1"));
         assert!(check(&ev(with_positions(10_000.0, vec![10_000.0])), 1).unwrap().too_small.is_some());
         let tiny = check(&ev(with_positions(5.0, vec![5.0, 3.0, 0.0])), 3).unwrap();
         assert!(tiny.too_small.unwrap().contains("only 5 verification steps"));

@@ -160,9 +160,13 @@ pub struct FileResult {
     /// Further verification steps needed to decide, when inconclusive (`None` when the estimate sits on a
     /// band edge and no number of steps decides).
     pub further_steps: Option<f64>,
-    /// Why the sample is too small for any verdict (too few steps, or zero variance at the boundary), when
-    /// it is: the verdict is then inconclusive whatever the interval says.
+    /// Why the sample is too small for any verdict (too few steps, zero variance at the boundary, or a
+    /// time series too short for its own autocorrelation), when it is: the verdict is then inconclusive
+    /// whatever the interval says.
     pub sample_too_small: Option<String>,
+    /// Why the evidence cannot tell a pinned run's read-back from real acceptance, when it cannot
+    /// ([`validate::Findings::read_back`]): the verdict then holds only if the run verified for real.
+    pub read_back: Option<String>,
     /// The pin's implied decode-throughput error.
     pub throughput_error: ThroughputError,
     /// Per-position comparison with the golden chain (empty without one or without per-position counts).
@@ -237,10 +241,12 @@ pub fn evaluate(pin: &Pin, evidence: &[Evidence]) -> Result<EvalReport> {
         };
         let findings = validate::check(ev, pin.k)?;
         let batches = batch(&ev.batches);
-        let est = estimate(&ev.total, &batches, ev.batches.len(), pin.k, pin.confidence, source, &ev.location)?;
+        let est = estimate(&ev.total, &batches, &[&ev.batches], pin.k, pin.confidence, source, &ev.location)?;
         notes.extend(est.series_warning.clone());
+        let memory_warning = est.memory_warning.clone();
         let mut result = judge(pin, est, ev.location.clone(), ev.engine, Some(ev.format), notes)?;
-        if let Some(reason) = findings.too_small {
+        result.read_back = findings.read_back;
+        if let Some(reason) = findings.too_small.or(memory_warning) {
             undecided(&mut result, reason);
         }
         files.push(result);
@@ -273,17 +279,27 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
     let total = evidence.iter().skip(1).fold(evidence[0].total.clone(), |acc, e| acc.add(&e.total));
     let every_series = evidence.iter().all(|e| e.batches.len() >= 2);
     // Separate runs are independent batches, not a time series (windows = 0).
-    let (batches, windows, source): (Vec<Window>, usize, String) = if every_series {
+    let (batches, series, source): (Vec<Window>, Vec<&[Window]>, String) = if every_series {
         (
             evidence.iter().flat_map(|e| batch(&e.batches)).collect(),
-            evidence.iter().map(|e| e.batches.len()).sum(),
+            evidence.iter().map(|e| e.batches.as_slice()).collect(),
             format!("windows of {} files", evidence.len()),
         )
     } else {
-        (evidence.iter().map(|e| e.total.clone()).collect(), 0, format!("{} runs", evidence.len()))
+        (evidence.iter().map(|e| e.total.clone()).collect(), Vec::new(), format!("{} runs", evidence.len()))
     };
     let location = Location { origin: format!("pooled ({} files)", evidence.len()), line: None };
-    let est = estimate(&total, &batches, windows, pin.k, pin.confidence, &source, &location)?;
+    // Read-backs too short to tell one by one may tell together.
+    let together = Evidence {
+        location: location.clone(),
+        total: total.clone(),
+        batches: Vec::new(),
+        notes: Vec::new(),
+        k: None,
+        ..evidence[0].clone()
+    };
+    let read_back = validate::check(&together, pin.k)?.read_back;
+    let est = estimate(&total, &batches, &series, pin.k, pin.confidence, &source, &location)?;
     let formats: Vec<InputFormat> = evidence.iter().map(|e| e.format).collect();
     let format = formats.iter().all(|f| *f == formats[0]).then_some(formats[0]);
     let engine = evidence[0].engine;
@@ -293,9 +309,13 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
     }
     notes.extend(est.series_warning.clone());
     let steps = total.steps;
+    let memory_warning = est.memory_warning.clone();
     let mut result = judge(pin, est, location, engine, format, notes)?;
+    result.read_back = read_back;
     if steps < validate::MIN_STEPS {
         undecided(&mut result, format!("only {steps} verification steps pooled"));
+    } else if let Some(reason) = memory_warning {
+        undecided(&mut result, reason);
     }
     Ok(result)
 }
@@ -389,6 +409,7 @@ fn judge(
         verdict,
         further_steps,
         sample_too_small: None,
+        read_back: None,
         throughput_error,
         departures,
         first_departure,

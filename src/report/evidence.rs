@@ -20,6 +20,9 @@ fn percent(x: f64) -> String {
 }
 
 fn verdict_cell(r: &FileResult) -> String {
+    if r.estimate.memory_warning.is_some() {
+        return "inconclusive: phases outlast the batches".into();
+    }
     if r.sample_too_small.is_some() {
         return "inconclusive: sample too small".into();
     }
@@ -181,6 +184,9 @@ fn explain(report: &EvalReport, r: &FileResult) -> String {
         text.push_str(
             "; no time series, so the interval assumes independent steps and is too narrow where steps of a request are correlated",
         );
+    }
+    if let Some(reason) = &r.read_back {
+        let _ = write!(text, "; but {reason}, so the verdict holds only if this run verified for real");
     }
     if let Some(i) = r.first_departure {
         let _ = write!(text, "; the real chain departs from the golden chain first at position {i}");
