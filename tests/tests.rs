@@ -4,6 +4,7 @@
 mod accept;
 mod calibration;
 mod curve;
+mod escape;
 mod evidence;
 mod no_panic;
 mod perf;

@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # The body of action.yml. It installs the alsim wheel whose version is the action's own (read from the
-# Cargo.toml beside the action, the one place a version is written) into a virtual environment under
-# RUNNER_TEMP, runs `alsim pins check --format github`, and turns alsim's exit status into the job's:
+# Cargo.toml beside the action, the one place a version is written) into a fresh virtual environment,
+# runs `alsim pins check --format github`, and turns alsim's exit status into the job's:
 # 1 (a problem found) and 2 (alsim could not run the check) fail the step, 3 (undecided) is a warning.
+#
+# What runs is what the release published, or nothing:
+# - a wheel only (`--only-binary :all:`), of exactly that version: where the runner has no matching wheel,
+#   pip fails rather than quietly building the sdist with whatever compiler the runner has;
+# - a new virtual environment each time (mktemp, removed on exit), never one found under RUNNER_TEMP: a
+#   venv left by an earlier step could hold any `alsim` that prints the right `--version`, and checking a
+#   reused one by hash would need the wheel hashes of every platform recorded here before the release
+#   exists. A second use in a job pays one more install, from pip's cache.
 # Written for bash 3.2 too (macOS runners). .ci/run runs this same script against a locally built wheel.
 set -euo pipefail
 
@@ -13,12 +21,18 @@ if [[ -z $version ]]; then
   exit 2
 fi
 
-venv="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/alsim-venv"
+venv=$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/alsim-venv.XXXXXX")
+trap 'rm -rf "$venv"' EXIT
 alsim="$venv/bin/alsim"
-# A second use of the action in the same job finds this version already installed.
-if [[ "$("$alsim" --version 2>/dev/null)" != "alsim $version" ]]; then
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "alsim==$version"
+python3 -m venv "$venv"
+if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: "alsim==$version"; then
+  echo "::error title=alsim pins check::no alsim $version wheel installs on this runner (see pip's message above); the action never builds alsim from source"
+  exit 2
+fi
+installed=$("$alsim" --version)
+if [[ $installed != "alsim $version" ]]; then
+  echo "::error title=alsim pins check::the wheel installed '$installed' where alsim $version was asked for"
+  exit 2
 fi
 
 args=(pins check "${ALSIM_PATH:-.}" --format github)

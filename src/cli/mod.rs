@@ -92,7 +92,8 @@ pub fn main() -> ExitCode {
         Ok(Outcome::Undecided) => ExitCode::from(3),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("alsim: error: {}", cause_chain(&err));
+            // Errors name the user's paths, which may hold line breaks; stderr reaches the CI log too.
+            eprintln!("alsim: error: {}", alsim::report::one_line(&cause_chain(&err)));
             ExitCode::from(2)
         }
     }

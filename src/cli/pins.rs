@@ -146,7 +146,7 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
                 emit(&plan.diff)?;
             }
             for r in &plan.refused {
-                eprintln!("alsim: not fixed: {}: {}", r.at, r.reason);
+                eprintln!("alsim: not fixed: {}", report::one_line(&format!("{}: {}", r.at, r.reason)));
             }
         }
     }
@@ -256,7 +256,7 @@ pub fn run_pin(args: PinArgs) -> anyhow::Result<Outcome> {
                 PinFormat::Text => {
                     // The setting alone goes to stdout, for `$(alsim pin …)`; where the rates came from is
                     // for the person reading.
-                    eprintln!("alsim: rates: {}", setting.provenance);
+                    eprintln!("alsim: rates: {}", report::one_line(&setting.provenance));
                     lines(&setting.lines)
                 }
                 PinFormat::Table => report::render(&setting, Format::Table),

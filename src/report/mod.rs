@@ -3,6 +3,11 @@
 //!
 //! A report is one or more [`Table`]s plus notes; JSON is the report's own serde form, so machine
 //! output never changes units under the user.
+//!
+//! Text that came from input (file names, labels, values read from files) is escaped here, in one place,
+//! for every human format: [`one_line`] keeps it on its own line, so a hostile file name cannot start a
+//! line such as `::error …`, which a CI log would obey as a workflow command; Markdown cells also escape
+//! `|`, CSV quotes per RFC 4180, and GitHub workflow commands use GitHub's own `%XX` escapes.
 
 mod accept;
 pub mod curve;
@@ -14,6 +19,7 @@ mod sim;
 pub use perf::{plot_svg, residuals_csv};
 pub use sim::{PlotMetric, plot_requests};
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -60,18 +66,23 @@ impl Table {
 
     fn text(&self) -> String {
         let mut table = comfy_table::Table::new();
-        table.load_preset(UTF8_FULL_CONDENSED).set_header(&self.headers);
+        table.load_preset(UTF8_FULL_CONDENSED).set_header(self.headers.iter().map(|h| one_line(h)));
         for row in &self.rows {
-            table.add_row(row);
+            table.add_row(row.iter().map(|c| one_line(c)));
         }
-        format!("{}\n{table}\n", self.title)
+        format!("{}\n{table}\n", one_line(&self.title))
     }
 
     fn markdown(&self) -> String {
-        let mut out =
-            format!("### {}\n\n| {} |\n|{}\n", self.title, self.headers.join(" | "), "---|".repeat(self.headers.len()));
+        let cells = |line: &[String]| line.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ");
+        let mut out = format!(
+            "### {}\n\n| {} |\n|{}\n",
+            one_line(&self.title),
+            cells(&self.headers),
+            "---|".repeat(self.headers.len())
+        );
         for row in &self.rows {
-            let _ = writeln!(out, "| {} |", row.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "));
+            let _ = writeln!(out, "| {} |", cells(row));
         }
         out
     }
@@ -86,8 +97,50 @@ impl Table {
     }
 }
 
+/// `text` with every control character (C0, DEL, C1) and the Unicode line and paragraph separators written
+/// as an escape — `\n`, `\r`, `\t`, else `\u{…}` — so it prints on one line whatever a file name or label
+/// holds. A backslash stays as it is: text that is already escaped shows its backslashes, and ordinary text
+/// (no control characters) is returned unchanged.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    if !text.contains(breaks) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if breaks(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A Markdown table cell: [`one_line`], and `|` escaped so it cannot end the cell (GitHub splits cells on
+/// `|` even inside a code span).
+pub(crate) fn md_cell(text: &str) -> String {
+    one_line(text).replace('|', "\\|")
+}
+
+/// A CSV field per RFC 4180, after [`one_line`]: a log shows a quoted newline as a new line all the same.
 fn csv_cell(cell: &str) -> String {
-    if cell.contains([',', '"', '\n']) { format!("\"{}\"", cell.replace('"', "\"\"")) } else { cell.to_string() }
+    let cell = one_line(cell);
+    if cell.contains([',', '"']) { format!("\"{}\"", cell.replace('"', "\"\"")) } else { cell.into_owned() }
+}
+
+/// A GitHub workflow command's message (after `::`): GitHub's own escapes for `%`, CR and LF.
+pub(crate) fn workflow_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// A GitHub workflow command's property value (`file=`, `title=`): [`workflow_data`] and `:` and `,`.
+pub(crate) fn workflow_property(text: &str) -> String {
+    workflow_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// Something a command can print.
@@ -120,7 +173,7 @@ pub fn render<R: Report>(report: &R, format: Format) -> String {
             let many = tables.len() > 1;
             tables
                 .iter()
-                .map(|t| if many { format!("# {}\n{}", t.title, t.csv()) } else { t.csv() })
+                .map(|t| if many { format!("# {}\n{}", one_line(&t.title), t.csv()) } else { t.csv() })
                 .collect::<Vec<_>>()
                 .join("\n")
         }
@@ -131,7 +184,7 @@ pub fn render<R: Report>(report: &R, format: Format) -> String {
                 out.push('\n');
             }
             for note in report.notes() {
-                let _ = writeln!(out, "{}{note}", if format == Format::Md { "- " } else { "note: " });
+                let _ = writeln!(out, "{}{}", if format == Format::Md { "- " } else { "note: " }, one_line(&note));
             }
             out
         }
@@ -146,4 +199,58 @@ pub fn fixed(value: f64, digits: usize) -> String {
 /// A list of numbers with `digits` decimals, comma separated.
 pub fn fixed_list(values: &[f64], digits: usize) -> String {
     values.iter().map(|v| fixed(*v, digits)).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinary_text_is_shown_as_it_is() {
+        for text in ["", "configs/nvidia-master.yaml:7744 (if@2)", "AL 2.49 — thinking_on, k = 3", r"C:\runs\a.prom"]
+        {
+            assert!(matches!(one_line(text), Cow::Borrowed(t) if t == text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn line_breaks_and_controls_are_escaped() {
+        assert_eq!(one_line("a\nb\rc\td"), r"a\nb\rc\td");
+        assert_eq!(one_line("x\u{2028}y\u{2029}z\u{85}w\u{1b}[0m\u{7f}"), r"x\u{2028}y\u{2029}z\u{85}w\u{1b}[0m\u{7f}");
+        // Already escaped text keeps its backslashes: shown as written, never turned back into a break.
+        assert_eq!(one_line(r"a\nb"), r"a\nb");
+    }
+
+    #[test]
+    fn cells_escape_for_their_format() {
+        assert_eq!(md_cell("a|b\nc"), r"a\|b\nc");
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("a,\"b\"\nc"), "\"a,\"\"b\"\"\\nc\"");
+        assert_eq!(workflow_property("a:b,c\n%"), "a%3Ab%2Cc%0A%25");
+    }
+
+    #[test]
+    fn every_human_format_keeps_a_hostile_cell_and_note_on_one_line() {
+        struct Hostile;
+        impl Serialize for Hostile {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_unit()
+            }
+        }
+        impl Report for Hostile {
+            fn tables(&self) -> Vec<Table> {
+                let mut t = Table::new("t\n::error a", &["h"]);
+                t.row(vec!["c\r\n::error b".into()]);
+                vec![t.clone(), t]
+            }
+            fn notes(&self) -> Vec<String> {
+                vec!["n\n::error c".into()]
+            }
+        }
+        for format in [Format::Table, Format::Md, Format::Csv] {
+            let out = render(&Hostile, format);
+            assert!(out.lines().all(|l| !l.contains("::error") || l.contains(r"\n::error")), "{format:?}:\n{out}");
+            assert!(!out.contains('\r'), "{format:?}:\n{out}");
+        }
+    }
 }

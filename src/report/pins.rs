@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{Report, Table, fixed};
+use super::{Report, Table, fixed, md_cell, one_line, workflow_data, workflow_property};
 use crate::pins::fix::FixPlan;
 use crate::pins::verify::GoldenRef;
 use crate::pins::{
@@ -163,7 +163,7 @@ pub fn markdown(report: &CheckReport) -> String {
         s.unresolved,
         s.notes,
         s.allowed,
-        report.golden_source
+        one_line(&report.golden_source)
     );
     if !s.errors_by_class.is_empty() {
         let _ = writeln!(out, "| errors by class | count |\n|---|---|");
@@ -194,7 +194,7 @@ pub fn markdown(report: &CheckReport) -> String {
         let _ = writeln!(out, "<details{}><summary>{title}</summary>\n", if open { " open" } else { "" });
         let _ = writeln!(out, "| where | message |\n|---|---|");
         for f in findings {
-            let _ = writeln!(out, "| `{}` | {} |", f.location, md_escape(&message(f)));
+            let _ = writeln!(out, "| `{}` | {} |", md_cell(&f.location.to_string()), md_cell(&message(f)));
         }
         let _ = writeln!(out, "\n</details>\n");
     }
@@ -208,24 +208,20 @@ pub fn markdown(report: &CheckReport) -> String {
         let _ = writeln!(
             out,
             "| `{}`{} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            pin.location,
+            md_cell(&pin.location.to_string()),
             pin.role.map(|r| format!(" {r}")).unwrap_or_default(),
             pin.engine.value.map(|e| e.name().to_string()).unwrap_or_else(|| "?".into()),
-            md_escape(&written(pin)),
-            md_escape(&cell(&pin.k)),
-            md_escape(&cell(&pin.model)),
-            md_escape(&cell(&pin.mode)),
-            md_escape(&cell(&pin.eval)),
+            md_cell(&written(pin)),
+            md_cell(&cell(&pin.k)),
+            md_cell(&cell(&pin.model)),
+            md_cell(&cell(&pin.mode)),
+            md_cell(&cell(&pin.eval)),
             expected(p.golden.as_ref()),
             p.verdict.name()
         );
     }
     let _ = writeln!(out, "\n</details>");
     out
-}
-
-fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }
 
 /// GitHub Actions workflow commands, one per finding (`::error`, `::warning`; allowed and notes as `::notice`).
@@ -244,10 +240,10 @@ pub fn github_annotations(report: &CheckReport) -> String {
         let _ = writeln!(
             out,
             "::{level} file={},line={},title={}::{}",
-            escape_property(&f.location.file),
+            workflow_property(&f.location.file),
             f.location.line,
-            escape_property(&title),
-            escape_data(&message(f))
+            workflow_property(&title),
+            workflow_data(&message(f))
         );
     }
     let s = &report.summary;
@@ -257,14 +253,6 @@ pub fn github_annotations(report: &CheckReport) -> String {
         s.pins, s.ok, s.errors, s.warnings, s.allowed
     );
     out
-}
-
-fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
-}
-
-fn escape_property(text: &str) -> String {
-    escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 impl Report for Inventory {
