@@ -150,8 +150,15 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
         }
     }
     if args.write && !plan.changes.is_empty() {
-        let files = pins::fix::write(&plan, &args.source.repo).context("writing fixes")?;
-        eprintln!("alsim: {} changes written to {files} files", plan.changes.len());
+        let prepared = pins::fix::prepare(&plan, &args.source.repo).context("writing fixes (nothing was changed)")?;
+        let written = prepared.commit().context("writing fixes")?;
+        for file in &written {
+            let also = &file.names[1..];
+            let also = if also.is_empty() { String::new() } else { format!(" (also reached as {})", also.join(", ")) };
+            eprintln!("alsim: wrote {}{also}", file.names[0]);
+        }
+        let changes: usize = written.iter().map(|f| f.changes).sum();
+        eprintln!("alsim: {changes} changes written to {} files", written.len());
     }
     Ok(if plan.changes.is_empty() && plan.refused.is_empty() { Outcome::Pass } else { Outcome::Problem })
 }
