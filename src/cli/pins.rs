@@ -25,10 +25,13 @@ Prints a unified diff that sets each wrong literal (or a master config's injecte
 value, and lists the wrong pins it leaves alone with the reason (a computed value, a literal shared by
 pins that want different values, another error on the line). Allowed findings are never changed.
 
+With --write, every file is changed or none is: a file whose pinned line changed since the check, a
+read-only file, or a link out of the repository is refused. Each file written is listed on stderr.
+
 Exit status:
   0  nothing to fix and nothing left alone
   1  fixes printed (or written with --write), or wrong pins left alone (listed on stderr)
-  2  usage or input error";
+  2  usage or input error, or a file --write refused (named; nothing changed)";
 
 /// Flags of `alsim pins`.
 #[derive(Debug, clap::Args)]

@@ -358,6 +358,7 @@ fn file_id(real: &Path, _: &Metadata) -> FileId {
 }
 
 /// One file of a plan, with its new text synced to a temporary file beside it.
+#[derive(Debug)]
 struct Staged {
     /// The names the plan reaches it by, each with the index of its real path in `paths`.
     names: Vec<(String, usize)>,
@@ -371,6 +372,7 @@ struct Staged {
 }
 
 /// A plan's files written to temporary files, none replaced yet ([`prepare`]); dropped, it removes them.
+#[derive(Debug)]
 pub struct Prepared {
     staged: Vec<Staged>,
 }
@@ -530,15 +532,16 @@ impl Prepared {
             let result = replace(temp, &paths, &mut replaced, &mut before_rename);
             written.extend(names.iter().filter(|(_, i)| *i < replaced).map(|(n, _)| n.clone()));
             dirs.extend(paths[..replaced].iter().filter_map(|p| p.parent().map(Path::to_path_buf)));
-            if let Err((path, e)) = result {
+            if let Err(e) = result {
                 let not_written: Vec<String> = names
                     .iter()
                     .filter(|(_, i)| *i >= replaced)
                     .map(|(n, _)| n.clone())
                     .chain(staged.flat_map(|s| s.names.into_iter().map(|(n, _)| n)))
                     .collect();
+                // The names of the file whose rename failed come first.
                 return Err(Error::invalid(
-                    path.display().to_string(),
+                    not_written[0].clone(),
                     format!(
                         "replacing it failed ({e}); written: {}; not written: {}",
                         listed(&written),
@@ -563,20 +566,19 @@ fn replace(
     paths: &[PathBuf],
     replaced: &mut usize,
     before_rename: &mut impl FnMut(&Path) -> std::io::Result<()>,
-) -> std::result::Result<(), (PathBuf, std::io::Error)> {
+) -> std::io::Result<()> {
     let first = &paths[0];
-    before_rename(first).map_err(|e| (first.clone(), e))?;
-    temp.persist(first).map_err(|e| (first.clone(), e.error))?;
+    before_rename(first)?;
+    temp.persist(first).map_err(|e| e.error)?;
     *replaced = 1;
     for path in &paths[1..] {
         let dir = path.parent().unwrap_or(Path::new("."));
         let link = tempfile::Builder::new()
             .prefix(".")
             .suffix(TEMP_SUFFIX)
-            .make_in(dir, |at| std::fs::hard_link(first, at))
-            .map_err(|e| (path.clone(), e))?;
-        before_rename(path).map_err(|e| (path.clone(), e))?;
-        link.persist(path).map_err(|e| (path.clone(), e.error))?;
+            .make_in(dir, |at| std::fs::hard_link(first, at))?;
+        before_rename(path)?;
+        link.persist(path).map_err(|e| e.error)?;
         *replaced += 1;
     }
     Ok(())
