@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::pins::{MASTER, RC, SN, check_json, fixture, line_of};
 use crate::util::run;
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -22,7 +22,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A scratch repository with the fixture's Qwen3.5 golden file (a clean curve) and the given files.
-fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("golden_al_distribution");
     std::fs::create_dir(&golden).unwrap();
@@ -35,7 +35,7 @@ fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-fn sglang_script(value: &str) -> String {
+pub fn sglang_script(value: &str) -> String {
     format!(
         "#!/usr/bin/env bash\nif [ \"$EVAL_ONLY\" != true ]; then\n  export SGLANG_SIMULATE_ACC_LEN={value}\n  export SGLANG_SIMULATE_ACC_METHOD=match-expected\n  export SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\nfi\npython3 -m sglang.launch_server --model-path Qwen/Qwen3.5-397B-A17B-FP4 --speculative-num-steps 3\n"
     )

@@ -26,10 +26,13 @@ Prints a unified diff that sets each wrong literal (or a master config's injecte
 value, and lists the wrong pins it leaves alone with the reason (a computed value, a literal shared by
 pins that want different values, another error on the line). Allowed findings are never changed.
 
+With --write, every file is changed or none is: a file whose pinned line changed since the check, a
+read-only file, or a link out of the repository is refused. Each file written is listed on stderr.
+
 Exit status:
   0  nothing to fix and nothing left alone
   1  fixes printed (or written with --write), or wrong pins left alone (listed on stderr)
-  2  usage or input error";
+  2  usage or input error, or a file --write refused (named; nothing changed)";
 
 /// Flags of `alsim pins`.
 #[derive(Debug, clap::Args)]
@@ -151,8 +154,15 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
         }
     }
     if args.write && !plan.changes.is_empty() {
-        let files = pins::fix::write(&plan, &args.source.repo).context("writing fixes")?;
-        eprintln!("alsim: {} changes written to {files} files", plan.changes.len());
+        let prepared = pins::fix::prepare(&plan, &args.source.repo).context("writing fixes (nothing was changed)")?;
+        let written = prepared.commit().context("writing fixes")?;
+        for file in &written {
+            let also = &file.names[1..];
+            let also = if also.is_empty() { String::new() } else { format!(" (also reached as {})", also.join(", ")) };
+            eprintln!("alsim: wrote {}{also}", file.names[0]);
+        }
+        let changes: usize = written.iter().map(|f| f.changes).sum();
+        eprintln!("alsim: {changes} changes written to {} files", written.len());
     }
     Ok(if plan.changes.is_empty() && plan.refused.is_empty() { Outcome::Pass } else { Outcome::Problem })
 }

@@ -1,5 +1,5 @@
 //! `alsim pins fix`: a unified diff that sets each wrong literal (or injected value) to its golden value,
-//! and nothing else.
+//! and nothing else; with `--write`, the same edits made to the repository as one transaction.
 //!
 //! A fix is offered for a pin whose value is wrong (classes 1–6 about the value, or an unexplained
 //! mismatch) when the value is one literal written where the check read it — an assignment, a JSON
@@ -8,16 +8,34 @@
 //! feeds pins that want different values (a variable used by two arms, an anchor shared by two roles),
 //! or when another error at the same line would remain (an incomplete SGLang triple). Allowed findings
 //! are deliberate and never fixed.
+//!
+//! Writing is the one place alsim changes a user's files, so it trusts nothing remembered about a file
+//! but the text the plan saw. [`prepare`] reads each file again and finds every edit again by its whole
+//! line ([`locate`]: where the plan saw it, or else the one place that line now is, when lines were added
+//! or removed above it); a file whose line changed or now appears more than once is refused. A file
+//! reached by several names (a symlink, hard links) is edited once, through its real path, so a link stays
+//! a link; a file whose real path is outside the repository, a read-only file, and one whose owner the
+//! rewrite cannot keep are refused. Each new text is written and synced to a temporary file beside the
+//! real one (named `.NAME.XXXXXX.alsim-fix.tmp`, never a candidate of the walk), with the same mode and
+//! owner. [`Prepared::commit`] checks once more that every file still reads as it did, then renames each
+//! temporary file over its file. A refusal or failure before the renames changes nothing; a crash at any
+//! moment leaves each file old or new; a rename that fails midway is reported with the files written and
+//! the files not.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::fs::Metadata;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use tempfile::NamedTempFile;
 
 use super::verify::CheckReport;
-use super::{Class, Location, Severity, plain_number, rates};
+use super::{Class, Knob, Location, Severity, plain_number, rates};
 use crate::error::{Error, Result};
+use crate::input::{SMALL_FILE_LIMIT, read_text};
 
 /// One literal to change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,6 +52,37 @@ pub struct Change {
     pub to: String,
     /// The pin(s) it mends.
     pub pins: Vec<Location>,
+    /// The whole line (or lines) holding the literal, as the plan read them: what [`locate`] recognises
+    /// the literal by when the file is read again.
+    #[serde(skip)]
+    pub context: String,
+    /// The literal's byte offset in `context`.
+    #[serde(skip)]
+    pub column: usize,
+}
+
+impl Change {
+    /// The change of the literal at `span` of `text` (the file `file` as read) to `to`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming `file` when `span` is empty or not a range of `text`.
+    pub fn new(file: String, text: &str, span: (usize, usize), to: String, pins: Vec<Location>) -> Result<Change> {
+        let Some(from) = text.get(span.0..span.1).filter(|f| !f.is_empty()) else {
+            return Err(Error::invalid(file, "the file changed since it was checked"));
+        };
+        let start = text[..span.0].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[span.1..].find('\n').map_or(text.len(), |i| span.1 + i);
+        Ok(Change {
+            line: 1 + text[..span.0].matches('\n').count(),
+            span,
+            from: from.to_string(),
+            to,
+            pins,
+            context: text[start..end].to_string(),
+            column: span.0 - start,
+            file,
+        })
+    }
 }
 
 /// A pin whose wrong value is not changed, and why.
@@ -71,14 +120,25 @@ fn unfixable_message(class: Class) -> &'static str {
 /// A literal to edit: the file and its byte span.
 type LiteralKey = (String, (usize, usize));
 
+/// A pin that reads a literal, and the value it wants there.
+struct Use {
+    at: Location,
+    target: String,
+    /// Whether the pin is wrong (a literal is changed only for a wrong pin).
+    wrong: bool,
+    knob: Knob,
+    /// The value the check read from the literal.
+    written: Option<f64>,
+}
+
 /// Plans the fixes for `report` of the repository at `repo` (files are read to build the diff).
 ///
 /// # Errors
-/// [`Error::Io`]/[`Error::Unreadable`] when a file to change cannot be read.
+/// [`Error::Io`]/[`Error::Unreadable`] when a file to change cannot be read; [`Error::Invalid`] naming the
+/// file when its literal is no longer what the check read.
 pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
     let mut plan = FixPlan::default();
-    // Literal → the values its pins want.
-    let mut wanted: BTreeMap<LiteralKey, Vec<(Location, String, bool)>> = BTreeMap::new();
+    let mut wanted: BTreeMap<LiteralKey, Vec<Use>> = BTreeMap::new();
     for checked in &report.pins {
         let errors: Vec<Class> = checked.problems.iter().copied().filter(|c| c.severity() == Severity::Error).collect();
         let companion = is_companion_problem(report, &checked.pin.location);
@@ -91,11 +151,13 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
                 (None, false) => checked.pin.written.value.map(|v| plain_number(v, 6)),
             };
             if let Some(target) = target {
-                wanted.entry((edit.file.clone(), edit.span)).or_default().push((
-                    checked.pin.location.clone(),
+                wanted.entry((edit.file.clone(), edit.span)).or_default().push(Use {
+                    at: checked.pin.location.clone(),
                     target,
-                    value_error,
-                ));
+                    wrong: value_error,
+                    knob: checked.pin.knob,
+                    written: checked.pin.written.value,
+                });
             }
         }
         if !value_error {
@@ -112,54 +174,65 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
             )));
         } else if let Some(other) = errors.iter().find(|c| !c.value_mends() || (**c == Class::Spelling && companion)) {
             plan.refused.push(refuse(format!("{other}: {}", unfixable_message(*other))));
-            wanted.retain(|_, v| !v.iter().any(|(at, _, _)| *at == checked.pin.location));
+            wanted.retain(|_, v| !v.iter().any(|u| u.at == checked.pin.location));
         }
     }
     let mut texts: BTreeMap<String, String> = BTreeMap::new();
     for ((file, span), uses) in wanted {
-        if !uses.iter().any(|(_, _, wrong)| *wrong) {
+        if !uses.iter().any(|u| u.wrong) {
             continue;
         }
-        let targets: Vec<&str> = uses.iter().map(|(_, t, _)| t.as_str()).collect();
+        let targets: Vec<&str> = uses.iter().map(|u| u.target.as_str()).collect();
         if targets.iter().any(|t| *t != targets[0]) {
-            for (at, _, wrong) in &uses {
-                if *wrong {
-                    plan.refused.push(Refusal {
-                        at: at.clone(),
-                        reason: format!(
-                            "the literal at {file} feeds pins that want different values ({}): ambiguous",
-                            targets.join("; ")
-                        ),
-                    });
-                }
+            for u in uses.iter().filter(|u| u.wrong) {
+                plan.refused.push(Refusal {
+                    at: u.at.clone(),
+                    reason: format!(
+                        "the literal at {file} feeds pins that want different values ({}): ambiguous",
+                        targets.join("; ")
+                    ),
+                });
             }
             continue;
         }
         if !texts.contains_key(&file) {
-            texts.insert(file.clone(), crate::input::read_text(&repo.join(&file), crate::input::SMALL_FILE_LIMIT)?);
+            texts.insert(file.clone(), read_text(&os_path(repo, &file), SMALL_FILE_LIMIT)?);
         }
         let text = &texts[&file];
-        let from = text
-            .get(span.0..span.1)
-            .ok_or_else(|| Error::invalid(file.clone(), "the file changed since it was checked"))?
-            .to_string();
-        let line = 1 + text[..span.0].matches('\n').count();
-        plan.changes.push(Change {
-            file,
-            line,
-            span,
-            from,
-            to: targets[0].to_string(),
-            pins: uses.iter().filter(|(_, _, w)| *w).map(|(at, _, _)| at.clone()).collect(),
-        });
+        let pins = uses.iter().filter(|u| u.wrong).map(|u| u.at.clone()).collect();
+        let change = Change::new(file, text, span, targets[0].to_string(), pins)?;
+        // The check read the file a moment before this read: the literal must still hold what it read.
+        if uses.iter().any(|u| !reads_as(u, &change.from)) {
+            return Err(Error::invalid(
+                change.file,
+                format!("line {}: the file changed since it was checked (it now reads `{}`)", change.line, change.from),
+            ));
+        }
+        plan.changes.push(change);
     }
     plan.refused.sort_by(|a, b| a.at.cmp(&b.at));
     plan.refused.dedup();
     for (file, text) in &texts {
         let changes: Vec<&Change> = plan.changes.iter().filter(|c| &c.file == file).collect();
-        plan.diff.push_str(&unified_diff(file, text, &apply(text, &changes)));
+        let new = edit(text, &changes).map_err(|why| Error::invalid(file.clone(), why))?;
+        plan.diff.push_str(&unified_diff(file, text, &new));
     }
     Ok(plan)
+}
+
+/// Whether `literal` is the value the check read for the pin.
+fn reads_as(pin: &Use, literal: &str) -> bool {
+    match (rates::read_written(pin.knob, literal), pin.written) {
+        (Some((now, _)), Some(then)) => (now - then).abs() <= 1e-9 * then.abs().max(1.0),
+        (None, Some(_)) => false,
+        (_, None) => true,
+    }
+}
+
+/// The file `rel` (a path as the check reports it, relative to the root) names under `repo`: the one
+/// place a reported path becomes an OS path.
+fn os_path(repo: &Path, rel: &str) -> PathBuf {
+    repo.join(rel)
 }
 
 /// Whether a spelling error at the location is an incomplete SGLang triple or missing rejection method
@@ -172,31 +245,377 @@ fn is_companion_problem(report: &CheckReport, at: &Location) -> bool {
     })
 }
 
-fn apply(text: &str, changes: &[&Change]) -> String {
-    let mut sorted: Vec<&&Change> = changes.iter().collect();
-    sorted.sort_by_key(|c| std::cmp::Reverse(c.span.0));
-    let mut out = text.to_string();
-    for c in sorted {
-        out.replace_range(c.span.0..c.span.1, &c.to);
+/// One change found in the text as it is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed<'a> {
+    /// Byte range of the literal in the text.
+    pub span: (usize, usize),
+    /// Its new text.
+    pub to: &'a str,
+}
+
+/// Where each change's literal is in `text`: where the plan saw it if its line is unchanged there, else
+/// the one place its line now is. Sorted by position, with no two overlapping; a literal reached through
+/// two names of one file (the same change twice) is placed once.
+///
+/// # Errors
+/// Why a change cannot be placed: its line no longer reads as it did, or now appears more than once, or
+/// two changes want one literal at different values (or overlap).
+pub fn locate<'a>(text: &str, changes: &[&'a Change]) -> std::result::Result<Vec<Placed<'a>>, String> {
+    let mut placed = Vec::with_capacity(changes.len());
+    for change in changes {
+        let start = place(text, change)?;
+        placed.push(Placed { span: (start, start + change.from.len()), to: change.to.as_str() });
     }
+    placed.sort_by_key(|p| p.span);
+    placed.dedup();
+    if let Some(pair) = placed.windows(2).find(|w| w[1].span.0 < w[0].span.1) {
+        let line = 1 + text[..pair[1].span.0].matches('\n').count();
+        return Err(format!("line {line}: two changes of one literal disagree (`{}`, `{}`)", pair[0].to, pair[1].to));
+    }
+    Ok(placed)
+}
+
+/// The start of `change`'s literal in `text`.
+fn place(text: &str, change: &Change) -> std::result::Result<usize, String> {
+    let literal = change.column.checked_add(change.from.len()).and_then(|end| change.context.get(change.column..end));
+    if change.from.is_empty() || literal != Some(change.from.as_str()) {
+        return Err(format!("line {}: the change is not a literal of its line", change.line));
+    }
+    let context = change.context.as_str();
+    let line_at = |start: usize| {
+        text.get(start..).is_some_and(|rest| {
+            rest.starts_with(context)
+                && matches!(rest.as_bytes().get(context.len()), None | Some(b'\n'))
+                && (start == 0 || text.as_bytes()[start - 1] == b'\n')
+        })
+    };
+    if let Some(seen) = change.span.0.checked_sub(change.column).filter(|&start| line_at(start)) {
+        return Ok(seen + change.column);
+    }
+    let mut starts =
+        std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1)).filter(|&s| line_at(s));
+    match (starts.next(), starts.next()) {
+        (Some(start), None) => Ok(start + change.column),
+        (None, _) => Err(format!("line {} no longer reads `{}`", change.line, preview(context))),
+        (Some(_), Some(_)) => {
+            Err(format!("line {} (`{}`) moved, and now appears more than once", change.line, preview(context)))
+        }
+    }
+}
+
+/// A line as messages show it: long lines (one-line JSON) cut to their first 100 characters.
+fn preview(line: &str) -> String {
+    match line.char_indices().nth(100) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line.to_string(),
+    }
+}
+
+/// `text` with every change made, each found again by [`locate`].
+///
+/// # Errors
+/// As [`locate`].
+pub fn edit(text: &str, changes: &[&Change]) -> std::result::Result<String, String> {
+    Ok(apply(text, &locate(text, changes)?))
+}
+
+/// `text` with the placed changes made; `placed` is what [`locate`] found in this same text.
+fn apply(text: &str, placed: &[Placed]) -> String {
+    let mut out = String::with_capacity(text.len() + placed.iter().map(|p| p.to.len()).sum::<usize>());
+    let mut at = 0;
+    for p in placed {
+        out.push_str(&text[at..p.span.0]);
+        out.push_str(p.to);
+        at = p.span.1;
+    }
+    out.push_str(&text[at..]);
     out
 }
 
-/// Writes every change of `plan` into the repository at `repo`.
+/// What names a temporary file of ours, after `.NAME.` and the random part: no candidate of the walk ends
+/// so, and a leftover (from a crash) says what made it.
+pub const TEMP_SUFFIX: &str = ".alsim-fix.tmp";
+
+/// Identifies a file whatever name reaches it.
+#[cfg(unix)]
+type FileId = (u64, u64);
+
+#[cfg(unix)]
+fn file_id(_: &Path, meta: &Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+// Without inode numbers, the real path: hard links then count as two files, each written from its own
+// verified read (so each is right, but they are no longer linked).
+#[cfg(not(unix))]
+type FileId = PathBuf;
+
+#[cfg(not(unix))]
+fn file_id(real: &Path, _: &Metadata) -> FileId {
+    real.to_path_buf()
+}
+
+/// One file of a plan, with its new text synced to a temporary file beside it.
+#[derive(Debug)]
+struct Staged {
+    /// The names the plan reaches it by, each with the index of its real path in `paths`.
+    names: Vec<(String, usize)>,
+    /// Its real paths: one, or one per hard link the check read.
+    paths: Vec<PathBuf>,
+    id: FileId,
+    /// The text its new text was made from.
+    old: String,
+    temp: NamedTempFile,
+    changes: usize,
+}
+
+/// A plan's files written to temporary files, none replaced yet ([`prepare`]); dropped, it removes them.
+#[derive(Debug)]
+pub struct Prepared {
+    staged: Vec<Staged>,
+}
+
+/// A file [`Prepared::commit`] replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The names the plan reached it by.
+    pub names: Vec<String>,
+    /// Literals changed in it.
+    pub changes: usize,
+}
+
+/// Reads every file `plan` changes in the repository at `repo` again, makes its edits in what is there now
+/// and writes each new text to a synced temporary file beside the real file; no file is replaced.
 ///
 /// # Errors
-/// [`Error::Io`] when a file cannot be read or written.
-pub fn write(plan: &FixPlan, repo: &Path) -> Result<usize> {
-    let mut files: BTreeMap<&str, Vec<&Change>> = BTreeMap::new();
-    for c in &plan.changes {
-        files.entry(c.file.as_str()).or_default().push(c);
+/// [`Error::Invalid`] naming the file when its real path is outside the repository, it is read-only or
+/// hard-linked from files the check did not read, its owner cannot be kept, or an edit cannot be found again
+/// ([`locate`]); [`Error::Io`]/[`Error::Unreadable`] when it cannot be read or its temporary file written.
+/// Temporary files made before the error are removed.
+pub fn prepare(plan: &FixPlan, repo: &Path) -> Result<Prepared> {
+    let root = repo.canonicalize().map_err(|e| Error::io(repo, e))?;
+    let mut by_name: BTreeMap<&str, Vec<&Change>> = BTreeMap::new();
+    for change in &plan.changes {
+        by_name.entry(change.file.as_str()).or_default().push(change);
     }
-    for (file, changes) in &files {
-        let path = repo.join(file);
-        let text = crate::input::read_text(&path, crate::input::SMALL_FILE_LIMIT)?;
-        std::fs::write(&path, apply(&text, changes)).map_err(|e| Error::io(&path, e))?;
+    let mut files: Vec<Reached> = Vec::new();
+    for (name, changes) in by_name {
+        let path = os_path(repo, name);
+        let real = path.canonicalize().map_err(|e| Error::io(&path, e))?;
+        if !real.starts_with(&root) {
+            return Err(Error::invalid(
+                name,
+                format!("its real path {} is outside the repository {}", real.display(), root.display()),
+            ));
+        }
+        let meta = std::fs::metadata(&real).map_err(|e| Error::io(&real, e))?;
+        let id = file_id(&real, &meta);
+        match files.iter_mut().find(|f| f.id == id) {
+            Some(file) => {
+                let index = file.paths.iter().position(|p| *p == real).unwrap_or_else(|| {
+                    file.paths.push(real);
+                    file.paths.len() - 1
+                });
+                // The name without a link in it is the one reported first.
+                let at = if os_path(&root, name) == file.paths[index] { 0 } else { file.names.len() };
+                file.names.insert(at, (name.to_string(), index));
+                file.changes.extend(changes);
+            }
+            None => files.push(Reached { id, meta, names: vec![(name.to_string(), 0)], paths: vec![real], changes }),
+        }
     }
-    Ok(files.len())
+    let staged = files.into_iter().map(stage).collect::<Result<_>>()?;
+    Ok(Prepared { staged })
+}
+
+/// A file the plan changes, with every name that reaches it.
+struct Reached<'a> {
+    id: FileId,
+    meta: Metadata,
+    /// As [`Staged::names`].
+    names: Vec<(String, usize)>,
+    /// As [`Staged::paths`].
+    paths: Vec<PathBuf>,
+    /// The changes planned under all its names.
+    changes: Vec<&'a Change>,
+}
+
+fn stage(file: Reached) -> Result<Staged> {
+    let Reached { id, meta, names, paths, changes } = file;
+    let meta = &meta;
+    let name = names[0].0.as_str();
+    let real = &paths[0];
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > paths.len() as u64 {
+            return Err(Error::invalid(
+                name,
+                format!(
+                    "it has {} hard links and the check read {}: replacing it would leave the others unfixed",
+                    meta.nlink(),
+                    paths.len()
+                ),
+            ));
+        }
+    }
+    if meta.permissions().readonly() {
+        return Err(Error::invalid(name, "it is read-only"));
+    }
+    // A rename needs no permission on the file it replaces: ask for write permission, so that a file its
+    // user may not write is not replaced either.
+    std::fs::OpenOptions::new().write(true).open(real).map_err(|e| Error::io(real, e))?;
+    let old = read_text(real, SMALL_FILE_LIMIT)?;
+    let placed = locate(&old, &changes)
+        .map_err(|why| Error::invalid(name, format!("it changed since it was checked: {why}")))?;
+    let new = apply(&old, &placed);
+    let dir = real.parent().unwrap_or(Path::new("."));
+    let mut prefix = OsString::from(".");
+    prefix.push(real.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mut temp =
+        tempfile::Builder::new().prefix(&prefix).suffix(TEMP_SUFFIX).tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+    let file = temp.as_file();
+    #[cfg(unix)]
+    keep_owner(file, meta).map_err(|e| {
+        use std::os::unix::fs::MetadataExt;
+        Error::invalid(name, format!("its owner (uid {}, gid {}) cannot be kept: {e}", meta.uid(), meta.gid()))
+    })?;
+    // After the owner: changing it clears set-id bits.
+    file.set_permissions(meta.permissions()).map_err(|e| Error::io(temp.path(), e))?;
+    temp.write_all(new.as_bytes()).map_err(|e| Error::io(temp.path(), e))?;
+    temp.as_file().sync_all().map_err(|e| Error::io(temp.path(), e))?;
+    Ok(Staged { names, paths, id, changes: placed.len(), old, temp })
+}
+
+#[cfg(unix)]
+fn keep_owner(file: &std::fs::File, meta: &Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let now = file.metadata()?;
+    if (now.uid(), now.gid()) == (meta.uid(), meta.gid()) {
+        return Ok(());
+    }
+    std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()))
+}
+
+impl Prepared {
+    /// The temporary files holding the new texts.
+    pub fn temporary_files(&self) -> Vec<&Path> {
+        self.staged.iter().map(|s| s.temp.path()).collect()
+    }
+
+    /// Checks that every file still reads as it did when prepared, then renames each temporary file over
+    /// its file (and, for hard links, links every other name the check read to the new file).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the file, with nothing changed, when a file changed since it was prepared
+    /// (another run, an editor); naming the file, the files written and the files not, when a rename fails.
+    pub fn commit(self) -> Result<Vec<Written>> {
+        self.commit_with(|_| Ok(()))
+    }
+
+    /// [`Prepared::commit`], with `before_rename` run before each rename onto a path (a test's injected
+    /// failure).
+    fn commit_with(self, mut before_rename: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Vec<Written>> {
+        for staged in &self.staged {
+            staged.verify()?;
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let mut written: Vec<String> = Vec::new();
+        let mut done = Vec::new();
+        let mut staged = self.staged.into_iter();
+        while let Some(file) = staged.next() {
+            let Staged { names, paths, temp, changes, .. } = file;
+            let mut replaced = 0;
+            let result = replace(temp, &paths, &mut replaced, &mut before_rename);
+            written.extend(names.iter().filter(|(_, i)| *i < replaced).map(|(n, _)| n.clone()));
+            dirs.extend(paths[..replaced].iter().filter_map(|p| p.parent().map(Path::to_path_buf)));
+            if let Err(e) = result {
+                let not_written: Vec<String> = names
+                    .iter()
+                    .filter(|(_, i)| *i >= replaced)
+                    .map(|(n, _)| n.clone())
+                    .chain(staged.flat_map(|s| s.names.into_iter().map(|(n, _)| n)))
+                    .collect();
+                // The names of the file whose rename failed come first.
+                return Err(Error::invalid(
+                    not_written[0].clone(),
+                    format!(
+                        "replacing it failed ({e}); written: {}; not written: {}",
+                        listed(&written),
+                        listed(&not_written)
+                    ),
+                ));
+            }
+            done.push(Written { names: names.into_iter().map(|(n, _)| n).collect(), changes });
+        }
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
+            sync_dir(&dir);
+        }
+        Ok(done)
+    }
+}
+
+/// Renames `temp` onto `paths[0]` and links the other paths to it, counting the paths replaced.
+fn replace(
+    temp: NamedTempFile,
+    paths: &[PathBuf],
+    replaced: &mut usize,
+    before_rename: &mut impl FnMut(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let first = &paths[0];
+    before_rename(first)?;
+    temp.persist(first).map_err(|e| e.error)?;
+    *replaced = 1;
+    for path in &paths[1..] {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let link = tempfile::Builder::new()
+            .prefix(".")
+            .suffix(TEMP_SUFFIX)
+            .make_in(dir, |at| std::fs::hard_link(first, at))?;
+        before_rename(path)?;
+        link.persist(path).map_err(|e| e.error)?;
+        *replaced += 1;
+    }
+    Ok(())
+}
+
+impl Staged {
+    /// Whether the file still reads as it did when its new text was made from it.
+    fn verify(&self) -> Result<()> {
+        let changed = || {
+            Error::invalid(
+                self.names[0].0.clone(),
+                "it changed while the fix was being written (another run, or an editor); nothing was changed",
+            )
+        };
+        for path in &self.paths {
+            let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+            if file_id(path, &meta) != self.id {
+                return Err(changed());
+            }
+        }
+        if read_text(&self.paths[0], SMALL_FILE_LIMIT)? != self.old {
+            return Err(changed());
+        }
+        Ok(())
+    }
+}
+
+fn listed(names: &[String]) -> String {
+    if names.is_empty() { "none".into() } else { names.join(", ") }
+}
+
+/// Syncs a directory, so that the renames in it survive a power loss. Best effort: the renames are done,
+/// each file is whole whether or not this succeeds, and some systems cannot open a directory to sync it.
+fn sync_dir(dir: &Path) {
+    if let Ok(handle) = std::fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
 }
 
 /// A unified diff with three lines of context, hunks merged when they touch.
@@ -244,5 +663,72 @@ mod tests {
         let diff = unified_diff("f.sh", old, new);
         assert_eq!(diff, "--- a/f.sh\n+++ b/f.sh\n@@ -1,8 +1,8 @@\n a\n b\n c\n-X=1\n+X=9\n d\n e\n-Y=2\n+Y=8\n f\n");
         assert!(unified_diff("f", old, old).is_empty());
+    }
+
+    /// A plan setting `X=1` to `X=2` in each of `files` under `dir`.
+    fn plan_in(dir: &Path, files: &[&str]) -> FixPlan {
+        let mut plan = FixPlan::default();
+        for file in files {
+            let text = "# settings\nX=1\n";
+            std::fs::write(dir.join(file), text).unwrap();
+            plan.changes.push(Change::new(file.to_string(), text, (13, 14), "2".into(), vec![]).unwrap());
+        }
+        plan
+    }
+
+    fn temporaries(dir: &Path) -> Vec<String> {
+        let names = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned());
+        names.filter(|n| n.ends_with(TEMP_SUFFIX)).collect()
+    }
+
+    #[test]
+    fn a_rename_failing_midway_names_the_files_written_and_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = plan_in(dir.path(), &["a.sh", "b.sh", "c.sh"]);
+        let prepared = prepare(&plan, dir.path()).unwrap();
+        assert_eq!(temporaries(dir.path()).len(), 3);
+        let err =
+            prepared
+                .commit_with(|path| {
+                    if path.ends_with("b.sh") { Err(std::io::Error::other("injected failure")) } else { Ok(()) }
+                })
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("b.sh: replacing it failed (injected failure)"), "{err}");
+        assert!(err.contains("written: a.sh; not written: b.sh, c.sh"), "{err}");
+        let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+        assert_eq!(
+            (read("a.sh"), read("b.sh"), read("c.sh")),
+            ("# settings\nX=2\n".into(), "# settings\nX=1\n".into(), "# settings\nX=1\n".into())
+        );
+        assert_eq!(temporaries(dir.path()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn commit_reports_each_file_once_with_its_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = plan_in(dir.path(), &["a.sh", "b.sh"]);
+        let written = prepare(&plan, dir.path()).unwrap().commit().unwrap();
+        let names: Vec<&str> = written.iter().map(|w| w.names[0].as_str()).collect();
+        assert_eq!((names, written.iter().map(|w| w.changes).sum::<usize>()), (vec!["a.sh", "b.sh"], 2));
+        assert_eq!(std::fs::read_to_string(dir.path().join("b.sh")).unwrap(), "# settings\nX=2\n");
+    }
+
+    #[test]
+    fn an_edit_follows_its_line_and_refuses_a_changed_or_doubled_one() {
+        let text = "a\nX=1\nb\n";
+        let change = Change::new("f".into(), text, (4, 5), "2".into(), vec![]).unwrap();
+        assert_eq!((change.line, change.context.as_str(), change.column), (2, "X=1", 2));
+        assert_eq!(edit(text, &[&change]).unwrap(), "a\nX=2\nb\n");
+        assert_eq!(edit("new\na\nX=1\nb\n", &[&change]).unwrap(), "new\na\nX=2\nb\n");
+        assert_eq!(edit("X=1", &[&change]).unwrap(), "X=2");
+        let err = edit("a\nX=1.5\nb\n", &[&change]).unwrap_err();
+        assert_eq!(err, "line 2 no longer reads `X=1`");
+        let err = edit("X=1\nX=1\n", &[&change]).unwrap_err();
+        assert!(err.contains("now appears more than once"), "{err}");
+        let other = Change { to: "3".into(), ..change.clone() };
+        let err = edit(text, &[&change, &other]).unwrap_err();
+        assert!(err.contains("disagree"), "{err}");
+        assert_eq!(edit(text, &[&change, &change.clone()]).unwrap(), "a\nX=2\nb\n");
     }
 }
