@@ -224,17 +224,37 @@ fn a_link_to_a_file_outside_the_repository_is_never_written() {
     let change = Change::new("agentic/z.sh".into(), &text, (start, start + 3), "3.39".into(), vec![]).unwrap();
     let plan = FixPlan { changes: vec![change], ..Default::default() };
     let err = prepare(&plan, dir.path()).unwrap_err().to_string();
-    assert!(err.starts_with("agentic/z.sh: its real path") && err.contains("outside the repository"), "{err}");
+    assert!(err.starts_with("agentic/z.sh: a symbolic link that leads outside"), "{err}");
+    assert!(!err.contains(&*outside.path().to_string_lossy()), "the target is not named: {err}");
+    // The check never reads through the link, so no plan holds it; a write leaves the outside file alone.
     let repo = dir.path().to_str().unwrap();
     let (_, planned) = crate::pins::check_json(&["pins", "fix", repo, "--format", "json"]);
-    let (code, _, stderr) = fix(dir.path());
-    if planned["changes"].as_array().unwrap().iter().any(|c| c["file"] == "agentic/z.sh") {
-        assert_eq!(code, 2, "{stderr}");
-        assert!(stderr.contains("agentic/z.sh: its real path"), "{stderr}");
-        assert_eq!(read(&dir.path().join(SCRIPT)), text, "nothing is written when one file is refused");
-    }
+    assert!(!planned["changes"].as_array().unwrap().iter().any(|c| c["file"] == "agentic/z.sh"), "{planned}");
+    fix(dir.path());
     assert_eq!(read(&target), text);
     assert_eq!(temporaries(outside.path()), Vec::<PathBuf>::new());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_name_that_is_not_utf8_is_written_and_never_confused_with_another() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("golden_al_distribution");
+    std::fs::create_dir(&golden).unwrap();
+    std::fs::copy(fixture().join("golden_al_distribution/qwen3.5_mtp.yaml"), golden.join("qwen3.5_mtp.yaml")).unwrap();
+    // The byte 0xff, and the name a lossy decoding makes of it (U+FFFD), which held the fix before.
+    let raw = dir.path().join(std::ffi::OsStr::from_bytes(b"run\xff.sh"));
+    let lossy = dir.path().join("run\u{fffd}.sh");
+    std::fs::write(&raw, sglang_script("2.5")).unwrap();
+    std::fs::write(&lossy, "#!/usr/bin/env bash\necho unrelated\n").unwrap();
+    let (code, _, stderr) = fix(dir.path());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("run\\xff.sh"), "the name is shown escaped: {stderr}");
+    assert_eq!(read(&raw), sglang_script("3.39"));
+    assert_eq!(read(&lossy), "#!/usr/bin/env bash\necho unrelated\n");
+    let (code, _, stderr) = run(&["pins", "check", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
 }
 
 #[cfg(unix)]

@@ -196,7 +196,7 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
             continue;
         }
         if !texts.contains_key(&file) {
-            texts.insert(file.clone(), read_text(&os_path(repo, &file), SMALL_FILE_LIMIT)?);
+            texts.insert(file.clone(), read_text(&os_path(repo, &file)?, SMALL_FILE_LIMIT)?);
         }
         let text = &texts[&file];
         let pins = uses.iter().filter(|u| u.wrong).map(|u| u.at.clone()).collect();
@@ -231,8 +231,10 @@ fn reads_as(pin: &Use, literal: &str) -> bool {
 
 /// The file `rel` (a path as the check reports it, relative to the root) names under `repo`: the one
 /// place a reported path becomes an OS path.
-fn os_path(repo: &Path, rel: &str) -> PathBuf {
-    repo.join(rel)
+fn os_path(repo: &Path, rel: &str) -> Result<PathBuf> {
+    super::walk::os_path(rel)
+        .map(|path| repo.join(path))
+        .ok_or_else(|| Error::invalid(rel, "not a file name as the pin check shows one"))
 }
 
 /// Whether a spelling error at the location is an incomplete SGLang triple or missing rejection method
@@ -402,13 +404,11 @@ pub fn prepare(plan: &FixPlan, repo: &Path) -> Result<Prepared> {
     }
     let mut files: Vec<Reached> = Vec::new();
     for (name, changes) in by_name {
-        let path = os_path(repo, name);
+        let path = os_path(repo, name)?;
         let real = path.canonicalize().map_err(|e| Error::io(&path, e))?;
         if !real.starts_with(&root) {
-            return Err(Error::invalid(
-                name,
-                format!("its real path {} is outside the repository {}", real.display(), root.display()),
-            ));
+            // The target is not named: it may be a secret, and this message can reach a public CI log.
+            return Err(Error::invalid(name, "a symbolic link that leads outside the repository root; not written"));
         }
         let meta = std::fs::metadata(&real).map_err(|e| Error::io(&real, e))?;
         let id = file_id(&real, &meta);
@@ -419,7 +419,7 @@ pub fn prepare(plan: &FixPlan, repo: &Path) -> Result<Prepared> {
                     file.paths.len() - 1
                 });
                 // The name without a link in it is the one reported first.
-                let at = if os_path(&root, name) == file.paths[index] { 0 } else { file.names.len() };
+                let at = if os_path(&root, name)? == file.paths[index] { 0 } else { file.names.len() };
                 file.names.insert(at, (name.to_string(), index));
                 file.changes.extend(changes);
             }
