@@ -17,7 +17,7 @@
 //!   golden curves' own problems ([`curves`]);
 //! - rate lists ([`rates`]): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
 //!   as written and compared position by position with the golden curve's own chain;
-//! - repair ([`fix`]): a unified diff that sets each wrong literal to its golden value;
+//! - repair ([`fix`]): a unified diff that sets each wrong literal to its golden value, and its transactional write;
 //! - generation ([`native`]): the engine-native setting for a golden value.
 //!
 //! Facts that cannot be resolved are reported as [`How::Unresolved`] with the missing fact named, never
