@@ -158,6 +158,57 @@ fn links_leaving_the_repository_are_reported_never_followed_or_echoed() {
 }
 
 #[test]
+fn exceptions_come_from_the_repository_allow_list_or_inline_comments() {
+    let out_of_range = sglang_script("9.5");
+    let inline_after = out_of_range.replace(
+        "SGLANG_SIMULATE_ACC_LEN=9.5",
+        "SGLANG_SIMULATE_ACC_LEN=9.5  # alsim: allow out-of-range -- a stress run, never published",
+    );
+    let inline_above = out_of_range.replace(
+        "  export SGLANG_SIMULATE_ACC_LEN=9.5",
+        "  # alsim: allow out-of-range -- a stress run, never published\n  export SGLANG_SIMULATE_ACC_LEN=9.5",
+    );
+    let no_reason =
+        out_of_range.replace("SGLANG_SIMULATE_ACC_LEN=9.5", "SGLANG_SIMULATE_ACC_LEN=9.5  # alsim: allow out-of-range");
+    let check = |script: &str| {
+        let dir = scratch(&[("agentic/qwen.sh", script)]);
+        let (code, stdout, stderr) = run(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+        (code, serde_json::from_str::<Value>(&stdout).unwrap(), stderr, dir)
+    };
+    let (code, report, _, _) = check(&out_of_range);
+    assert_eq!(code, 1);
+    assert_eq!(report["summary"]["allowed"], 0);
+    for script in [&inline_after, &inline_above] {
+        let (code, report, stderr, _) = check(script);
+        assert_eq!(code, 0, "{stderr}{report}");
+        let allowed: Vec<&Value> =
+            report["findings"].as_array().unwrap().iter().filter(|f| f["allowed"].is_string()).collect();
+        assert_eq!(allowed.len(), 1, "{report}");
+        assert_eq!(allowed[0]["allowed"], "a stress run, never published");
+    }
+    // Without a reason it sanctions nothing, and says so.
+    let (code, report, _, _) = check(&no_reason);
+    assert_eq!(code, 1);
+    assert!(classes(&report).iter().any(|(c, _, f)| c == "stale-allow" && f == "agentic/qwen.sh"), "{report}");
+    // The repository's own .alsim-allow.yaml is used without --allow, and the run names it.
+    let (_, _, _, dir) = check(&out_of_range);
+    std::fs::write(
+        dir.path().join(".alsim-allow.yaml"),
+        "- file: agentic/*\n  class: out-of-range\n  reason: stress runs\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["pins", "check", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("using the allow-list") && stderr.contains(".alsim-allow.yaml"), "{stderr}");
+    // A named file takes its place.
+    let other = dir.path().join("other.yaml");
+    std::fs::write(&other, "[]\n").unwrap();
+    let (code, _, stderr) = run(&["pins", "check", dir.path().to_str().unwrap(), "--allow", other.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("using the allow-list"), "{stderr}");
+}
+
+#[test]
 fn a_directory_with_nothing_to_check_is_undecided_and_says_so() {
     let empty = tempfile::tempdir().unwrap();
     std::fs::write(empty.path().join("notes.txt"), "nothing here\n").unwrap();

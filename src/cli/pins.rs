@@ -89,15 +89,31 @@ struct SourceArgs {
     /// Golden directory to use instead of the repository's golden_al_distribution/.
     #[arg(long, value_name = "DIR")]
     golden: Option<PathBuf>,
-    /// Allow-list of sanctioned exceptions: a YAML list of {file, line?, class, reason}; `file` may use `*`.
+    /// Allow-list of sanctioned exceptions: a YAML list of {file, line?, class, reason}; `file` may use `*`
+    /// [default: REPO/.alsim-allow.yaml when it exists]. A `# alsim: allow CLASS -- REASON` comment in a
+    /// file sanctions its own line (or, alone on its line, the next one).
     #[arg(long, value_name = "FILE")]
     allow: Option<PathBuf>,
 }
 
 impl SourceArgs {
+    /// `--allow FILE`, else the repository's own `.alsim-allow.yaml` when it has one inside the root (said on
+    /// stderr, so a run never sanctions findings silently).
+    fn allow_file(&self) -> Option<PathBuf> {
+        if self.allow.is_some() {
+            return self.allow.clone();
+        }
+        let found = self.repo.join(pins::allow::DEFAULT_FILE);
+        let usable = found.is_file() && pins::walk::inside(&self.repo, &found);
+        usable.then(|| {
+            eprintln!("alsim: using the allow-list {}", report::one_line(&found.display().to_string()));
+            found
+        })
+    }
+
     fn check(&self, strict: bool) -> anyhow::Result<pins::CheckReport> {
-        let allow = match &self.allow {
-            Some(path) => Some(AllowList::read(path).context("reading the allow-list")?),
+        let allow = match self.allow_file() {
+            Some(path) => Some(AllowList::read(&path).context("reading the allow-list")?),
             None => None,
         };
         let options = CheckOptions { golden: self.golden.clone(), allow, strict };

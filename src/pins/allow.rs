@@ -3,6 +3,10 @@
 //! An entry names a file (or a family of files with `*` globs: every DeepSeek-V4 TensorRT-LLM recipe), a
 //! class, optionally a line, and why the exception is deliberate. A finding it matches fails nothing and
 //! is shown with the reason; an entry that matches nothing is itself reported (`stale-allow`).
+//!
+//! Entries come from a file (`--allow FILE`, or [`DEFAULT_FILE`] at the repository root) and from inline
+//! comments beside the code they excuse: `# alsim: allow <class> -- <reason>` (`<!-- … -->` in Markdown)
+//! sanctions its own line, or the next line when the comment stands alone.
 
 use std::path::Path;
 
@@ -45,7 +49,69 @@ pub struct AllowList {
     pub entries: Vec<AllowEntry>,
 }
 
+/// The allow-list `pins check` uses at the repository root when none is named.
+pub const DEFAULT_FILE: &str = ".alsim-allow.yaml";
+
+/// What starts an inline allow, after its comment marker.
+const INLINE_MARKER: &str = "alsim: allow";
+
 impl AllowList {
+    /// The inline allows written in `text`, the file `rel`, and a `stale-allow` finding for each one that
+    /// cannot be read (an unknown class, no reason), since it sanctions nothing.
+    ///
+    /// ```
+    /// use alsim::pins::{AllowList, Class};
+    /// let text = "# alsim: allow wrong-k -- measured at k = 2 on purpose\nexport SGLANG_SIMULATE_ACC_LEN=2.27\n";
+    /// let (list, bad) = AllowList::inline("run.sh", text);
+    /// assert_eq!((list.entries[0].class, list.entries[0].line), (Class::WrongK, Some(2)));
+    /// assert!(bad.is_empty());
+    /// ```
+    pub fn inline(rel: &str, text: &str) -> (AllowList, Vec<Finding>) {
+        let mut list = AllowList::default();
+        let mut bad = Vec::new();
+        if memchr::memmem::find(text.as_bytes(), INLINE_MARKER.as_bytes()).is_none() {
+            return (list, bad);
+        }
+        for (i, line) in text.lines().enumerate() {
+            let Some(at) = line.find(INLINE_MARKER) else { continue };
+            let before = line[..at].trim_end();
+            let alone = if let Some(code) = before.strip_suffix('#') {
+                code.trim().is_empty()
+            } else if let Some(code) = before.strip_suffix("<!--") {
+                code.trim().is_empty()
+            } else {
+                // The words in a string or prose, not a comment.
+                continue;
+            };
+            let here = Location::new(rel, i + 1);
+            let rest = line[at + INLINE_MARKER.len()..].trim().trim_end_matches("-->").trim_end();
+            let (class, reason) = rest.split_once("--").unwrap_or((rest, ""));
+            let class = match class.trim().parse::<Class>() {
+                Ok(class) => class,
+                Err(e) => {
+                    bad.push(Finding::new(Class::StaleAllow, here, format!("inline allow sanctions nothing: {e}")));
+                    continue;
+                }
+            };
+            if reason.trim().is_empty() {
+                bad.push(Finding::new(
+                    Class::StaleAllow,
+                    here,
+                    "inline allow sanctions nothing: it needs a reason (`# alsim: allow CLASS -- REASON`)",
+                ));
+                continue;
+            }
+            list.entries.push(AllowEntry {
+                file: rel.to_string(),
+                line: Some(if alone { i + 2 } else { i + 1 }),
+                class,
+                reason: reason.trim().to_string(),
+                at: here,
+            });
+        }
+        (list, bad)
+    }
+
     /// Parses an allow-list; `origin` names it in errors.
     ///
     /// ```
@@ -109,6 +175,11 @@ impl AllowList {
     pub fn read(path: &Path) -> Result<AllowList> {
         let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT)?;
         AllowList::parse(&text, &path.display().to_string())
+    }
+
+    /// This list with `other`'s entries after its own.
+    pub fn extend(&mut self, other: AllowList) {
+        self.entries.extend(other.entries);
     }
 
     /// Marks the findings an entry sanctions, and adds a `stale-allow` warning for each entry that

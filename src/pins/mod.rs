@@ -622,6 +622,9 @@ pub struct Inventory {
     pub findings: Vec<Finding>,
     /// Shared lookup tables found: (name, location, number of entries).
     pub tables: Vec<(String, Location, usize)>,
+    /// The inline allows (`# alsim: allow CLASS -- REASON`) written in the files read.
+    #[serde(skip)]
+    pub inline_allows: AllowList,
 }
 
 /// Scans the repository at `root`: walks it, builds the launch graph, discovers every pin and resolves

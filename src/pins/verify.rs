@@ -230,9 +230,9 @@ pub fn check_inventory(
     }
     findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
     findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
-    if let Some(allow) = &options.allow {
-        allow.apply(&mut findings);
-    }
+    let mut allow = options.allow.clone().unwrap_or_default();
+    allow.extend(inventory.inline_allows);
+    allow.apply(&mut findings);
     for (checked, own) in pins.iter_mut().zip(&own) {
         checked.problems = findings
             .iter()

@@ -29,6 +29,7 @@ use rayon::prelude::*;
 
 use self::config::{Entry, Point};
 use self::runner::{LaunchFacts, Launcher, Runners};
+use super::allow::AllowList;
 use super::recipe::Recipe;
 use super::shell::Script;
 use super::shell::resolve::{Env, EnvValue, Table};
@@ -407,8 +408,13 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let files_read = files.texts.len();
     let entries = graph.entries.len();
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
-    let (pins, findings) = assemble::assemble(graph);
-    Inventory { repo: String::new(), files_read, entries, pins, findings, tables: tables_found }
+    let (pins, mut findings) = assemble::assemble(graph);
+    let mut inline_allows = AllowList::default();
+    for (list, mut bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
+        inline_allows.extend(list);
+        findings.append(&mut bad);
+    }
+    Inventory { repo: String::new(), files_read, entries, pins, findings, tables: tables_found, inline_allows }
 }
 
 /// Whether a config-shaped YAML file sits in a `deprecated/` directory. Such a directory is where a
