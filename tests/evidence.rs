@@ -116,6 +116,13 @@ fn consistent_and_inconclusive_exit_codes() {
     let (code, v) = eval_json(&["--pin", "2.76", "--k", "3", &fixture("vllm_mtbench_short.prom")]);
     assert_eq!((code, v["overall"].as_str().unwrap()), (3, "inconclusive"));
     assert!(v["files"][0]["further_steps"].as_f64().unwrap() > 0.0);
+    // Three log intervals: the design-effect interval uses Student's t, and the steps it asks for are
+    // counted with the same multiplier (a normal-theory count said "≈0 more steps" here).
+    let (code, v) = eval_json(&["--pin", "2.83", "--k", "3", &fixture("vllm_mtbench.log")]);
+    assert_eq!((code, v["overall"].as_str().unwrap()), (3, "inconclusive"));
+    let steps = v["files"][0]["estimate"]["steps"].as_f64().unwrap();
+    let further = v["files"][0]["further_steps"].as_f64().unwrap();
+    assert!(further >= 0.05 * steps, "{further} more after {steps}");
 }
 
 #[test]

@@ -180,7 +180,11 @@ pub fn check_file(file: &CurveFile, options: &CheckOptions) -> Vec<Problem> {
                         Some(rise),
                         Some(rise_se),
                         format!(
-                            "position {k} is accepted more often than position {} (p = {p:.2} > {before:.2}, a rise of {rise:.3}); noise standard error {rise_se:.3}, so the rise is {} noise ({:.1} SE)",
+                            // Increments, not probabilities: after a dip the one before is negative.
+                            "position {k} is accepted more often than position {}: AL grows by {p:.2} from k = {} to k = {k}, after {before:+.2} from k = {} to k = {} (a rise of {rise:.3}); noise standard error {rise_se:.3}, so the rise is {} noise ({:.1} SE)",
+                            k - 1,
+                            k - 1,
+                            k - 2,
                             k - 1,
                             if severity == Severity::Error { "beyond" } else { "within" },
                             rise / rise_se

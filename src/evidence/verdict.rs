@@ -371,8 +371,12 @@ fn judge(
         let gap = (e.point_estimate - pin.al).abs();
         let margin = (pin.tolerance - gap).abs();
         let per_step = e.standard_error * est.steps.sqrt();
+        // The interval's own multiplier: a design-effect interval over a few windows uses Student's t, wider
+        // than z, and a normal-theory count would say "≈0 more steps" for a run that is still undecided.
         let z = z_two_sided(pin.confidence)?;
-        (margin > 1e-9 && per_step > 0.0).then(|| ((z * per_step / margin).powi(2) - est.steps).max(0.0).ceil())
+        let multiplier = if e.standard_error > 0.0 { ((hi - lo) / 2.0 / e.standard_error).max(z) } else { z };
+        (margin > 1e-9 && per_step > 0.0)
+            .then(|| ((multiplier * per_step / margin).powi(2) - est.steps).max(1.0).ceil())
     } else {
         None
     };
