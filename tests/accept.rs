@@ -27,6 +27,21 @@ fn seed_case_on_embedded_defaults() {
 }
 
 #[test]
+fn the_seed_model_named_explores_with_the_seed_drafter_but_never_judges_with_a_guess() {
+    let (code, stdout, stderr) = run(&["accept", "--model", "minimax-m3", "--k", "3"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("AL 2.830") && stdout.contains("minimaxm3_eagle3.yaml"), "{stdout}");
+    assert!(stderr.contains("two drafters") && stderr.contains("MiniMax-M3-EAGLE3-GQA"), "{stderr}");
+    // A verdict or a pin written from a guessed drafter is the mistake alsim exists to catch.
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/evidence/vllm_mtbench.log");
+    let (code, _, stderr) = run(&["eval", "--pin-from", "--model", "minimax-m3", "--k", "3", log]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("matches 2 golden files"), "{stderr}");
+    let (code, _, stderr) = run(&["pin", "--model", "minimax-m3", "--k", "3", "--engine", "vllm"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
 fn llamacpp_length_and_the_rates_pin_beside_the_others() {
     let (code, stdout, _) = run(&["accept"]);
     assert_eq!(code, 0);

@@ -56,12 +56,23 @@ impl CurveArgs {
         Ok(if files.is_empty() { CurveSet::embedded() } else { CurveSet::new(files) })
     }
 
-    /// The lookup these flags describe.
-    pub fn query(&self) -> CurveQuery {
+    /// The lookup these flags describe. With no model named, the seed's model and drafter. A command that
+    /// only explores (`exploring`: accept, simulate, predict, curve show) also takes the seed's drafter when
+    /// the seed's model is named without one, and says so on stderr; one that judges or writes a pin (eval,
+    /// pin) never picks between the two MiniMax-M3 drafters for the user.
+    pub fn query(&self, exploring: bool) -> CurveQuery {
         let model = self.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string());
-        let drafter = self.drafter.clone().or_else(|| {
-            (self.model.is_none() && self.method.is_none() && self.curve_files.is_empty() && self.golden.is_none())
-                .then(|| DEFAULT_DRAFTER.to_string())
+        let embedded = self.method.is_none() && self.curve_files.is_empty() && self.golden.is_none();
+        let drafter = self.drafter.clone().or_else(|| match &self.model {
+            None => embedded.then(|| DEFAULT_DRAFTER.to_string()),
+            Some(named) if exploring && embedded && named.eq_ignore_ascii_case(DEFAULT_MODEL) => {
+                eprintln!(
+                    "alsim: note: {DEFAULT_MODEL} has curves for two drafters; using {DEFAULT_DRAFTER} \
+                     (--drafter {DEFAULT_DRAFTER}-GQA for the other)"
+                );
+                Some(DEFAULT_DRAFTER.to_string())
+            }
+            Some(_) => None,
         });
         CurveQuery {
             model,
@@ -212,7 +223,7 @@ impl RealAcceptanceArgs {
             }
             _ => {
                 let set = self.curve.curve_set()?;
-                let found = set.lookup(&self.curve.query())?;
+                let found = set.lookup(&self.curve.query(true))?;
                 let k = self.k.unwrap_or(DEFAULT_K);
                 let (chain, how) = match self.fit {
                     Some(kind) => (fit(found.curve, kind)?.chain(k)?, format!(", {kind} fit")),

@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         }
         Args::Show { curve, output } => {
             let set = curve.curve_set()?;
-            let found = set.lookup(&curve.query())?;
+            let found = set.lookup(&curve.query(true))?;
             emit(&report::render(&CurveView::new(found.file, found.curve), output.format))?;
         }
         Args::Check { paths, run_se, z, strict, output } => {

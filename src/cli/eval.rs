@@ -99,7 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(al) => Pin::new(al, args.k.unwrap_or(DEFAULT_K), args.tolerance, args.confidence, "--pin")?,
         None => {
             let set = args.curve.curve_set()?;
-            let found = set.lookup(&args.curve.query())?;
+            let found = set.lookup(&args.curve.query(false))?;
             let k = args.k.unwrap_or(DEFAULT_K);
             let chain = found.curve.chain(k).context("deriving per-position acceptance from the golden curve")?;
             let source = format!("{} {}", found.file.origin, found.curve.field(k));

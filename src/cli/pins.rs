@@ -263,7 +263,7 @@ pub fn run_pin(args: PinArgs) -> anyhow::Result<Outcome> {
         );
     }
     let set = args.curve.curve_set()?;
-    let found = set.lookup(&args.curve.query())?;
+    let found = set.lookup(&args.curve.query(false))?;
     let al = found.curve.al(args.k)?;
     let source = format!("{} {}", found.file.origin, found.curve.field(args.k));
     let text = match args.shape {

@@ -303,7 +303,7 @@ fn resolve_acceptance(
         return Ok((source, None));
     }
     let set = curve_args.curve_set()?;
-    let found = set.lookup(&curve_args.query())?;
+    let found = set.lookup(&curve_args.query(true))?;
     let source = match args.fit {
         None => AcceptanceSource::from_curve(found.curve, &found.file.origin, max_k)
             .context("reading AL(k) from the golden curve (lower --max-k, add --fit, or give --al)")?,
