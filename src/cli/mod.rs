@@ -14,7 +14,7 @@ mod simulate;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 const EXIT_STATUS_HELP: &str = "\
 Exit status:
@@ -59,6 +59,15 @@ enum Command {
     /// Fit the step-time model to measured step times or serving pairs (CSV), score it on what the fit did
     /// not see, and optionally save a hardware profile.
     Calibrate(calibrate::Args),
+    /// Print a shell completion script: `alsim completions bash > /etc/bash_completion.d/alsim` (also zsh,
+    /// fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `alsim man > alsim.1`.
+    Man,
 }
 
 /// How a command ended, when it did not fail.
@@ -85,6 +94,12 @@ pub fn main() -> ExitCode {
         Command::Pin(args) => pins::run_pin(args),
         Command::Predict(args) => predict::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "alsim", &mut script);
+            emit(&String::from_utf8_lossy(&script)).map(|()| Outcome::Pass)
+        }
+        Command::Man => man_page().and_then(|page| emit(&page)).map(|()| Outcome::Pass),
     };
     match result {
         Ok(Outcome::Pass) => ExitCode::SUCCESS,
@@ -97,6 +112,40 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The man page: the top-level help, then a section per subcommand (`alsim pins check` too), as
+/// `man alsim` shows it.
+fn man_page() -> anyhow::Result<String> {
+    let command = Cli::command();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command.clone()).render(&mut page)?;
+    for sub in command.get_subcommands().filter(|s| !matches!(s.get_name(), "completions" | "man" | "help")) {
+        man_sections(sub, "alsim", &mut page)?;
+    }
+    Ok(String::from_utf8(page)?)
+}
+
+fn man_sections(sub: &clap::Command, parent: &str, page: &mut Vec<u8>) -> std::io::Result<()> {
+    let name = format!("{parent} {}", sub.get_name());
+    page.extend(format!(".SH \"{}\"\n", name.to_uppercase()).bytes());
+    let man = clap_mangen::Man::new(sub.clone().name(name.clone()));
+    man.render_description_section(page)?;
+    man.render_options_section(page)?;
+    if let Some(after) = sub.get_after_help() {
+        // As --help prints it (exit statuses laid out in columns): unfilled, roff's control characters escaped.
+        page.extend(b".PP\n.nf\n");
+        for line in after.to_string().lines() {
+            let line = line.replace('\\', "\\e");
+            let lead = if line.starts_with(['.', '\'']) { "\\&" } else { "" };
+            page.extend(format!("{lead}{line}\n").bytes());
+        }
+        page.extend(b".fi\n");
+    }
+    for child in sub.get_subcommands().filter(|s| s.get_name() != "help") {
+        man_sections(child, &name, page)?;
+    }
+    Ok(())
 }
 
 /// Writes command output to stdout. A closed pipe (`alsim … | head`) surfaces as an error that
