@@ -6,6 +6,7 @@ mod calibration;
 mod curve;
 mod escape;
 mod evidence;
+mod golden;
 mod no_panic;
 mod perf;
 mod pins;

@@ -108,7 +108,7 @@ impl Report for Drift {
             };
             t.row(vec![
                 p.k.to_string(),
-                fixed(p.golden, 2),
+                fixed(p.golden, 3),
                 measured,
                 difference,
                 ci,
