@@ -77,7 +77,7 @@ fn drift_label(verdict: Verdict) -> &'static str {
         Verdict::Consistent => "consistent",
         Verdict::PinTooHigh => "curve too high",
         Verdict::PinTooLow => "curve too low",
-        Verdict::Mixed => "curve too high at some k, too low at others",
+        Verdict::Mixed => "curve too high for some runs or k, too low for others",
         Verdict::Inconclusive => "undecided",
     }
 }
