@@ -66,18 +66,16 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The runs' paths, and their evidence grouped by k.
-    fn read(&self) -> anyhow::Result<(Vec<PathBuf>, ByK)> {
-        let mut paths = Vec::new();
+    /// The runs' evidence grouped by k.
+    fn read(&self) -> anyhow::Result<ByK> {
         let mut runs = Vec::new();
         for text in &self.runs {
             let (path, k) = split_k(text)?;
             let k = k.or(self.k);
             let options = self.read.options(k, None)?;
             runs.push(Run { evidence: evidence::read_path(&path, None, &options)?, k });
-            paths.push(path);
         }
-        Ok((paths, collect::group_by_k(runs)?))
+        Ok(collect::group_by_k(runs)?)
     }
 }
 
@@ -165,11 +163,11 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
-    if args.output.exists() && !args.force {
-        // Refused before any evidence is read, so a long read never ends in a refusal.
-        anyhow::bail!("--output: {} already exists; pass --force to overwrite it", args.output.display());
-    }
-    let (paths, by_k) = args.runs.read()?;
+    let paths: Vec<PathBuf> =
+        args.runs.runs.iter().map(|r| split_k(r).map(|(path, _)| path)).collect::<anyhow::Result<_>>()?;
+    let runs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    collect::check_output(&args.output, args.force, &runs)?;
+    let by_k = args.runs.read()?;
     let identity = Identity {
         model: args.model,
         mode: args.mode,
@@ -181,7 +179,6 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
     };
     let output = args.output.display().to_string();
     let collection = collect::collect(identity, &by_k, args.runs.confidence, args.target_se, &output)?;
-    let runs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     collect::write_file(&collection, &args.output, args.force, &runs)?;
     emit(&report::render(&collection, args.format.format))?;
     Ok(if collection.has_problem() {
@@ -210,7 +207,7 @@ fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
             file.curves.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
         ),
     };
-    let (_, by_k) = args.runs.read()?;
+    let by_k = args.runs.read()?;
     let result = drift(curve, &file.origin, &by_k, args.tolerance, args.runs.confidence)?;
     emit(&report::render(&result, args.format.format))?;
     Ok(match result.overall {

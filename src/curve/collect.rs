@@ -357,12 +357,13 @@ fn point_comment(p: &KEstimate, confidence: f64) -> String {
     )
 }
 
-/// Writes the collected file to `path`, refusing to replace an existing file unless `force`, and never
-/// one of the runs it was collected from.
+/// Refuses `path` as the output when it exists and `force` is not set, or when it is one of the `runs`
+/// (never overwritten, even with `force`). Called before any evidence is read, so a long read never ends in
+/// a refusal, and again by [`write_file`].
 ///
 /// # Errors
-/// [`Error::Invalid`] for a refused path; [`Error::Io`] when the file cannot be written.
-pub fn write_file(collection: &Collection, path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
+/// [`Error::Invalid`] naming `--output`.
+pub fn check_output(path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
     let same = |run: &&Path| match (run.canonicalize(), path.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
@@ -379,5 +380,49 @@ pub fn write_file(collection: &Collection, path: &Path, force: bool, runs: &[&Pa
             format!("{} already exists; pass --force to overwrite it", path.display()),
         ));
     }
+    Ok(())
+}
+
+/// Writes the collected file to `path` after [`check_output`].
+///
+/// # Errors
+/// As [`check_output`]; [`Error::Io`] when the file cannot be written.
+pub fn write_file(collection: &Collection, path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
+    check_output(path, force, runs)?;
     std::fs::write(path, &collection.text).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(k: Option<usize>, positions: Option<usize>, given: Option<usize>) -> Run {
+        let location = Location { origin: "r.prom".into(), line: Some(7) };
+        let mut total = Window::new(1000.0, 1500.0);
+        total.positions = positions.map(|n| (0..n).map(|i| 700.0 - 100.0 * i as f64).collect());
+        let evidence = Evidence {
+            k: k.map(|k| (k, location.clone())),
+            location,
+            engine: Engine::Vllm,
+            format: InputFormat::Prometheus,
+            total,
+            batches: Vec::new(),
+            notes: Vec::new(),
+        };
+        Run { evidence: vec![evidence], k: given }
+    }
+
+    #[test]
+    fn runs_take_the_k_their_evidence_records() {
+        let by_k =
+            group_by_k(vec![run(Some(3), None, None), run(None, Some(4), None), run(None, None, Some(3))]).unwrap();
+        assert_eq!(by_k.iter().map(|(k, r)| (*k, r.len())).collect::<Vec<_>>(), [(3, 2), (4, 1)]);
+        assert!(by_k[&3][1].notes[0].contains("k = 3 as given"), "{:?}", by_k[&3][1].notes);
+        let err = group_by_k(vec![run(Some(4), None, Some(3))]).unwrap_err().to_string();
+        assert!(err.starts_with("r.prom:7") && err.contains("set it to 4"), "{err}");
+        let err = group_by_k(vec![run(None, None, None)]).unwrap_err().to_string();
+        assert!(err.contains("RUN@k=N"), "{err}");
+        assert!(group_by_k(Vec::new()).is_err());
+        assert!(group_by_k(vec![run(None, None, Some(0))]).is_err());
+    }
 }
