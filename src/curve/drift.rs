@@ -116,7 +116,9 @@ pub fn drift(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidence
             measured,
             difference,
             verdict: report.overall,
-            further_steps: decided.and_then(|f| f.further_steps),
+            // The evaluator's count assumes a normal interval; where the batch-means Student-t one is
+            // wider it can say 0 for a k still undecided, which is no count at all.
+            further_steps: decided.and_then(|f| f.further_steps).filter(|&steps| steps > 0.0),
             undecided: decided.map_or_else(
                 || report.files.iter().find_map(|f| f.sample_too_small.clone()),
                 |f| f.sample_too_small.clone(),
