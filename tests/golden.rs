@@ -243,3 +243,118 @@ fn collect_and_check_from_the_command_line() {
     let (code, _, stderr) = run(&["golden", "check", &out_s, &short.display().to_string()]);
     assert_eq!((code, stderr.contains("@k=N")), (2, true), "{stderr}");
 }
+
+const FIXTURES: &str = "tests/fixtures/evidence";
+
+/// The seed's question for the whole curve: MiniMax-M3 EAGLE3 thinking on, k = 3 → 2.83, against the
+/// project's eval fixtures. MT-Bench runs (vLLM, ATOM, TensorRT-LLM, llama.cpp) agree with each other and say
+/// 2.70: the curve is too high; GSM8K runs say 3.51: too low; all together they disagree (no pool).
+#[test]
+fn the_seed_curve_against_the_eval_fixtures() {
+    let dir = tempfile::tempdir().unwrap();
+    let curve = dir.path().join("minimaxm3_eagle3.yaml");
+    std::fs::write(
+        &curve,
+        "# drafter: Inferact/MiniMax-M3-EAGLE3\nminimax-m3:\n  thinking_on:\n    1: 1.78\n    2: 2.38\n    3: 2.83\n  thinking_off:\n    3: 2.93\n",
+    )
+    .unwrap();
+    let curve_s = curve.display().to_string();
+    let fixture = |name: &str| format!("{FIXTURES}/{name}");
+    let mtbench: Vec<String> = [
+        "vllm_mtbench_scrapes.prom",
+        "atom_mtbench.prom",
+        "atom_mtbench.log",
+        "trtllm_mtbench.prom@k=3",
+        "vllm_mtbench.log",
+        "llamacpp_mtbench.log@k=3",
+    ]
+    .iter()
+    .map(|n| fixture(n))
+    .collect();
+    let gsm8k: Vec<String> = [
+        "atom_gsm8k_mtp_stats.json",
+        "sglang_gsm8k.prom",
+        "sglang_gsm8k.log@k=3",
+        "trtllm_gsm8k_iterations.json@k=3",
+        "aiperf_gsm8k_server_metrics_export.json@k=3",
+    ]
+    .iter()
+    .map(|n| fixture(n))
+    .collect();
+    let check = |runs: &[String]| {
+        let mut args = vec!["golden", "check", &curve_s, "--mode", "thinking_on", "--format", "json"];
+        args.extend(runs.iter().map(String::as_str));
+        let (code, stdout, stderr) = run(&args);
+        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+        (code, json)
+    };
+    let (code, j) = check(&mtbench);
+    assert_eq!((code, j["overall"].as_str()), (1, Some("pin_too_high")), "{j}");
+    let k3 = &j["points"][0];
+    assert_eq!((k3["k"].as_u64(), k3["runs"].as_u64()), (Some(3), Some(6)));
+    assert!(k3["heterogeneity"]["pooled"].as_bool().unwrap());
+    assert!((k3["difference"]["point_estimate"].as_f64().unwrap() + 0.128).abs() < 0.002, "{k3}");
+    assert_eq!(j["not_measured"], serde_json::json!([1, 2]));
+    let (code, j) = check(&gsm8k);
+    assert_eq!((code, j["overall"].as_str()), (1, Some("pin_too_low")), "{j}");
+    assert!((j["points"][0]["measured"]["point_estimate"].as_f64().unwrap() - 3.511).abs() < 0.002);
+    let all: Vec<String> = mtbench.iter().chain(&gsm8k).cloned().collect();
+    let (code, j) = check(&all);
+    assert_eq!((code, j["overall"].as_str()), (1, Some("mixed")), "{j}");
+    assert!(j["points"][0]["measured"].is_null() && !j["points"][0]["heterogeneity"]["pooled"].as_bool().unwrap());
+
+    // Collected from the MT-Bench runs: one value at k = 3, the check flags the k below it as missing (exit 1).
+    let out = dir.path().join("collected.yaml");
+    let out_s = out.display().to_string();
+    let mut args = vec![
+        "golden",
+        "collect",
+        "--model",
+        "minimax-m3",
+        "--drafter",
+        "Inferact/MiniMax-M3-EAGLE3",
+        "--method",
+        "eagle3",
+        "--draft-sampling",
+        "greedy",
+        "--mode",
+        "thinking_on",
+        "-o",
+        &out_s,
+        "--format",
+        "json",
+    ];
+    args.extend(mtbench.iter().map(String::as_str));
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!((j["points"][0]["al"]["point_estimate"].as_f64().unwrap() - 2.702).abs() < 0.001, "{j}");
+    assert_eq!(j["points"][0]["steps"].as_f64(), Some(130_221.0));
+    assert!(j["check"]["problems"].as_array().unwrap().iter().any(|p| p["field"] == "minimax-m3.thinking_on.1"));
+    assert!(std::fs::read_to_string(&out).unwrap().contains("    3: 2.702  # steps 130221, runs 6, SE "));
+}
+
+/// Input errors exit 2 with the file named: a curve holding several modes without --mode, a run at a k the
+/// curve lacks, a run whose k contradicts the one given.
+#[test]
+fn golden_input_errors_name_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let curve = dir.path().join("c.yaml");
+    std::fs::write(&curve, "m:\n  thinking_on:\n    1: 1.78\n    2: 2.38\n  thinking_off:\n    1: 1.8\n").unwrap();
+    let curve_s = curve.display().to_string();
+    let scrapes = format!("{FIXTURES}/vllm_mtbench_scrapes.prom");
+    let (code, _, stderr) = run(&["golden", "check", &curve_s, &scrapes]);
+    assert_eq!((code, stderr.contains("2 curves match")), (2, true), "{stderr}");
+    let (code, _, stderr) = run(&["golden", "check", &curve_s, "--mode", "thinking_on", &scrapes]);
+    assert_eq!(
+        (code, stderr.contains("vllm_mtbench_scrapes.prom:12") && stderr.contains("k = 3")),
+        (2, true),
+        "{stderr}"
+    );
+    let given = format!("{scrapes}@k=2");
+    let (code, _, stderr) = run(&["golden", "check", &curve_s, "--mode", "thinking_on", &given]);
+    assert_eq!((code, stderr.contains("set it to 3")), (2, true), "{stderr}");
+    let bad = format!("{scrapes}@k=three");
+    let (code, _, stderr) = run(&["golden", "check", &curve_s, "--mode", "thinking_on", &bad]);
+    assert_eq!((code, stderr.contains("not a draft length")), (2, true), "{stderr}");
+}
