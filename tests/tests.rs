@@ -7,6 +7,7 @@ mod curve;
 mod escape;
 mod evidence;
 mod fix_edits;
+mod golden;
 mod install;
 mod no_panic;
 mod perf;

@@ -7,6 +7,7 @@ mod common;
 mod convert;
 mod curve;
 mod eval;
+mod golden;
 mod pins;
 mod predict;
 mod simulate;
@@ -48,6 +49,10 @@ enum Command {
     /// Is a pinned AL consistent with real-verification evidence (metrics scrapes, debug JSON, server
     /// logs, AIPerf exports)? Verdict, intervals, throughput error, per-position departures.
     Eval(eval::Args),
+    /// Golden curves from eval-only runs: collect one (with per-k steps, standard errors and intervals), or
+    /// check a committed one for drift against new runs.
+    #[command(subcommand)]
+    Golden(golden::Args),
     /// Check or list pinned synthetic acceptance values across a benchmark repository.
     Pins(pins::PinsArgs),
     /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env,
@@ -90,6 +95,7 @@ pub fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Golden(args) => golden::run(args),
         Command::Pins(args) => pins::run(args),
         Command::Pin(args) => pins::run_pin(args),
         Command::Predict(args) => predict::run(args),

@@ -3,8 +3,9 @@
 //!
 //! This module owns reading those files in all three shapes InferenceX uses, their provenance
 //! ([`provenance`]), resolving a (model, drafter, method, draft sampling, mode, k) query to one curve
-//! ([`registry`]), and validating curves ([`check`]). The project's own curves are embedded in the binary
-//! ([`CurveSet::embedded`]).
+//! ([`registry`]), validating curves ([`check`]) and writing them back in InferenceX's layout ([`write`]);
+//! collecting a curve from eval-only runs ([`collect`]) and testing a committed curve against new runs
+//! ([`drift`]). The project's own curves are embedded in the binary ([`CurveSet::embedded`]).
 //!
 //! Shapes, all read unchanged:
 //! - thinking matrix: `model: {thinking_on: {1: 1.78, …}, thinking_off: {…}}`
@@ -12,8 +13,11 @@
 //! - flat list: `model: [{1: 1.90}, {2: 2.60}]`
 
 pub mod check;
+pub mod collect;
+pub mod drift;
 pub mod provenance;
 pub mod registry;
+pub mod write;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -12,6 +12,7 @@
 mod accept;
 pub mod curve;
 pub mod evidence;
+mod golden;
 mod perf;
 pub mod pins;
 mod sim;

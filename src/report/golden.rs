@@ -1,0 +1,135 @@
+//! Tables for golden curves from eval runs: `alsim golden collect` and `alsim golden check` (drift).
+
+use super::{Report, Table, fixed};
+use crate::curve::collect::Collection;
+use crate::curve::drift::Drift;
+use crate::evidence::Verdict;
+
+fn interval(lower: f64, upper: f64, digits: usize) -> String {
+    format!("[{}, {}]", fixed(lower, digits), fixed(upper, digits))
+}
+
+fn steps(value: Option<f64>) -> String {
+    value.map(|s| format!("{s:.0}")).unwrap_or_else(|| "-".into())
+}
+
+impl Report for Collection {
+    fn tables(&self) -> Vec<Table> {
+        let id = &self.identity;
+        let mut t = Table::new(
+            format!(
+                "Golden curve {} ({}, {}, {}, {} draft sampling) written to {}",
+                id.model, id.mode, id.drafter, id.method, id.draft_sampling, self.output
+            ),
+            &["k", "AL", "SE", "basis", &format!("{:.0}% CI", self.confidence * 100.0), "steps", "runs", "runs agree"],
+        );
+        for p in &self.points {
+            let ci = &p.al.confidence_interval;
+            t.row(vec![
+                p.k.to_string(),
+                fixed(p.al.point_estimate, 3),
+                fixed(p.al.standard_error, 4),
+                p.basis.clone(),
+                interval(ci.lower_bound, ci.upper_bound, 3),
+                format!("{:.0}", p.steps),
+                p.runs.len().to_string(),
+                match &p.heterogeneity {
+                    None => "-".into(),
+                    Some(h) => format!("{} (Cochran p = {:.3})", if h.pooled { "yes" } else { "NO" }, h.p_value),
+                },
+            ]);
+        }
+        let mut tables = vec![t];
+        if !self.shortfalls.is_empty() {
+            let mut s = Table::new(
+                format!("Draft lengths that need more verification steps for SE ≤ {}", self.target_se),
+                &["k", "SE now", "further steps"],
+            );
+            for f in &self.shortfalls {
+                s.row(vec![f.k.to_string(), fixed(f.standard_error, 4), steps(f.further_steps)]);
+            }
+            tables.push(s);
+        }
+        tables.extend(self.check.tables());
+        tables
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for p in &self.points {
+            let k = p.k;
+            if p.heterogeneous() {
+                notes.push(format!(
+                    "k = {k}: the runs disagree beyond noise; the value is their pooled counts with the between-run standard error, and describes none of the workloads well"
+                ));
+            }
+            notes.extend(p.undecided.iter().map(|u| format!("k = {k}: no interval can be trusted yet: {u}")));
+            notes.extend(p.read_back.iter().map(|r| format!("k = {k}: {r}")));
+            notes.extend(p.notes.iter().map(|n| format!("k = {k}: {n}")));
+        }
+        notes
+    }
+}
+
+/// The verdict's words for a curve rather than a pin.
+fn drift_label(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Consistent => "consistent",
+        Verdict::PinTooHigh => "curve too high",
+        Verdict::PinTooLow => "curve too low",
+        Verdict::Mixed => "curve too high for some runs or k, too low for others",
+        Verdict::Inconclusive => "undecided",
+    }
+}
+
+impl Report for Drift {
+    fn tables(&self) -> Vec<Table> {
+        let mut t = Table::new(
+            format!(
+                "Drift of {}: {} (tolerance ±{}, {:.0}% family confidence, {} over {} k: {:.4} per k)",
+                self.curve,
+                drift_label(self.overall),
+                self.tolerance,
+                self.confidence * 100.0,
+                self.correction,
+                self.points.len(),
+                self.per_k_confidence
+            ),
+            &["k", "golden AL", "measured AL", "difference", "interval", "verdict", "steps", "runs", "further steps"],
+        );
+        for p in &self.points {
+            let (measured, difference, ci) = match (&p.measured, &p.difference) {
+                (Some(m), Some(d)) => (
+                    fixed(m.point_estimate, 3),
+                    format!("{:+.3}", d.point_estimate),
+                    interval(d.confidence_interval.lower_bound, d.confidence_interval.upper_bound, 3),
+                ),
+                _ => ("-".into(), "-".into(), "runs disagree".into()),
+            };
+            t.row(vec![
+                p.k.to_string(),
+                fixed(p.golden, 3),
+                measured,
+                difference,
+                ci,
+                drift_label(p.verdict).into(),
+                format!("{:.0}", p.steps),
+                p.runs.to_string(),
+                steps(p.further_steps),
+            ]);
+        }
+        vec![t]
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> =
+            self.points.iter().flat_map(|p| p.undecided.iter().map(move |u| format!("k = {}: {u}", p.k))).collect();
+        if !self.not_measured.is_empty() {
+            notes.push(format!(
+                "no runs for k = {}: those values are not checked",
+                self.not_measured.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        notes
+    }
+}
