@@ -44,6 +44,7 @@ pub mod accept;
 pub mod curve;
 pub mod engine;
 pub mod error;
+pub mod escape;
 pub mod evidence;
 pub mod input;
 pub mod perf;

@@ -257,15 +257,11 @@ fn push_shown(out: &mut String, name: &OsStr) {
     use std::fmt::Write as _;
     for chunk in name.as_encoded_bytes().utf8_chunks() {
         for c in chunk.valid().chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                c if needs_escape(c) => {
-                    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-                }
-                c => out.push(c),
+            // A backslash is escaped too, so that the escapes cannot be forged: the mapping stays one-to-one.
+            if c == '\\' {
+                out.push_str("\\\\");
+            } else {
+                crate::escape::push_char(out, c);
             }
         }
         for byte in chunk.invalid() {
@@ -275,7 +271,7 @@ fn push_shown(out: &mut String, name: &OsStr) {
 }
 
 fn needs_escape(c: char) -> bool {
-    c == '\\' || c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+    c == '\\' || crate::escape::breaks_line(c)
 }
 
 /// The relative OS path a shown path (see [`display_path`]) stands for; `None` when `shown` is not one

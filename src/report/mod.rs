@@ -103,21 +103,12 @@ impl Table {
 /// holds. A backslash stays as it is: text that is already escaped shows its backslashes, and ordinary text
 /// (no control characters) is returned unchanged.
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
-    if !text.contains(breaks) {
+    if !text.contains(crate::escape::breaks_line) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if breaks(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
+        crate::escape::push_char(&mut out, c);
     }
     Cow::Owned(out)
 }
