@@ -175,8 +175,9 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     };
     emit(&text)?;
     // Annotations stop at 10 errors a step; the job summary GitHub renders on the run's page holds the whole
-    // report. Earlier steps' summaries in the file are kept, and a summary that cannot be written fails nothing.
-    if let (CheckFormat::Github, Some(path)) = (args.format, std::env::var_os("GITHUB_STEP_SUMMARY")) {
+    // report. What the file already holds is kept, and a summary that cannot be written fails nothing.
+    let summary = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
+    if let (CheckFormat::Github, Some(path)) = (args.format, summary) {
         let path = PathBuf::from(path);
         let appended = std::fs::OpenOptions::new()
             .append(true)
