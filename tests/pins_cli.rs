@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::pins::{MASTER, RC, SN, check_json, fixture, line_of};
-use crate::util::run;
+use crate::util::{alsim, run};
 
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -285,6 +285,65 @@ fn formats_for_ci_logs_pr_comments_and_spreadsheets() {
     let (code, list, _) = run(&["pins", "list", repo, "--format", "csv"]);
     assert_eq!(code, 0);
     assert!(list.contains(&format!("{SN}glm5.2_fp8_mi3x_mtp.sh")), "{list}");
+}
+
+#[test]
+fn github_annotations_put_wrong_values_first_and_keep_every_finding() {
+    let repo = fixture();
+    let repo = repo.to_str().unwrap();
+    let (code, github, _) = run(&["pins", "check", repo, "--format", "github"]);
+    assert_eq!(code, 1);
+    let (_, report) = check_json(&["pins", "check", repo, "--format", "json"]);
+    // (level, class) of each annotation, in the order printed.
+    let shown: Vec<(&str, &str)> = github
+        .lines()
+        .filter_map(|l| {
+            let (level, rest) = l.strip_prefix("::")?.split_once(' ')?;
+            let class = rest.split_once("title=alsim pins%3A ")?.1.split([' ', ':']).next()?;
+            Some((level, class))
+        })
+        .collect();
+    assert_eq!(shown.len(), report["findings"].as_array().unwrap().len(), "{github}");
+    let level_rank = |level: &str| ["error", "warning", "notice"].iter().position(|l| *l == level).unwrap();
+    let order = ["wrong-k", "mismatch", "wrong-drafter", "wrong-model", "wrong-thinking-mode", "out-of-range"];
+    let order = [&order[..], &["spelling", "eval-leak"]].concat();
+    let class_rank = |class: &str| order.iter().position(|c| *c == class).unwrap_or(order.len());
+    let ranks: Vec<(usize, usize)> = shown.iter().map(|(l, c)| (level_rank(l), class_rank(c))).collect();
+    assert!(ranks.is_sorted(), "{shown:?}");
+    // In file order the fixture's first error is CHANGELOG.md's drift; its wrong-k errors come first now.
+    assert_eq!(shown[..2], [("error", "wrong-k"), ("error", "wrong-k")], "{shown:?}");
+    let leaks = shown.iter().position(|s| *s == ("error", "eval-leak")).unwrap();
+    let drift = shown.iter().position(|s| *s == ("error", "drift")).unwrap();
+    assert!(shown[..leaks].iter().all(|(_, c)| order[..7].contains(c)) && leaks < drift, "{shown:?}");
+}
+
+#[test]
+fn the_github_format_appends_the_markdown_report_to_the_job_summary() {
+    let repo = fixture();
+    let repo = repo.to_str().unwrap();
+    let (_, md, _) = run(&["pins", "check", repo, "--format", "md"]);
+    let (_, annotations, _) = run(&["pins", "check", repo, "--format", "github"]);
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("step_summary.md");
+    std::fs::write(&summary, "an earlier step's summary\n").unwrap();
+    let with_summary = |format: &str, path: &Path| {
+        let out = alsim().args(["pins", "check", repo, "--format", format]).env("GITHUB_STEP_SUMMARY", path).output();
+        let out = out.unwrap();
+        (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, stdout, stderr) = with_summary("github", &summary);
+    assert_eq!((code, stdout.as_str()), (1, annotations.as_str()), "{stderr}");
+    let appended = format!("an earlier step's summary\n{md}");
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), appended);
+    // Only the github format writes it.
+    let (code, _, _) = with_summary("json", &summary);
+    assert_eq!(code, 1);
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), appended);
+    // A summary that cannot be written is a warning; the check's own verdict and output stand.
+    let (code, stdout, stderr) = with_summary("github", &dir.path().join("missing/step_summary.md"));
+    assert_eq!((code, stdout.as_str()), (1, annotations.as_str()));
+    assert!(stderr.contains("warning") && stderr.contains("GITHUB_STEP_SUMMARY"), "{stderr}");
+    assert!(stderr.contains("missing/step_summary.md"), "{stderr}");
 }
 
 /// The changed lines of a unified diff, as (file, old, new).

@@ -1,6 +1,7 @@
 //! `alsim pins check|list|fix [REPO]` and `alsim pin`: the CI check of pinned acceptance lengths, the
 //! pin inventory, the repair of wrong literals, and the engine-native setting for a golden value.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use alsim::accept::{RatesPin, RatesSetting};
@@ -199,6 +200,21 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
         CheckFormat::Md => report::pins::markdown(&checked),
     };
     emit(&text)?;
+    // Annotations stop at 10 errors a step; the job summary GitHub renders on the run's page holds the whole
+    // report. What the file already holds is kept, and a summary that cannot be written fails nothing.
+    let summary = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
+    if let (CheckFormat::Github, Some(path)) = (args.format, summary) {
+        let path = PathBuf::from(path);
+        let appended = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .and_then(|mut file| file.write_all(report::pins::markdown(&checked).as_bytes()));
+        if let Err(e) = appended {
+            let shown = report::one_line(&path.to_string_lossy()).into_owned();
+            eprintln!("alsim: warning: the report was not appended to $GITHUB_STEP_SUMMARY ({shown}): {e}");
+        }
+    }
     Ok(match checked.status {
         Status::Pass => Outcome::Pass,
         Status::Fail => Outcome::Problem,

@@ -224,15 +224,38 @@ pub fn markdown(report: &CheckReport) -> String {
     out
 }
 
-/// GitHub Actions workflow commands, one per finding (`::error`, `::warning`; allowed and notes as `::notice`).
+/// Classes whose annotations come first, in this order: GitHub shows only the first 10 error annotations
+/// of a step (50 of a job), and a wrong value is what a reviewer must not miss among dozens of eval leaks.
+const ANNOTATION_ORDER: [Class; 8] = [
+    Class::WrongK,
+    Class::Mismatch,
+    Class::WrongDrafter,
+    Class::WrongModel,
+    Class::WrongThinkingMode,
+    Class::OutOfRange,
+    Class::Spelling,
+    Class::EvalLeak,
+];
+
+/// The workflow command of a finding and the rank of that level (errors first).
+fn annotation_level(f: &Finding) -> (usize, &'static str) {
+    match (&f.allowed, f.severity) {
+        (None, Severity::Error) => (0, "error"),
+        (None, Severity::Warning) => (1, "warning"),
+        (Some(_), _) | (None, Severity::Note) => (2, "notice"),
+    }
+}
+
+/// GitHub Actions workflow commands, one per finding (`::error`, `::warning`; allowed and notes as `::notice`):
+/// errors, then warnings, then notices; within each, value errors ([`ANNOTATION_ORDER`]) first, then eval
+/// leaks, then the rest, each by file and line.
 pub fn github_annotations(report: &CheckReport) -> String {
     let mut out = String::new();
-    for f in &report.findings {
-        let level = match (&f.allowed, f.severity) {
-            (Some(_), _) | (None, Severity::Note) => "notice",
-            (None, Severity::Error) => "error",
-            (None, Severity::Warning) => "warning",
-        };
+    let mut findings: Vec<&Finding> = report.findings.iter().collect();
+    let class_rank = |c: Class| ANNOTATION_ORDER.iter().position(|o| *o == c).unwrap_or(ANNOTATION_ORDER.len());
+    findings.sort_by_key(|f| (annotation_level(f).0, class_rank(f.class)));
+    for f in findings {
+        let level = annotation_level(f).1;
         let title = match f.class.number() {
             Some(n) => format!("alsim pins: {} (class {n})", f.class),
             None => format!("alsim pins: {}", f.class),
