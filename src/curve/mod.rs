@@ -3,7 +3,7 @@
 //!
 //! This module owns reading those files in all three shapes InferenceX uses, their provenance
 //! ([`provenance`]), resolving a (model, drafter, method, draft sampling, mode, k) query to one curve
-//! ([`registry`]), validating curves ([`check`]) and writing them back in InferenceX's layout ([`write`]);
+//! ([`registry`]), validating curves ([`check`]) and writing them back in InferenceX's layout ([`mod@write`]);
 //! collecting a curve from eval-only runs ([`collect`]) and testing a committed curve against new runs
 //! ([`drift`]). The project's own curves are embedded in the binary ([`CurveSet::embedded`]).
 //!

@@ -247,8 +247,8 @@ fn annotation_level(f: &Finding) -> (usize, &'static str) {
 }
 
 /// GitHub Actions workflow commands, one per finding (`::error`, `::warning`; allowed and notes as `::notice`):
-/// errors, then warnings, then notices; within each, value errors ([`ANNOTATION_ORDER`]) first, then eval
-/// leaks, then the rest, each by file and line.
+/// errors, then warnings, then notices; within each, value errors (wrong-k, mismatch, wrong drafter, model
+/// or thinking mode, out-of-range, spelling) first, then eval leaks, then the rest, each by file and line.
 pub fn github_annotations(report: &CheckReport) -> String {
     let mut out = String::new();
     let mut findings: Vec<&Finding> = report.findings.iter().collect();
