@@ -139,6 +139,10 @@ pub struct Summary {
     pub al_fitted_groups: Option<usize>,
     /// Groups whose fit hit a bound (an efficiency at 1 or 1 %, a time at 0, an AL at 1 or k+1).
     pub fits_at_bound: usize,
+    /// Groups with a scale their rows cannot identify (kept at its starting value).
+    pub fits_with_unidentified_scales: usize,
+    /// Groups whose fit was worse than the starting profile on their own rows (the start kept).
+    pub fits_kept_at_start: usize,
 }
 
 /// The outcome of `alsim calibrate`.
@@ -191,9 +195,10 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
                 notes.push("no k ≥ 1 rows: the fit is not scored on rows it did not see".into());
             }
             summary.fits_at_bound = cal.groups.iter().filter(|g| g.fit.at_bound()).count();
-            for g in cal.groups.iter().filter(|g| g.fit.at_bound()) {
-                notes.push(bound_note(&g.label, &g.fit));
+            for g in &cal.groups {
+                fit_notes(&mut notes, &g.label, &g.fit);
             }
+            count_fits(&mut summary, cal.groups.iter().map(|g| &g.fit));
             if !cal.unpriced_parts.is_empty() {
                 notes.push(format!(
                     "part columns the model does not price separately: {}",
@@ -222,10 +227,9 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
             summary.al_fitted_groups = Some(cal.groups.iter().filter(|g| g.al_fitted).count());
             let bound = |g: &serving::ServingGroup| g.al_at_bound || g.fit.at_bound();
             summary.fits_at_bound = cal.groups.iter().filter(|g| bound(g)).count();
-            for g in cal.groups.iter().filter(|g| bound(g)) {
-                if g.fit.at_bound() {
-                    notes.push(bound_note(&g.label, &g.fit));
-                }
+            count_fits(&mut summary, cal.groups.iter().map(|g| &g.fit));
+            for g in &cal.groups {
+                fit_notes(&mut notes, &g.label, &g.fit);
                 if g.al_at_bound {
                     notes.push(format!(
                         "{}: the fitted AL {:.2} sits at its bound (1 or k+1): the measured speedup asks for more (or less) than this k can give",
@@ -238,6 +242,9 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
         }
     };
     let pooled = pooled_fits(profiles, &pooled, origin, kind == "step_time")?;
+    for p in &pooled {
+        fit_notes(&mut notes, &format!("pooled {}", p.profile.key), &p.fit);
+    }
     let mut steps = steps;
     let mut serving = serving;
     let mut groups_not_listed = 0;
@@ -255,11 +262,35 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
     Ok(Calibration { origin: origin.to_string(), kind, summary, steps, serving, pooled, groups_not_listed, notes })
 }
 
-fn bound_note(label: &str, fit: &ScaleFit) -> String {
-    format!(
-        "{label}: the {} scale hit its bound (clamped; the rows disagree with the model's shape there)",
-        fit.bounds_hit().join("+")
-    )
+/// Counts the fits with scales left at their start and those refused for being worse than their start.
+fn count_fits<'a>(summary: &mut Summary, fits: impl Iterator<Item = &'a ScaleFit>) {
+    for fit in fits {
+        summary.fits_with_unidentified_scales += usize::from(!fit.unidentified.is_empty());
+        summary.fits_kept_at_start += usize::from(fit.kept_start);
+    }
+}
+
+/// Says what a fit could not do: a scale at its bound, scales the rows cannot identify, a fit
+/// refused for being worse than its start.
+fn fit_notes(notes: &mut Vec<String>, label: &str, fit: &ScaleFit) {
+    if fit.at_bound() {
+        notes.push(format!(
+            "{label}: the {} scale hit its bound (clamped; the rows disagree with the model's shape there)",
+            fit.bounds_hit().join("+")
+        ));
+    }
+    if !fit.unidentified.is_empty() {
+        let names: Vec<&str> = fit.unidentified.iter().map(|g| g.name()).collect();
+        notes.push(format!(
+            "{label}: the rows cannot identify the {} scale (it moves them less than the others can absorb): kept at its starting value",
+            names.join("+")
+        ));
+    }
+    if fit.kept_start {
+        notes.push(format!(
+            "{label}: the fit was worse than the starting profile on these rows: the starting profile is kept"
+        ));
+    }
 }
 
 /// Measured against modelled step for one row.

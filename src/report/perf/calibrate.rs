@@ -85,9 +85,14 @@ fn efficiencies(fit: &ScaleFit) -> String {
     format!("bw {:.2} flops {:.2} attn {:.2}{overlap}", e.bw_eff, e.flops_eff, e.attn_eff)
 }
 
+/// What sits at a bound, what the rows could not identify (kept), or that the start was kept whole.
 fn bounds(fit: &ScaleFit) -> String {
-    let hit = fit.bounds_hit();
-    if hit.is_empty() { "-".into() } else { hit.join("+") }
+    let mut out: Vec<String> = fit.bounds_hit().into_iter().map(String::from).collect();
+    out.extend(fit.unidentified.iter().map(|g| format!("{} kept", g.name())));
+    if fit.kept_start {
+        out.push("start kept".into());
+    }
+    if out.is_empty() { "-".into() } else { out.join(", ") }
 }
 
 fn summary_table(origin: &str, s: &Summary) -> Table {
@@ -114,6 +119,8 @@ fn summary_table(origin: &str, s: &Summary) -> Table {
         row("groups with a fitted AL", s.al_fitted_groups.map_or("-".into(), |n| n.to_string()));
     }
     row("groups whose fit hit a bound", s.fits_at_bound.to_string());
+    row("groups with a scale the rows cannot identify (kept)", s.fits_with_unidentified_scales.to_string());
+    row("groups whose fit was worse than the start (start kept)", s.fits_kept_at_start.to_string());
     t
 }
 
