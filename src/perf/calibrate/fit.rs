@@ -114,6 +114,11 @@ pub struct ScaleFit {
 }
 
 impl ScaleFit {
+    /// No fit: `efficiency` as it is (a profile scored, not refitted).
+    pub fn unfitted(efficiency: Efficiencies) -> Self {
+        ScaleFit { efficiency, scales: Vec::new(), overlap_at_bound: None, unidentified: Vec::new(), kept_start: false }
+    }
+
     /// Whether any fitted quantity sits at its bound.
     pub fn at_bound(&self) -> bool {
         self.scales.iter().any(|s| s.at_bound) || self.overlap_at_bound == Some(true)

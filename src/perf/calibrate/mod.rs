@@ -145,11 +145,39 @@ pub struct Summary {
     pub fits_kept_at_start: usize,
 }
 
+/// What `alsim calibrate` does with the profile it starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Fit the efficiencies to the rows, then score the fit.
+    Fit,
+    /// Score the profile as it is on the rows: nothing of the profile is refitted (a serving group's AL, a
+    /// fact of the workload, is still fitted where the file has none).
+    Score,
+}
+
+impl Mode {
+    /// The target fit in this mode: [`fit::fit_target`], or the start itself when scoring.
+    fn target(
+        self,
+        start: &crate::perf::terms::Efficiencies,
+        obs: &[fit::Observation],
+        overlap: bool,
+    ) -> Option<ScaleFit> {
+        match self {
+            Mode::Fit => fit::fit_target(start, obs, overlap),
+            Mode::Score => Some(ScaleFit::unfitted(*start)),
+        }
+    }
+}
+
 /// The outcome of `alsim calibrate`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Calibration {
     /// Where the measurements came from.
     pub origin: String,
+    /// Fitted, or a profile scored as it is.
+    pub mode: Mode,
     /// `step_time` or `serving_pairs`.
     pub kind: &'static str,
     /// The figures the model is judged on.
@@ -171,11 +199,54 @@ pub struct Calibration {
 /// # Errors
 /// As [`steps::calibrate_steps`] and [`serving::calibrate_pairs`].
 pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter: Option<&str>) -> Result<Calibration> {
+    run(profiles, measured, origin, drafter, Mode::Fit)
+}
+
+/// Scores `profiles` as they are on `measured`: every figure of [`calibrate`], per group and pooled per
+/// hardware, with nothing refitted. Every row's hardware must be one of `hardware` (the profile scored).
+///
+/// # Errors
+/// As [`calibrate`]; [`Error::Invalid`] naming the line of a row on other hardware.
+pub fn score(
+    profiles: &Profiles,
+    measured: &Measured,
+    origin: &str,
+    drafter: Option<&str>,
+    hardware: &[String],
+) -> Result<Calibration> {
+    let rows: Vec<(usize, &str)> = match measured {
+        Measured::Steps(rows) => rows.iter().map(|r| (r.line, r.hardware.as_str())).collect(),
+        Measured::Serving(pairs) => pairs.iter().map(|p| (p.line, p.key.hardware.as_str())).collect(),
+    };
+    for (line, name) in rows {
+        let key = &profiles.hardware(name)?.key;
+        if !hardware.contains(key) {
+            return Err(Error::invalid(
+                format!("{origin}:{line}"),
+                format!(
+                    "hardware '{name}' is not in the profile scored ({}): score it with its own",
+                    hardware.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut scored = run(profiles, measured, origin, drafter, Mode::Score)?;
+    scored.notes.insert(0, "scored as it is: no efficiency of the profile was refitted".into());
+    Ok(scored)
+}
+
+fn run(
+    profiles: &Profiles,
+    measured: &Measured,
+    origin: &str,
+    drafter: Option<&str>,
+    mode: Mode,
+) -> Result<Calibration> {
     let mut summary = Summary::default();
     let mut notes = Vec::new();
     let (kind, steps, serving, pooled) = match measured {
         Measured::Steps(rows) => {
-            let mut cal = calibrate_steps(profiles, rows, origin, drafter)?;
+            let mut cal = calibrate_steps(profiles, rows, origin, drafter, mode)?;
             summary.rows = rows.iter().map(|r| r.repeats).sum();
             summary.groups = cal.groups.len();
             let errors = |spec: bool| -> Vec<f64> {
@@ -209,7 +280,7 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
             ("step_time", Some(cal), None, pooled)
         }
         Measured::Serving(pairs) => {
-            let mut cal = calibrate_pairs(profiles, pairs, origin, drafter)?;
+            let mut cal = calibrate_pairs(profiles, pairs, origin, drafter, mode)?;
             summary.rows = pairs.iter().map(|p| p.repeats).sum();
             summary.groups = cal.groups.len();
             let off: Vec<f64> = cal
@@ -241,7 +312,7 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
             ("serving_pairs", None, Some(cal), pooled)
         }
     };
-    let pooled = pooled_fits(profiles, &pooled, origin, kind == "step_time")?;
+    let pooled = pooled_fits(profiles, &pooled, origin, kind == "step_time", mode)?;
     for p in &pooled {
         fit_notes(&mut notes, &format!("pooled {}", p.profile.key), &p.fit);
     }
@@ -259,7 +330,17 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
     if groups_not_listed > 0 {
         notes.push(format!("{groups_not_listed} more groups are counted in the summary but not listed"));
     }
-    Ok(Calibration { origin: origin.to_string(), kind, summary, steps, serving, pooled, groups_not_listed, notes })
+    Ok(Calibration {
+        origin: origin.to_string(),
+        mode,
+        kind,
+        summary,
+        steps,
+        serving,
+        pooled,
+        groups_not_listed,
+        notes,
+    })
 }
 
 /// Counts the fits with scales left at their start and those refused for being worse than their start.
@@ -687,6 +768,59 @@ mod tests {
         let mut p = Profiles::embedded();
         p.load_file(crate::perf::profile::ProfileKind::Hardware, &path).unwrap();
         assert!((p.hardware("b200").unwrap().efficiency.bw_eff - 0.7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_score_is_the_prediction_of_the_profile_as_it_is() {
+        let (measured, _) = read(steps().as_bytes(), "steps.csv", None).unwrap();
+        let p = Profiles::embedded();
+        let scored = score(&p, &measured, "steps.csv", None, &["b200".to_string()]).unwrap();
+        assert_eq!(scored.mode, Mode::Score);
+        let Measured::Steps(rows) = &measured else { panic!("step rows") };
+        let cost = dsr1(p.hardware("b200").unwrap().efficiency, 8, Precision::Fp8);
+        let steps = scored.steps.as_ref().unwrap();
+        assert_eq!(steps.residuals.len(), rows.len());
+        for (r, res) in rows.iter().zip(&steps.residuals) {
+            let own = cost.step_time(r.concurrency, r.k, r.al, &r.workload).unwrap().total * 1e3;
+            assert!((res.predicted_ms / own - 1.0).abs() < 1e-12, "line {}: {} vs {own}", r.line, res.predicted_ms);
+        }
+        // The defaults are not the truth the rows were made under, and a score does not pretend otherwise.
+        assert!(scored.summary.spec_off_median_abs_rel_error > 0.05, "{:?}", scored.summary);
+        assert_eq!(steps.groups[0].fit.efficiency, p.hardware("b200").unwrap().efficiency);
+        assert!(steps.expert_novelty.is_empty() && steps.groups[0].speculation_fit.is_none());
+        assert_eq!(scored.pooled[0].profile.efficiency, p.hardware("b200").unwrap().efficiency);
+        // Scored with the truth, every row is met; a profile of other hardware is refused naming the line.
+        let mut truthful = p.clone();
+        truthful.hardware.iter_mut().find(|h| h.key == "b200").unwrap().efficiency = truth();
+        let exact = score(&truthful, &measured, "steps.csv", None, &["b200".to_string()]).unwrap();
+        assert!(exact.summary.spec_off_median_abs_rel_error < 1e-9);
+        assert!(exact.summary.step_time_median_abs_rel_error.unwrap() < 0.02, "{:?}", exact.summary);
+        let err = score(&p, &measured, "steps.csv", None, &["b300".to_string()]).unwrap_err().to_string();
+        assert!(err.contains("steps.csv:3") && err.contains("'b200'") && err.contains("b300"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let err = write_profile(&exact, &dir.path().join("x.csv"), false).unwrap_err().to_string();
+        assert!(err.contains("--output") && err.contains("scored"), "{err}");
+    }
+
+    #[test]
+    fn a_file_of_several_gpus_writes_one_profile_row_each() {
+        let two =
+            steps() + &steps().lines().skip(3).map(|l| l.replacen("b200,", "b300,", 1) + "\n").collect::<String>();
+        let (measured, _) = read(two.as_bytes(), "two.csv", None).unwrap();
+        let cal = calibrate(&Profiles::embedded(), &measured, "two.csv", None).unwrap();
+        assert_eq!(cal.pooled.len(), 2);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("both.csv");
+        write_profile(&cal, &path, false).unwrap();
+        let mut p = Profiles::embedded();
+        let keys = p.load_file(crate::perf::profile::ProfileKind::Hardware, &path).unwrap();
+        assert_eq!(keys, vec!["b200".to_string(), "b300".to_string()]);
+        for fit in &cal.pooled {
+            // The file keeps six decimals.
+            assert!(
+                (p.hardware(&fit.profile.key).unwrap().efficiency.bw_eff - fit.profile.efficiency.bw_eff).abs() < 1e-6
+            );
+        }
     }
 
     #[test]

@@ -24,8 +24,8 @@
 
 use serde::Serialize;
 
-use super::fit::{Group, Observation, ScaleFit, abs_errors, fit_scales, fit_target, minimise};
-use super::{Residual, deployment_cache, median, parse_precision, parse_workload, weighted_median};
+use super::fit::{Group, Observation, ScaleFit, abs_errors, fit_scales, minimise};
+use super::{Mode, Residual, deployment_cache, median, parse_precision, parse_workload, weighted_median};
 use crate::error::{Error, Result};
 use crate::perf::cost::{Deployment, Workload, expected_experts};
 use crate::perf::csv::{CsvRow, CsvTable};
@@ -265,8 +265,12 @@ pub fn calibrate_steps(
     rows: &[StepRow],
     origin: &str,
     drafter: Option<&str>,
+    mode: Mode,
 ) -> Result<StepCalibration> {
-    let (profiles, expert_novelty) = &with_measured_novelty(profiles, rows)?;
+    let (profiles, expert_novelty) = &match mode {
+        Mode::Fit => with_measured_novelty(profiles, rows)?,
+        Mode::Score => (profiles.clone(), Vec::new()),
+    };
     let mut costs = deployment_cache();
     let mut keyed: Vec<(String, Vec<(usize, Observation)>)> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
@@ -319,7 +323,7 @@ pub fn calibrate_steps(
             ));
         }
         let start = step_terms[members[0].0].1;
-        let fit = fit_target(&start, &off, true).ok_or_else(|| {
+        let fit = mode.target(&start, &off, true).ok_or_else(|| {
             Error::invalid(
                 format!("{origin}:{}", first.line),
                 format!("{label}: the k = 0 rows cannot determine the fit"),
@@ -348,7 +352,7 @@ pub fn calibrate_steps(
                 }
             }
         }
-        let speculation_fit = (!spec.is_empty())
+        let speculation_fit = (mode == Mode::Fit && !spec.is_empty())
             .then(|| fit_scales(&fit.efficiency, &spec, &[vec![Group::Speculation]]))
             .flatten()
             .map(|s| {

@@ -2,7 +2,7 @@
 //! profile, and — for step times — the parts and the largest residuals.
 
 use crate::perf::calibrate::fit::ScaleFit;
-use crate::perf::calibrate::{Calibration, Summary};
+use crate::perf::calibrate::{Calibration, Mode, Summary};
 use crate::perf::terms::COLUMNS;
 use crate::report::{Report, Table, fixed};
 
@@ -95,8 +95,12 @@ fn bounds(fit: &ScaleFit) -> String {
     if out.is_empty() { "-".into() } else { out.join(", ") }
 }
 
-fn summary_table(origin: &str, s: &Summary) -> Table {
-    let mut t = Table::new(format!("Calibration summary: {origin}"), &["figure", "value"]);
+fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
+    let title = match mode {
+        Mode::Fit => format!("Calibration summary: {origin}"),
+        Mode::Score => format!("Profile scored on {origin} (nothing refitted)"),
+    };
+    let mut t = Table::new(title, &["figure", "value"]);
     let mut row = |name: &str, value: String| t.row(vec![name.to_string(), value]);
     row("rows", s.rows.to_string());
     row("groups", s.groups.to_string());
@@ -126,7 +130,7 @@ fn summary_table(origin: &str, s: &Summary) -> Table {
 
 impl Report for Calibration {
     fn tables(&self) -> Vec<Table> {
-        let mut tables = vec![summary_table(&self.origin, &self.summary)];
+        let mut tables = vec![summary_table(&self.origin, self.mode, &self.summary)];
         if let Some(serving) = &self.serving {
             let mut t = Table::new(
                 "Per group: spec-off fit, AL, and speedup measured/predicted per concurrency",
