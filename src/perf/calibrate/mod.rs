@@ -533,10 +533,15 @@ mod tests {
     use super::*;
     use crate::perf::terms::Efficiencies;
 
-    /// A deployment of DeepSeek-R1 with its MTP head under `eff`.
-    fn dsr1(eff: Efficiencies, tp: usize, precision: Precision) -> CostModel {
+    /// A deployment of DeepSeek-R1 with its MTP head under `eff`; with `routing`, its routing locality and
+    /// expert novelty set to that value.
+    fn dsr1(eff: Efficiencies, tp: usize, precision: Precision, routing: Option<f64>) -> CostModel {
         let p = Profiles::embedded();
-        let m = p.model("dsr1").unwrap();
+        let mut m = p.model("dsr1").unwrap().clone();
+        if let Some(l) = routing {
+            (m.routing_locality, m.expert_novelty) = (l, l);
+        }
+        let m = &m;
         let mut hw = p.hardware("b200").unwrap().clone();
         hw.efficiency = eff;
         CostModel::new(
@@ -567,7 +572,7 @@ mod tests {
         );
         for g in 0..groups {
             let isl = 1024.0 * (1 + g % 8) as f64;
-            let cost = dsr1(truth(), 8, Precision::Fp8);
+            let cost = dsr1(truth(), 8, Precision::Fp8, None);
             let w = Workload::Turns { isl, osl: 1024.0, prefix_hit: 0.0 };
             for b in [4, 8, 16, 32, 64] {
                 let ar = cost.step_time(b, 0, 1.0, &w).unwrap().total;
@@ -721,20 +726,24 @@ mod tests {
         assert_eq!(cal.groups_not_listed, 5);
     }
 
-    /// Step-time rows generated under `truth()`: spec off at several batches, spec on at k = 1..3.
+    /// Routing locality of the synthetic step rows.
+    const LOCALITY: f64 = 0.8;
+
+    /// Step-time rows generated under `truth()` with routing locality [`LOCALITY`]: spec off at several
+    /// batches, spec on at k = 1..3.
     fn steps() -> String {
-        let cost = dsr1(truth(), 8, Precision::Fp8);
+        let cost = dsr1(truth(), 8, Precision::Fp8, Some(LOCALITY));
         let mut csv = String::from(
             "# GPU: synthetic; driver 0; torch 0\nhardware,model,tp,concurrency,k,al,context,step_ms,attention_ms,experts_touched,queue_ms,moe_impl\n",
         );
-        for b in [1, 4, 16, 64] {
+        for b in [1, 4, 16, 64, 256] {
             for k in 0..=3 {
                 let al = 1.0 + 0.5 * k as f64;
                 let terms = cost.step_terms(b, k, al, &Workload::Decode { context: 4096.0 }).unwrap();
                 let step = terms.time(&truth()).total * 1e3;
                 let attention = terms.part("attention", &truth()).unwrap() * 1e3;
-                // DeepSeek-R1 routes 8 of 256; its profile's novelty 0.5 counts the verify tokens at half weight.
-                let touched = crate::perf::cost::expected_experts(256.0, 8.0, b as f64 * (1.0 + 0.5 * k as f64));
+                // DeepSeek-R1 routes 8 of 256; every routed token counts at the locality.
+                let touched = crate::perf::cost::expected_experts(256.0, 8.0, LOCALITY * (b * (k + 1)) as f64);
                 csv.push_str(&format!("b200,dsr1,8,{b},{k},{al},4096,{step},{attention},{touched},0.1,grouped\n"));
             }
         }
@@ -750,17 +759,19 @@ mod tests {
         );
         let cal = calibrate(&Profiles::embedded(), &measured, "steps.csv", None).unwrap();
         let s = &cal.summary;
-        assert_eq!((s.rows, s.groups, s.step_time_rows_over_30pct), (16, 1, Some(0)));
+        assert_eq!((s.rows, s.groups, s.step_time_rows_over_30pct), (20, 1, Some(0)));
         // The k = 0 rows pin memory, compute and fixed time; the spec rows are predicted from them alone.
-        assert!(s.spec_off_median_abs_rel_error < 1e-6, "{s:?}");
+        assert!(s.spec_off_median_abs_rel_error < 1e-6, "{s:?} {:?}", cal.steps.as_ref().unwrap().groups[0].fit);
         assert!(s.step_time_median_abs_rel_error.unwrap() < 1e-6, "{s:?}");
         let steps = cal.steps.as_ref().unwrap();
         assert_eq!(steps.parts.len(), 1);
         assert!(steps.parts[0].median_abs_rel_error < 1e-6);
         assert_eq!(steps.unpriced_parts, vec!["queue".to_string()]);
-        let novelty = &steps.expert_novelty[0];
-        assert_eq!((novelty.model.as_str(), novelty.rows), ("dsr1", 12));
-        assert!((novelty.expert_novelty - 0.5).abs() < 1e-4 && novelty.median_abs_rel_error < 1e-6, "{novelty:?}");
+        // The locality comes from the k = 0 rows alone and predicts the experts the k ≥ 1 rows woke.
+        let locality = &steps.routing_locality[0];
+        assert_eq!((locality.model.as_str(), locality.rows, locality.spec_rows), ("dsr1", 5, 15));
+        assert!((locality.routing_locality - LOCALITY).abs() < 1e-4, "{locality:?}");
+        assert!(locality.spec_max_abs_rel_error.unwrap() < 1e-4, "{locality:?}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b200.csv");
         write_profile(&cal, &path, false).unwrap();
@@ -777,7 +788,7 @@ mod tests {
         let scored = score(&p, &measured, "steps.csv", None, &["b200".to_string()]).unwrap();
         assert_eq!(scored.mode, Mode::Score);
         let Measured::Steps(rows) = &measured else { panic!("step rows") };
-        let cost = dsr1(p.hardware("b200").unwrap().efficiency, 8, Precision::Fp8);
+        let cost = dsr1(p.hardware("b200").unwrap().efficiency, 8, Precision::Fp8, None);
         let steps = scored.steps.as_ref().unwrap();
         assert_eq!(steps.residuals.len(), rows.len());
         for (r, res) in rows.iter().zip(&steps.residuals) {
@@ -787,11 +798,13 @@ mod tests {
         // The defaults are not the truth the rows were made under, and a score does not pretend otherwise.
         assert!(scored.summary.spec_off_median_abs_rel_error > 0.05, "{:?}", scored.summary);
         assert_eq!(steps.groups[0].fit.efficiency, p.hardware("b200").unwrap().efficiency);
-        assert!(steps.expert_novelty.is_empty() && steps.groups[0].speculation_fit.is_none());
+        assert!(steps.routing_locality.is_empty() && steps.groups[0].speculation_fit.is_none());
         assert_eq!(scored.pooled[0].profile.efficiency, p.hardware("b200").unwrap().efficiency);
         // Scored with the truth, every row is met; a profile of other hardware is refused naming the line.
         let mut truthful = p.clone();
         truthful.hardware.iter_mut().find(|h| h.key == "b200").unwrap().efficiency = truth();
+        let model = truthful.models.iter_mut().find(|m| m.key == "dsr1").unwrap();
+        (model.routing_locality, model.expert_novelty) = (LOCALITY, LOCALITY);
         let exact = score(&truthful, &measured, "steps.csv", None, &["b200".to_string()]).unwrap();
         assert!(exact.summary.spec_off_median_abs_rel_error < 1e-9);
         assert!(exact.summary.step_time_median_abs_rel_error.unwrap() < 0.02, "{:?}", exact.summary);

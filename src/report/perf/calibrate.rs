@@ -201,21 +201,33 @@ impl Report for Calibration {
                 ]);
             }
             tables.push(t);
-            if !steps.expert_novelty.is_empty() {
-                let mut novelty = Table::new(
-                    "Expert novelty fitted to the experts_touched column (distinct experts the verify forwards woke)",
-                    &["model", "spec rows", "profile value", "fitted", "median |error| of E(n')"],
+            if !steps.routing_locality.is_empty() {
+                let mut locality = Table::new(
+                    "Routing locality fitted to experts_touched at k = 0, predicting the experts of the k ≥ 1 rows",
+                    &[
+                        "model",
+                        "k=0 rows",
+                        "profile value",
+                        "fitted",
+                        "k=0 median |error|",
+                        "k≥1 rows",
+                        "k≥1 median |error|",
+                        "k≥1 max |error|",
+                    ],
                 );
-                for n in &steps.expert_novelty {
-                    novelty.row(vec![
-                        n.model.clone(),
-                        n.rows.to_string(),
-                        fixed(n.before, 2),
-                        fixed(n.expert_novelty, 3),
-                        pct(n.median_abs_rel_error),
+                for l in &steps.routing_locality {
+                    locality.row(vec![
+                        l.model.clone(),
+                        l.rows.to_string(),
+                        fixed(l.before, 2),
+                        fixed(l.routing_locality, 3),
+                        pct(l.median_abs_rel_error),
+                        l.spec_rows.to_string(),
+                        opt_pct(l.spec_median_abs_rel_error),
+                        opt_pct(l.spec_max_abs_rel_error),
                     ]);
                 }
-                tables.push(novelty);
+                tables.push(locality);
             }
             if !steps.parts.is_empty() {
                 let mut parts = Table::new(
