@@ -52,6 +52,24 @@ fn seed_case_gives_best_k_band_and_frontier() {
         assert!(w["band"].as_array().unwrap().len() >= b["band"].as_array().unwrap().len());
         assert_eq!(n["best_k"], n["top_k"]);
     }
+    // The objective picks inside the same band: the default its smallest k, throughput and per-user its top.
+    let throughput = json(&["predict", "--model-error", "20", "--objective", "throughput"]);
+    let per_user = json(&["predict", "--model-error", "20", "--objective", "per-user"]);
+    let mut differs = false;
+    for ((w, t), u) in best(&wide).iter().zip(best(&throughput)).zip(best(&per_user)) {
+        assert_eq!((w["objective"].as_str(), w["band_error"].as_f64()), (Some("smallest-k"), Some(0.2)));
+        assert_eq!(w["best_k"], w["band"][0]);
+        assert_eq!(
+            (t["band"].clone(), t["best_k"].clone(), t["objective"].as_str()),
+            (w["band"].clone(), t["top_k"].clone(), Some("throughput"))
+        );
+        assert_eq!((u["best_k"].clone(), u["objective"].as_str()), (t["best_k"].clone(), Some("per-user")));
+        differs |= w["best_k"] != t["best_k"];
+    }
+    assert!(differs, "a 20 % band holds more than the top k somewhere");
+    let (code, _, stderr) = run(&["predict", "--objective", "latency"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--objective") && stderr.contains("smallest-k"), "{stderr}");
 }
 
 #[test]
