@@ -137,6 +137,10 @@ pub struct Summary {
     pub trend_sign_agreement: Option<f64>,
     /// Serving pairs: groups whose AL was fitted (the file has none).
     pub al_fitted_groups: Option<usize>,
+    /// Where the file gives the AL: median |predicted / measured − 1| of the speedup at that AL — the level,
+    /// which a fitted AL would absorb (serving groups with an AL on every row; step rows at k ≥ 1 with an
+    /// AL, over their k = 0 row).
+    pub level_median_abs_rel_error: Option<f64>,
     /// Groups whose fit hit a bound (an efficiency at 1 or 1 %, a time at 0, an AL at 1 or k+1).
     pub fits_at_bound: usize,
     /// Groups with a scale their rows cannot identify (kept at its starting value).
@@ -256,6 +260,7 @@ fn run(
                     .flat_map(|r| std::iter::repeat_n(r.abs_rel_error(), r.repeats))
                     .collect()
             };
+            summary.level_median_abs_rel_error = (!cal.level_errors.is_empty()).then(|| median(&cal.level_errors));
             let spec_errors = errors(true);
             summary.spec_off_median_abs_rel_error = median(&errors(false));
             if !spec_errors.is_empty() {
@@ -296,6 +301,14 @@ fn run(
             summary.trend_sign_agreement =
                 (!trends.is_empty()).then(|| trends.iter().filter(|a| **a).count() as f64 / trends.len() as f64);
             summary.al_fitted_groups = Some(cal.groups.iter().filter(|g| g.al_fitted).count());
+            let level: Vec<f64> = cal
+                .groups
+                .iter()
+                .filter(|g| !g.al_fitted)
+                .flat_map(|g| g.points.iter())
+                .flat_map(|p| std::iter::repeat_n((p.predicted / p.measured - 1.0).abs(), p.repeats))
+                .collect();
+            summary.level_median_abs_rel_error = (!level.is_empty()).then(|| median(&level));
             let bound = |g: &serving::ServingGroup| g.al_at_bound || g.fit.at_bound();
             summary.fits_at_bound = cal.groups.iter().filter(|g| bound(g)).count();
             count_fits(&mut summary, cal.groups.iter().map(|g| &g.fit));
@@ -613,6 +626,9 @@ mod tests {
         let given = run(&pairs(2.4, true, 3), Some(3)).unwrap();
         assert_eq!(given.summary.al_fitted_groups, Some(0));
         assert!(given.summary.speedup_median_abs_rel_error.unwrap() < 1e-3);
+        // Where the AL is given the level is scored on its own; a fitted AL would absorb it, so none is claimed.
+        assert!(given.summary.level_median_abs_rel_error.unwrap() < 1e-3, "{:?}", given.summary);
+        assert_eq!(s.level_median_abs_rel_error, None);
         // One hardware: a pooled profile to write.
         assert_eq!(cal.pooled.len(), 1);
         assert!((cal.pooled[0].profile.efficiency.bw_eff - 0.7).abs() < 0.02, "{:?}", cal.pooled[0]);
@@ -767,6 +783,25 @@ mod tests {
         assert_eq!(steps.parts.len(), 1);
         assert!(steps.parts[0].median_abs_rel_error < 1e-6);
         assert_eq!(steps.unpriced_parts, vec!["queue".to_string()]);
+        // Each k ≥ 1 row's speedup over its k = 0 row, at its given AL, is met; with the spec steps measured
+        // 10 % slower the predicted level is 10 % too optimistic.
+        assert!(s.level_median_abs_rel_error.unwrap() < 1e-6, "{s:?}");
+        let slower: String = self::steps()
+            .lines()
+            .map(|l| {
+                let cells: Vec<&str> = l.split(',').collect();
+                match cells.get(4).and_then(|k| k.parse::<usize>().ok()) {
+                    Some(k) if k > 0 => {
+                        let step = cells[7].parse::<f64>().unwrap() * 1.1;
+                        format!("{},{step},{}\n", cells[..7].join(","), cells[8..].join(","))
+                    }
+                    _ => format!("{l}\n"),
+                }
+            })
+            .collect();
+        let (measured, _) = read(slower.as_bytes(), "slower.csv", None).unwrap();
+        let level = calibrate(&Profiles::embedded(), &measured, "slower.csv", None).unwrap().summary;
+        assert!((level.level_median_abs_rel_error.unwrap() - 0.1).abs() < 1e-6, "{level:?}");
         // The locality comes from the k = 0 rows alone and predicts the experts the k ≥ 1 rows woke.
         let locality = &steps.routing_locality[0];
         assert_eq!((locality.model.as_str(), locality.rows, locality.spec_rows), ("dsr1", 5, 15));

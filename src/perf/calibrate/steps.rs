@@ -81,6 +81,8 @@ pub struct StepRow {
     pub k: usize,
     /// Acceptance length (1 for k = 0; 1 when not given).
     pub al: f64,
+    /// The file gave the AL (k ≥ 1): the row's speedup over its k = 0 row is a measured level.
+    pub al_given: bool,
     /// The workload shape.
     pub workload: Workload,
     /// Measured step time, seconds.
@@ -178,6 +180,7 @@ pub(super) fn step_row(row: &CsvRow<'_>, parts: &[String]) -> Result<StepRow> {
         concurrency,
         k,
         al,
+        al_given: k > 0 && given_al.is_some(),
         workload,
         step_s,
         parts: measured_parts,
@@ -204,6 +207,9 @@ pub struct StepGroup {
     pub spec_max_abs_rel_error: Option<f64>,
     /// With the speculation overheads also fitted on the k ≥ 1 rows (in sample): their scale and median error.
     pub speculation_fit: Option<(f64, f64)>,
+    /// Median |predicted / measured − 1| of the speedup AL·t_ar/t_sd of the k ≥ 1 rows with a given AL over
+    /// the k = 0 row of the same concurrency and shape: the level, where the AL is known.
+    pub level_median_abs_rel_error: Option<f64>,
 }
 
 /// Measured against modelled part times.
@@ -261,6 +267,9 @@ pub struct StepCalibration {
     /// Every k = 0 observation with its deployment's hardware, for a pooled profile.
     #[serde(skip)]
     pub pooled: Vec<(String, Observation)>,
+    /// Every level error (see [`StepGroup::level_median_abs_rel_error`]), one per row it stands for.
+    #[serde(skip)]
+    pub level_errors: Vec<f64>,
 }
 
 /// Calibrates every deployment in `rows`: fit on k = 0, score k ≥ 1.
@@ -318,6 +327,7 @@ pub fn calibrate_steps(
         worst: Vec::new(),
         residuals: Vec::new(),
         pooled: Vec::new(),
+        level_errors: Vec::new(),
     };
     for (label, members) in keyed {
         let off: Vec<Observation> = members.iter().filter(|(i, _)| rows[*i].k == 0).map(|(_, o)| *o).collect();
@@ -360,6 +370,26 @@ pub fn calibrate_steps(
                 }
             }
         }
+        // Predicted over measured step of each k = 0 row, by concurrency and shape.
+        let off_ratio = |r: &StepRow| {
+            members.iter().find_map(|(j, o)| {
+                let base = &rows[*j];
+                (base.k == 0 && base.concurrency == r.concurrency && base.workload == r.workload)
+                    .then(|| o.predicted(&fit.efficiency) / base.step_s)
+            })
+        };
+        let level: Vec<f64> = members
+            .iter()
+            .filter(|(i, _)| rows[*i].al_given)
+            .filter_map(|(i, o)| {
+                let r = &rows[*i];
+                // Predicted over measured speedup: (T_ar / t_ar) · (t_sd / T_sd).
+                let error = (off_ratio(r)? * r.step_s / o.predicted(&fit.efficiency) - 1.0).abs();
+                Some(std::iter::repeat_n(error, r.repeats))
+            })
+            .flatten()
+            .collect();
+        out.level_errors.extend(&level);
         let speculation_fit = (mode == Mode::Fit && !spec.is_empty())
             .then(|| fit_scales(&fit.efficiency, &spec, &[vec![Group::Speculation]]))
             .flatten()
@@ -376,6 +406,7 @@ pub fn calibrate_steps(
             spec_max_abs_rel_error: spec_errors.iter().copied().reduce(f64::max),
             fit,
             speculation_fit,
+            level_median_abs_rel_error: (!level.is_empty()).then(|| median(&level)),
         });
     }
     out.residuals.sort_by_key(|r| r.line);

@@ -122,6 +122,9 @@ fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
         );
         row("groups with a fitted AL", s.al_fitted_groups.map_or("-".into(), |n| n.to_string()));
     }
+    if s.level_median_abs_rel_error.is_some() {
+        row("speedup where the AL is given (the level), median |error|", opt_pct(s.level_median_abs_rel_error));
+    }
     row("groups whose fit hit a bound", s.fits_at_bound.to_string());
     row("groups with a scale the rows cannot identify (kept)", s.fits_with_unidentified_scales.to_string());
     row("groups whose fit was worse than the start (start kept)", s.fits_kept_at_start.to_string());
