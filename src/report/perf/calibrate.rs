@@ -104,7 +104,8 @@ fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
     let mut row = |name: &str, value: String| t.row(vec![name.to_string(), value]);
     row("rows", s.rows.to_string());
     row("groups", s.groups.to_string());
-    row("spec-off fit, median |error|", pct(s.spec_off_median_abs_rel_error));
+    let spec_off = if mode == Mode::Score { "spec-off, median |error|" } else { "spec-off fit, median |error|" };
+    row(spec_off, pct(s.spec_off_median_abs_rel_error));
     if s.step_time_median_abs_rel_error.is_some() {
         row("step time at k ≥ 1 (fit on k = 0), median |error|", opt_pct(s.step_time_median_abs_rel_error));
         row("step time at k ≥ 1, largest |error|", opt_pct(s.step_time_max_abs_rel_error));
