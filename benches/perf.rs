@@ -6,7 +6,7 @@ use alsim::curve::{CurveQuery, CurveSet, ThinkingMode};
 use alsim::perf::calibrate;
 use alsim::perf::cost::{CostModel, Deployment, Workload};
 use alsim::perf::profile::{Precision, Profiles};
-use alsim::perf::{AcceptanceSource, DEFAULT_MODEL_ERROR, Sweep};
+use alsim::perf::{AcceptanceSource, Band, Sweep};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn sweep_all_hardware() -> usize {
@@ -31,7 +31,7 @@ fn sweep_all_hardware() -> usize {
         .iter()
         .map(|hw| {
             let cost = CostModel::new(hw, model, Some(drafter), &deployment).expect("fits at TP 8");
-            Sweep::run(&cost, &acceptance, &concurrency, &workload, None, DEFAULT_MODEL_ERROR)
+            Sweep::run(&cost, &acceptance, &concurrency, &workload, None, Band::default())
                 .expect("valid sweep")
                 .predictions
                 .len()

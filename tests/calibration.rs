@@ -66,16 +66,18 @@ fn render(cal: &Calibration) -> String {
         group.fit.efficiency,
         if bound.is_empty() { String::new() } else { format!(" (at a bound: {})", bound.join(", ")) },
     );
-    for n in &steps.expert_novelty {
+    let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1} %", v * 100.0));
+    for l in &steps.routing_locality {
         let _ = writeln!(
             out,
-            "# expert novelty fitted to experts_touched: {:.3} (profile {:.2}; E(n') within {:.1} % median)",
-            n.expert_novelty,
-            n.before,
-            n.median_abs_rel_error * 100.0
+            "# routing locality fitted to experts_touched at k = 0: {:.3} (profile {:.2}; E(λB) within {:.1} % median); k >= 1 experts predicted within {} median, {} largest",
+            l.routing_locality,
+            l.before,
+            l.median_abs_rel_error * 100.0,
+            pct(l.spec_median_abs_rel_error),
+            pct(l.spec_max_abs_rel_error),
         );
     }
-    let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1} %", v * 100.0));
     let _ = writeln!(
         out,
         "# k = 0 (in sample) median |error| {}; k >= 1 median |error| {}, largest {}, rows over 30 % {} (targets: 15 %, none)",

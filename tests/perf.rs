@@ -52,6 +52,24 @@ fn seed_case_gives_best_k_band_and_frontier() {
         assert!(w["band"].as_array().unwrap().len() >= b["band"].as_array().unwrap().len());
         assert_eq!(n["best_k"], n["top_k"]);
     }
+    // The objective picks inside the same band: the default its smallest k, throughput and per-user its top.
+    let throughput = json(&["predict", "--model-error", "20", "--objective", "throughput"]);
+    let per_user = json(&["predict", "--model-error", "20", "--objective", "per-user"]);
+    let mut differs = false;
+    for ((w, t), u) in best(&wide).iter().zip(best(&throughput)).zip(best(&per_user)) {
+        assert_eq!((w["objective"].as_str(), w["band_error"].as_f64()), (Some("smallest-k"), Some(0.2)));
+        assert_eq!(w["best_k"], w["band"][0]);
+        assert_eq!(
+            (t["band"].clone(), t["best_k"].clone(), t["objective"].as_str()),
+            (w["band"].clone(), t["top_k"].clone(), Some("throughput"))
+        );
+        assert_eq!((u["best_k"].clone(), u["objective"].as_str()), (t["best_k"].clone(), Some("per-user")));
+        differs |= w["best_k"] != t["best_k"];
+    }
+    assert!(differs, "a 20 % band holds more than the top k somewhere");
+    let (code, _, stderr) = run(&["predict", "--objective", "latency"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--objective") && stderr.contains("smallest-k"), "{stderr}");
 }
 
 #[test]
@@ -330,6 +348,35 @@ fn calibrate_residuals_list_every_row_on_request() {
     let (code, _, stderr) = run(&["calibrate", "tests/data/speedbench_eagle3.csv", "--residuals", p]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--residuals") && stderr.contains("--force"), "{stderr}");
+}
+
+/// `--score` prices the rows with the profile as it is: scoring the profile a fit wrote, on that fit's own
+/// rows, gives that fit's figures; the embedded defaults score worse; nothing is written.
+#[test]
+fn calibrate_score_prices_rows_with_the_profile_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b200.csv");
+    let o = out.to_str().unwrap();
+    let fitted = json(&["calibrate", "tests/data/speedbench_eagle3.csv", "--output", o]);
+    let scored = json(&["calibrate", "tests/data/speedbench_eagle3.csv", "--score", o]);
+    assert_eq!((fitted["mode"].as_str(), scored["mode"].as_str()), (Some("fit"), Some("score")));
+    for figure in ["spec_off_median_abs_rel_error", "step_time_median_abs_rel_error", "step_time_max_abs_rel_error"] {
+        let (f, s) = (fitted["summary"][figure].as_f64().unwrap(), scored["summary"][figure].as_f64().unwrap());
+        assert!((f - s).abs() < 1e-4, "{figure}: fit {f}, score {s}");
+    }
+    let embedded = json(&["calibrate", "tests/data/speedbench_eagle3.csv", "--score", "profiles/hardware.csv"]);
+    let error = |v: &serde_json::Value| v["summary"]["spec_off_median_abs_rel_error"].as_f64().unwrap();
+    assert!(error(&embedded) > 2.0 * error(&scored), "{} vs {}", error(&embedded), error(&scored));
+    let (code, _, stderr) = run(&["calibrate", "tests/data/speedbench_eagle3.csv", "--score", o, "--output", o]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--score") && stderr.contains("--output"), "{stderr}");
+    let h200 = dir.path().join("h200.csv");
+    let row = std::fs::read_to_string(&out).unwrap().replace("b200,\"B200;b200-hgx\"", "h200,\"H200\"");
+    assert!(row.contains("\nh200,"), "{row}");
+    std::fs::write(&h200, row).unwrap();
+    let (code, _, stderr) = run(&["calibrate", "tests/data/speedbench_eagle3.csv", "--score", h200.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("speedbench_eagle3.csv:5") && stderr.contains("'b200'"), "{stderr}");
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! `alsim calibrate`: fit the step-time model to measured step times or serving pairs, score it on what the
-//! fit did not see, and optionally save the calibrated hardware profile.
+//! fit did not see, and optionally save the calibrated hardware profile; or score an existing profile on new
+//! rows without refitting it.
 
 use std::path::PathBuf;
 
 use alsim::perf::calibrate::{self, write_profile};
+use alsim::perf::profile::ProfileKind;
 use alsim::report;
+use anyhow::Context;
 
 use super::common::OutputArgs;
 use super::predict::ProfileArgs;
@@ -27,9 +30,14 @@ pub struct Args {
     drafter: Option<String>,
     #[command(flatten)]
     profiles: ProfileArgs,
-    /// Write the calibrated hardware profile here (read by `alsim predict --profile`).
+    /// Write the calibrated hardware profile here, one row per GPU (read by `alsim predict --profile`).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Score this hardware profile file (the columns of profiles/hardware.csv, one row per GPU, e.g. what
+    /// --output wrote) on the rows as it is: its prediction error per group and pooled, nothing refitted.
+    /// Every row's GPU must be in it.
+    #[arg(long, value_name = "PROFILE", conflicts_with_all = ["output", "profile"])]
+    score: Option<PathBuf>,
     /// Also write every distinct row's measured and modelled figures here, as CSV (the report lists the
     /// largest residuals only).
     #[arg(long, value_name = "FILE.csv")]
@@ -49,13 +57,21 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(path) = args.residuals.as_ref().filter(|p| p.exists() && !args.force) {
         anyhow::bail!("--residuals: {} already exists; pass --force to overwrite it", path.display());
     }
-    let (profiles, _) = args.profiles.load()?;
+    let (mut profiles, _) = args.profiles.load()?;
     let origin = args.measured.display().to_string();
     let reader = alsim::input::open_limited(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
     let (measured, notes) = calibrate::read(reader, &origin, args.k)?;
-    let mut calibration = calibrate::calibrate(&profiles, &measured, &origin, args.drafter.as_deref())?;
+    let drafter = args.drafter.as_deref();
+    let mut calibration = match &args.score {
+        Some(path) => {
+            let hardware = profiles.load_file(ProfileKind::Hardware, path).context("--score")?;
+            calibrate::score(&profiles, &measured, &origin, drafter, &hardware)?
+        }
+        None => calibrate::calibrate(&profiles, &measured, &origin, drafter)?,
+    };
     calibration.notes.splice(0..0, notes);
     match &args.output {
+        _ if args.score.is_some() => {}
         Some(path) => {
             // Its errors name --output and the file.
             write_profile(&calibration, path, args.force)?;

@@ -10,7 +10,7 @@ use alsim::evidence;
 use alsim::perf::cost::{CostModel, Deployment, Workload};
 use alsim::perf::profile::{Precision, ProfileKind, Profiles};
 use alsim::perf::{
-    AcceptanceSource, DEFAULT_MAX_K, DEFAULT_MODEL_ERROR, MAX_CONCURRENCY, PredictReport, Sweep, choice,
+    AcceptanceSource, Band, DEFAULT_MAX_K, DEFAULT_MODEL_ERROR, MAX_CONCURRENCY, PredictReport, Sweep, choice,
 };
 use alsim::report;
 use alsim::units::check_draft_len;
@@ -83,10 +83,16 @@ pub struct Args {
     /// Pick the best k among those with at least this many tokens/s per request.
     #[arg(long, allow_negative_numbers = true)]
     min_user_tps: Option<f64>,
-    /// The model's relative error on throughput, percent: k within it of the top form the band, of which the
-    /// smallest is chosen [default: 5, the median speedup error on the measured serving pairs].
+    /// The model's relative error on throughput, percent: k within it of the top form the band, of which
+    /// --objective chooses [default: 5, the median speedup error on the measured serving pairs].
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     model_error: Option<f64>,
+    /// What the choice inside the band optimises: smallest-k (the default: the band's k are not told apart,
+    /// and the smallest drafts least — least waste when real acceptance falls below the pin, least variance),
+    /// throughput (the top predicted throughput, trusting differences inside the model's error) or per-user
+    /// (the top per-user speed, the same k at one concurrency).
+    #[arg(long, value_enum, default_value_t)]
+    objective: choice::Objective,
     // Chart: throughput per GPU against per-user speed, one line per k, and the Pareto frontier.
     #[command(flatten)]
     plot: PlotArgs,
@@ -148,6 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(pct) => pct / 100.0,
         None => DEFAULT_MODEL_ERROR,
     };
+    let band = Band { error: model_error, objective: args.objective };
 
     let mut notes = Vec::new();
     let (acceptance, curve_drafter) = resolve_acceptance(&args, &args.curve, &mut notes)?;
@@ -187,8 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             for (drafter, acceptance) in &drafters {
                 let cost = CostModel::new(hw, model, Some(drafter), &deployment)
                     .with_context(|| format!("{} on {}", model.key, hw.key))?;
-                let sweep =
-                    Sweep::run(&cost, acceptance, &args.concurrency.0, workload, args.min_user_tps, model_error)?;
+                let sweep = Sweep::run(&cost, acceptance, &args.concurrency.0, workload, args.min_user_tps, band)?;
                 if let Some(p) = sweep.predictions.iter().find(|p| !p.fits_memory) {
                     notes.push(format!(
                         "{} with {} at {}: weights plus the KV cache of {} requests at the peak context exceed 90% of HBM; rows from concurrency {} on are optimistic",

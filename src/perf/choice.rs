@@ -1,7 +1,7 @@
 //! The choice of k: per concurrency the k with the highest throughput, the runner-up, and the **band** of
 //! k whose throughput lies within the model's own error of the best (model.md §6: a margin inside the
-//! model's error is not a decision; prefer the smallest k in the band — less variance, less waste when real
-//! acceptance is lower than the pin). Also InferenceX's view of a sweep, the Pareto frontier of throughput per
+//! model's error is not a decision). Which k of the band is chosen is the [`Objective`]'s call; by default the
+//! smallest. Also InferenceX's view of a sweep, the Pareto frontier of throughput per
 //! GPU against per-user speed, and the comparison of two drafters on the same deployment.
 
 use serde::Serialize;
@@ -14,13 +14,48 @@ use super::sweep::{Prediction, Sweep};
 /// them, 5.2 % with each group held out while choosing (`notebooks/serving_defaults.py`) — 5 %.
 pub const DEFAULT_MODEL_ERROR: f64 = 0.05;
 
+/// What the choice inside the band optimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Objective {
+    /// The smallest k in the band (the default): the model cannot tell the band's k apart, and the smallest
+    /// drafts least — least draft work wasted when the real acceptance falls below the pin, and the least
+    /// variance in step time. It gives up at most the band's width of predicted throughput.
+    #[default]
+    SmallestK,
+    /// The k of the highest predicted throughput per GPU, trusting differences inside the model's error.
+    Throughput,
+    /// The k of the highest predicted per-user speed. At one concurrency per-user speed ranks the k exactly as
+    /// throughput does, so it picks the same k; across concurrencies use `--min-user-tps`.
+    PerUser,
+}
+
+/// The band and the choice inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Band {
+    /// Relative throughput error within which k's are not told apart.
+    pub error: f64,
+    /// Which k of the band is chosen.
+    pub objective: Objective,
+}
+
+impl Default for Band {
+    fn default() -> Self {
+        Band { error: DEFAULT_MODEL_ERROR, objective: Objective::default() }
+    }
+}
+
 /// The choice of k at one concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Choice {
     /// Concurrent requests B.
     pub concurrency: usize,
-    /// The smallest k in the band: the recommendation. `None` when no k meets the per-user floor.
+    /// The k of the band the objective chooses: the recommendation. `None` when no k meets the per-user floor.
     pub best_k: Option<usize>,
+    /// What chose it.
+    pub objective: Objective,
+    /// The relative throughput error that defines the band.
+    pub band_error: f64,
     /// The k with the highest predicted throughput.
     pub top_k: Option<usize>,
     /// The k with the next highest throughput.
@@ -36,8 +71,10 @@ pub struct Choice {
 }
 
 /// Ranks one concurrency's predictions by throughput among those meeting `floor` and fitting in memory
-/// (ties keep the smaller k) and forms the band within relative `model_error` of the top.
-pub fn choose(rows: &[Prediction], concurrency: usize, floor: Option<f64>, model_error: f64) -> Choice {
+/// (ties keep the smaller k), forms the band within the band's error of the top, and chooses in it by its
+/// objective.
+pub fn choose(rows: &[Prediction], concurrency: usize, floor: Option<f64>, band_of: Band) -> Choice {
+    let model_error = band_of.error;
     let mut ranked: Vec<&Prediction> = rows.iter().filter(|p| floor.is_none_or(|f| p.per_user_tps >= f)).collect();
     ranked.sort_by(|a, b| b.throughput_per_gpu.total_cmp(&a.throughput_per_gpu).then(a.k.cmp(&b.k)));
     let top = ranked.first();
@@ -52,10 +89,16 @@ pub fn choose(rows: &[Prediction], concurrency: usize, floor: Option<f64>, model
         })
         .unwrap_or_default();
     band.sort_unstable();
-    let best_k = band.first().copied();
+    let best_k = match band_of.objective {
+        Objective::SmallestK => band.first().copied(),
+        // Ranked by throughput already; per-user speed B·AL/T/B ranks the same at one concurrency.
+        Objective::Throughput | Objective::PerUser => top.map(|p| p.k),
+    };
     Choice {
         concurrency,
         best_k,
+        objective: band_of.objective,
+        band_error: model_error,
         top_k: top.map(|p| p.k),
         runner_up: second.map(|p| p.k),
         margin_pct: top.zip(second).map(|(a, b)| (a.throughput_per_gpu / b.throughput_per_gpu - 1.0) * 100.0),
@@ -204,7 +247,8 @@ mod tests {
     fn the_band_holds_every_k_within_the_error_and_the_smallest_is_chosen() {
         let rows =
             [row(0, 100.0, 10.0), row(1, 153.0, 15.3), row(2, 160.0, 16.0), row(3, 158.0, 15.8), row(4, 140.0, 14.0)];
-        let c = choose(&rows, 8, None, 0.05);
+        let band = |error: f64| Band { error, objective: Objective::SmallestK };
+        let c = choose(&rows, 8, None, band(0.05));
         assert_eq!(c.top_k, Some(2));
         assert_eq!(c.runner_up, Some(3));
         assert_eq!(c.band, vec![1, 2, 3]);
@@ -212,10 +256,16 @@ mod tests {
         assert!(c.toss_up);
         assert!((c.margin_pct.unwrap() - (160.0 / 158.0 - 1.0) * 100.0).abs() < 1e-9);
         assert_eq!(c.speedup, Some(1.53));
-        let sure = choose(&rows, 8, None, 0.001);
+        let sure = choose(&rows, 8, None, band(0.001));
         assert_eq!((sure.best_k, sure.toss_up), (Some(2), false));
-        let floored = choose(&rows, 8, Some(100.0), 0.05);
+        let floored = choose(&rows, 8, Some(100.0), band(0.05));
         assert_eq!((floored.best_k, floored.band.len()), (None, 0));
+        // The other objectives take the top of the same band; the band and its error are unchanged.
+        for objective in [Objective::Throughput, Objective::PerUser] {
+            let top = choose(&rows, 8, None, Band { error: 0.05, objective });
+            assert_eq!((top.best_k, top.band.clone(), top.band_error), (Some(2), vec![1, 2, 3], 0.05));
+            assert_eq!(top.objective, objective);
+        }
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! - dense weights: every non-expert weight once, `dense_params · bytes / TP`; their GEMMs `2·n·dense_params / TP`
 //!   FLOPs at the weights' precision;
 //! - routed experts: E(n') = N·(1 − (1 − k/N)^n') experts touched per MoE layer, each read once, where
-//!   n' = S + ν·(n − S) counts a sequence's further tokens at the model's expert novelty ν (the share of their
-//!   routing not already woken by the sequence's first token; see [`ModelProfile::expert_novelty`]); the
+//!   n' = λ·S + ν·(n − S) counts the sequences' first tokens at the model's routing locality λ (1 for uniform
+//!   routing; [`ModelProfile::routing_locality`]) and their further tokens at its expert novelty ν (the share
+//!   of their routing not already woken by the sequence's first token; see [`ModelProfile::expert_novelty`]); the
 //!   active experts' GEMMs `2·n·top_k·expert_params` per MoE layer;
 //! - attention: each sequence's KV cache once per forward (layers with a key cap read at most the cap, sparse
 //!   indexers scan every index key), KV written per token, recurrent state read and written per sequence; the
@@ -71,6 +72,7 @@ struct Shape {
     top_k: f64,
     expert_params: f64,
     expert_novelty: f64,
+    routing_locality: f64,
     lm_head_params: f64,
     kv_dense_per_token: f64,
     kv_sparse_per_token: f64,
@@ -168,6 +170,7 @@ impl CostModel {
             top_k: model.top_k as f64,
             expert_params: model.expert_params_m * 1e6,
             expert_novelty: model.expert_novelty,
+            routing_locality: model.routing_locality,
             lm_head_params: model.lm_head_params(),
             kv_dense_per_token: ((model.attn_layers - model.sparse_layers) * model.kv_elems_per_token_layer) as f64,
             kv_sparse_per_token: (model.sparse_layers * model.kv_elems_per_token_layer) as f64,
@@ -312,7 +315,7 @@ impl CostModel {
     /// logits for `n_out` of them.
     fn forward(&self, shape: &Shape, n_in: f64, n_out: f64, seqs: f64, context: f64) -> ForwardTerms {
         // A sequence's further tokens route partly to experts its first token already woke.
-        let n_experts = seqs + shape.expert_novelty * (n_in - seqs).max(0.0);
+        let n_experts = shape.routing_locality * seqs + shape.expert_novelty * (n_in - seqs).max(0.0);
         let hw = &self.hardware;
         let tp = self.tp() as f64;
         let bw = hw.bandwidth();
@@ -453,6 +456,40 @@ mod tests {
         assert!((c.target.expected_experts(1.0) - 4.0).abs() < 1e-9);
         assert!((c.target.expected_experts(4.0) - 15.3).abs() < 0.05);
         assert!(c.target.expected_experts(10_000.0) <= 128.0);
+    }
+
+    #[test]
+    fn expected_experts_match_a_seeded_monte_carlo_of_top_k_routing() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+        let trials = 4000;
+        for (experts, top_k, tokens) in [(128, 4, 1), (128, 4, 9), (128, 4, 64), (256, 8, 16), (256, 8, 128), (8, 2, 5)]
+        {
+            let mut counts = Vec::with_capacity(trials);
+            let mut order: Vec<usize> = (0..experts).collect();
+            for _ in 0..trials {
+                let mut woken = vec![false; experts];
+                for _ in 0..tokens {
+                    // One token's top-k: k distinct experts, uniformly (a partial Fisher–Yates shuffle, which
+                    // any starting order serves).
+                    for i in 0..top_k {
+                        let j = rng.random_range(i..experts);
+                        order.swap(i, j);
+                        woken[order[i]] = true;
+                    }
+                }
+                counts.push(woken.iter().filter(|w| **w).count() as f64);
+            }
+            let mean = counts.iter().sum::<f64>() / trials as f64;
+            let sd = (counts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (trials - 1) as f64).sqrt();
+            let expected = expected_experts(experts as f64, top_k as f64, tokens as f64);
+            // Four standard errors, and never looser than a hundredth of an expert where the count is certain.
+            let tolerance = (4.0 * sd / (trials as f64).sqrt()).max(0.01);
+            assert!(
+                (mean - expected).abs() <= tolerance,
+                "{tokens} tokens, top-{top_k} of {experts}: Monte Carlo {mean:.3} ± {tolerance:.3}, formula {expected:.3}"
+            );
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //! the best-k rule is the one SmartSpec/TurboSpec and vLLM's per-batch-size k table apply at run time.
 //!
 //! ```
-//! use alsim::perf::{AcceptanceSource, Sweep, DEFAULT_MODEL_ERROR};
+//! use alsim::perf::{AcceptanceSource, Band, Sweep};
 //! use alsim::perf::cost::{CostModel, Deployment, Workload};
 //! use alsim::perf::profile::{Precision, Profiles};
 //!
@@ -31,7 +31,7 @@
 //! let deployment = Deployment::new(4, Precision::Fp4, Precision::Bf16);
 //! let cost = CostModel::new(p.hardware("mi355x")?, model, Some(drafter), &deployment)?;
 //! let al = AcceptanceSource::explicit(&[1.78, 2.38, 2.83])?;
-//! let sweep = Sweep::run(&cost, &al, &[1, 16], &Workload::Decode { context: 2048.0 }, None, DEFAULT_MODEL_ERROR)?;
+//! let sweep = Sweep::run(&cost, &al, &[1, 16], &Workload::Decode { context: 2048.0 }, None, Band::default())?;
 //! assert_eq!(sweep.predictions.len(), 2 * 4); // k = 0..=3 at two concurrencies
 //! assert!(sweep.best[0].best_k.unwrap() > 0); // speculation pays at B = 1
 //! # Ok::<(), alsim::Error>(())
@@ -50,7 +50,7 @@ pub mod workload;
 use serde::Serialize;
 
 pub use acceptance::AcceptanceSource;
-pub use choice::{Choice, DEFAULT_MODEL_ERROR, DrafterComparison};
+pub use choice::{Band, Choice, DEFAULT_MODEL_ERROR, DrafterComparison, Objective};
 pub use sweep::{Prediction, Sweep};
 
 use cost::Workload;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::acceptance::AcceptanceSource;
-use super::choice::{Choice, FrontierPoint, choose, frontier};
+use super::choice::{Band, Choice, FrontierPoint, choose, frontier};
 use super::cost::{CostModel, Workload};
 use super::terms::Efficiencies;
 use crate::error::{Error, Result};
@@ -93,7 +93,7 @@ pub const MAX_USER_TPS: f64 = 1_000_000.0;
 
 impl Sweep {
     /// Predicts every (concurrency, k) for the k that `acceptance` gives, and chooses k per concurrency
-    /// subject to `min_user_tps`, with a band of relative width `model_error`.
+    /// subject to `min_user_tps`, in `band`.
     ///
     /// # Errors
     /// [`Error::Invalid`] for an empty or zero concurrency, a floor outside (0, [`MAX_USER_TPS`]], a model error outside (0, 1), or k > 0
@@ -104,8 +104,9 @@ impl Sweep {
         concurrency: &[usize],
         workload: &Workload,
         min_user_tps: Option<f64>,
-        model_error: f64,
+        band: Band,
     ) -> Result<Sweep> {
+        let model_error = band.error;
         workload.validate()?;
         if concurrency.is_empty() {
             return Err(Error::invalid("--concurrency", "give at least one concurrency"));
@@ -145,7 +146,7 @@ impl Sweep {
                     fits_memory: fits,
                 });
             }
-            best.push(choose(&predictions[start..], b, min_user_tps, model_error));
+            best.push(choose(&predictions[start..], b, min_user_tps, band));
         }
         let operating_point = predictions
             .iter()
@@ -182,7 +183,7 @@ impl Sweep {
 mod tests {
     use super::*;
     use crate::curve::{CurveQuery, CurveSet, ThinkingMode};
-    use crate::perf::DEFAULT_MODEL_ERROR;
+
     use crate::perf::cost::Deployment;
     use crate::perf::profile::{Precision, Profiles};
 
@@ -206,7 +207,7 @@ mod tests {
             .unwrap();
         let al = AcceptanceSource::from_curve(found.curve, &found.file.origin, 8).unwrap();
         let w = Workload::Turns { isl: 1024.0, osl: 1024.0, prefix_hit: 0.0 };
-        Sweep::run(&seed_cost(), &al, concurrency, &w, None, DEFAULT_MODEL_ERROR).unwrap()
+        Sweep::run(&seed_cost(), &al, concurrency, &w, None, Band::default()).unwrap()
     }
 
     /// The best k's speedup and the chosen k at each concurrency.
@@ -248,7 +249,7 @@ mod tests {
         .unwrap();
         let al = AcceptanceSource::explicit(&[2.0, 2.5, 2.9, 3.1, 3.3, 3.4, 3.5, 3.55]).unwrap();
         let w = Workload::Decode { context: 2048.0 };
-        let sweep = Sweep::run(&cost, &al, &[1, 4, 16, 64, 128, 256], &w, None, DEFAULT_MODEL_ERROR).unwrap();
+        let sweep = Sweep::run(&cost, &al, &[1, 4, 16, 64, 128, 256], &w, None, Band::default()).unwrap();
         let (speedup, best) = shape(&sweep);
         assert!(best.windows(2).all(|w| w[1] <= w[0]) && best[5] < best[0], "{best:?}");
         assert!(speedup.windows(2).all(|w| w[1] < w[0]), "{speedup:?}");
@@ -296,12 +297,12 @@ mod tests {
         let al = AcceptanceSource::explicit(&[1.78, 2.38, 2.83]).unwrap();
         let w = Workload::Turns { isl: 1024.0, osl: 1024.0, prefix_hit: 0.0 };
         let cost = seed_cost();
-        let floored = Sweep::run(&cost, &al, &[64], &w, Some(fast_b1 * 10.0), DEFAULT_MODEL_ERROR).unwrap();
+        let floored = Sweep::run(&cost, &al, &[64], &w, Some(fast_b1 * 10.0), Band::default()).unwrap();
         assert_eq!(floored.best[0].best_k, None);
         assert_eq!(floored.operating_point, None);
-        assert!(Sweep::run(&cost, &al, &[64], &w, Some(-1.0), DEFAULT_MODEL_ERROR).is_err());
-        assert!(Sweep::run(&cost, &al, &[], &w, None, DEFAULT_MODEL_ERROR).is_err());
-        assert!(Sweep::run(&cost, &al, &[4], &w, None, 0.0).is_err());
+        assert!(Sweep::run(&cost, &al, &[64], &w, Some(-1.0), Band::default()).is_err());
+        assert!(Sweep::run(&cost, &al, &[], &w, None, Band::default()).is_err());
+        assert!(Sweep::run(&cost, &al, &[4], &w, None, Band { error: 0.0, ..Band::default() }).is_err());
         assert!(AcceptanceSource::explicit(&[2.5]).is_err());
     }
 }

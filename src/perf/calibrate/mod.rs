@@ -137,8 +137,42 @@ pub struct Summary {
     pub trend_sign_agreement: Option<f64>,
     /// Serving pairs: groups whose AL was fitted (the file has none).
     pub al_fitted_groups: Option<usize>,
+    /// Where the file gives the AL: median |predicted / measured − 1| of the speedup at that AL — the level,
+    /// which a fitted AL would absorb (serving groups with an AL on every row; step rows at k ≥ 1 with an
+    /// AL, over their k = 0 row).
+    pub level_median_abs_rel_error: Option<f64>,
     /// Groups whose fit hit a bound (an efficiency at 1 or 1 %, a time at 0, an AL at 1 or k+1).
     pub fits_at_bound: usize,
+    /// Groups with a scale their rows cannot identify (kept at its starting value).
+    pub fits_with_unidentified_scales: usize,
+    /// Groups whose fit was worse than the starting profile on their own rows (the start kept).
+    pub fits_kept_at_start: usize,
+}
+
+/// What `alsim calibrate` does with the profile it starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Fit the efficiencies to the rows, then score the fit.
+    Fit,
+    /// Score the profile as it is on the rows: nothing of the profile is refitted (a serving group's AL, a
+    /// fact of the workload, is still fitted where the file has none).
+    Score,
+}
+
+impl Mode {
+    /// The target fit in this mode: [`fit::fit_target`], or the start itself when scoring.
+    fn target(
+        self,
+        start: &crate::perf::terms::Efficiencies,
+        obs: &[fit::Observation],
+        overlap: bool,
+    ) -> Option<ScaleFit> {
+        match self {
+            Mode::Fit => fit::fit_target(start, obs, overlap),
+            Mode::Score => Some(ScaleFit::unfitted(*start)),
+        }
+    }
 }
 
 /// The outcome of `alsim calibrate`.
@@ -146,6 +180,8 @@ pub struct Summary {
 pub struct Calibration {
     /// Where the measurements came from.
     pub origin: String,
+    /// Fitted, or a profile scored as it is.
+    pub mode: Mode,
     /// `step_time` or `serving_pairs`.
     pub kind: &'static str,
     /// The figures the model is judged on.
@@ -167,11 +203,54 @@ pub struct Calibration {
 /// # Errors
 /// As [`steps::calibrate_steps`] and [`serving::calibrate_pairs`].
 pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter: Option<&str>) -> Result<Calibration> {
+    run(profiles, measured, origin, drafter, Mode::Fit)
+}
+
+/// Scores `profiles` as they are on `measured`: every figure of [`calibrate`], per group and pooled per
+/// hardware, with nothing refitted. Every row's hardware must be one of `hardware` (the profile scored).
+///
+/// # Errors
+/// As [`calibrate`]; [`Error::Invalid`] naming the line of a row on other hardware.
+pub fn score(
+    profiles: &Profiles,
+    measured: &Measured,
+    origin: &str,
+    drafter: Option<&str>,
+    hardware: &[String],
+) -> Result<Calibration> {
+    let rows: Vec<(usize, &str)> = match measured {
+        Measured::Steps(rows) => rows.iter().map(|r| (r.line, r.hardware.as_str())).collect(),
+        Measured::Serving(pairs) => pairs.iter().map(|p| (p.line, p.key.hardware.as_str())).collect(),
+    };
+    for (line, name) in rows {
+        let key = &profiles.hardware(name)?.key;
+        if !hardware.contains(key) {
+            return Err(Error::invalid(
+                format!("{origin}:{line}"),
+                format!(
+                    "hardware '{name}' is not in the profile scored ({}): score it with its own",
+                    hardware.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut scored = run(profiles, measured, origin, drafter, Mode::Score)?;
+    scored.notes.insert(0, "scored as it is: no efficiency of the profile was refitted".into());
+    Ok(scored)
+}
+
+fn run(
+    profiles: &Profiles,
+    measured: &Measured,
+    origin: &str,
+    drafter: Option<&str>,
+    mode: Mode,
+) -> Result<Calibration> {
     let mut summary = Summary::default();
     let mut notes = Vec::new();
     let (kind, steps, serving, pooled) = match measured {
         Measured::Steps(rows) => {
-            let mut cal = calibrate_steps(profiles, rows, origin, drafter)?;
+            let mut cal = calibrate_steps(profiles, rows, origin, drafter, mode)?;
             summary.rows = rows.iter().map(|r| r.repeats).sum();
             summary.groups = cal.groups.len();
             let errors = |spec: bool| -> Vec<f64> {
@@ -181,6 +260,7 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
                     .flat_map(|r| std::iter::repeat_n(r.abs_rel_error(), r.repeats))
                     .collect()
             };
+            summary.level_median_abs_rel_error = (!cal.level_errors.is_empty()).then(|| median(&cal.level_errors));
             let spec_errors = errors(true);
             summary.spec_off_median_abs_rel_error = median(&errors(false));
             if !spec_errors.is_empty() {
@@ -191,9 +271,10 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
                 notes.push("no k ≥ 1 rows: the fit is not scored on rows it did not see".into());
             }
             summary.fits_at_bound = cal.groups.iter().filter(|g| g.fit.at_bound()).count();
-            for g in cal.groups.iter().filter(|g| g.fit.at_bound()) {
-                notes.push(bound_note(&g.label, &g.fit));
+            for g in &cal.groups {
+                fit_notes(&mut notes, &g.label, &g.fit);
             }
+            count_fits(&mut summary, cal.groups.iter().map(|g| &g.fit));
             if !cal.unpriced_parts.is_empty() {
                 notes.push(format!(
                     "part columns the model does not price separately: {}",
@@ -204,7 +285,7 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
             ("step_time", Some(cal), None, pooled)
         }
         Measured::Serving(pairs) => {
-            let mut cal = calibrate_pairs(profiles, pairs, origin, drafter)?;
+            let mut cal = calibrate_pairs(profiles, pairs, origin, drafter, mode)?;
             summary.rows = pairs.iter().map(|p| p.repeats).sum();
             summary.groups = cal.groups.len();
             let off: Vec<f64> = cal
@@ -220,12 +301,19 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
             summary.trend_sign_agreement =
                 (!trends.is_empty()).then(|| trends.iter().filter(|a| **a).count() as f64 / trends.len() as f64);
             summary.al_fitted_groups = Some(cal.groups.iter().filter(|g| g.al_fitted).count());
+            let level: Vec<f64> = cal
+                .groups
+                .iter()
+                .filter(|g| !g.al_fitted)
+                .flat_map(|g| g.points.iter())
+                .flat_map(|p| std::iter::repeat_n((p.predicted / p.measured - 1.0).abs(), p.repeats))
+                .collect();
+            summary.level_median_abs_rel_error = (!level.is_empty()).then(|| median(&level));
             let bound = |g: &serving::ServingGroup| g.al_at_bound || g.fit.at_bound();
             summary.fits_at_bound = cal.groups.iter().filter(|g| bound(g)).count();
-            for g in cal.groups.iter().filter(|g| bound(g)) {
-                if g.fit.at_bound() {
-                    notes.push(bound_note(&g.label, &g.fit));
-                }
+            count_fits(&mut summary, cal.groups.iter().map(|g| &g.fit));
+            for g in &cal.groups {
+                fit_notes(&mut notes, &g.label, &g.fit);
                 if g.al_at_bound {
                     notes.push(format!(
                         "{}: the fitted AL {:.2} sits at its bound (1 or k+1): the measured speedup asks for more (or less) than this k can give",
@@ -237,7 +325,10 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
             ("serving_pairs", None, Some(cal), pooled)
         }
     };
-    let pooled = pooled_fits(profiles, &pooled, origin, kind == "step_time")?;
+    let pooled = pooled_fits(profiles, &pooled, origin, kind == "step_time", mode)?;
+    for p in &pooled {
+        fit_notes(&mut notes, &format!("pooled {}", p.profile.key), &p.fit);
+    }
     let mut steps = steps;
     let mut serving = serving;
     let mut groups_not_listed = 0;
@@ -252,14 +343,48 @@ pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter
     if groups_not_listed > 0 {
         notes.push(format!("{groups_not_listed} more groups are counted in the summary but not listed"));
     }
-    Ok(Calibration { origin: origin.to_string(), kind, summary, steps, serving, pooled, groups_not_listed, notes })
+    Ok(Calibration {
+        origin: origin.to_string(),
+        mode,
+        kind,
+        summary,
+        steps,
+        serving,
+        pooled,
+        groups_not_listed,
+        notes,
+    })
 }
 
-fn bound_note(label: &str, fit: &ScaleFit) -> String {
-    format!(
-        "{label}: the {} scale hit its bound (clamped; the rows disagree with the model's shape there)",
-        fit.bounds_hit().join("+")
-    )
+/// Counts the fits with scales left at their start and those refused for being worse than their start.
+fn count_fits<'a>(summary: &mut Summary, fits: impl Iterator<Item = &'a ScaleFit>) {
+    for fit in fits {
+        summary.fits_with_unidentified_scales += usize::from(!fit.unidentified.is_empty());
+        summary.fits_kept_at_start += usize::from(fit.kept_start);
+    }
+}
+
+/// Says what a fit could not do: a scale at its bound, scales the rows cannot identify, a fit
+/// refused for being worse than its start.
+fn fit_notes(notes: &mut Vec<String>, label: &str, fit: &ScaleFit) {
+    if fit.at_bound() {
+        notes.push(format!(
+            "{label}: the {} scale hit its bound (clamped; the rows disagree with the model's shape there)",
+            fit.bounds_hit().join("+")
+        ));
+    }
+    if !fit.unidentified.is_empty() {
+        let names: Vec<&str> = fit.unidentified.iter().map(|g| g.name()).collect();
+        notes.push(format!(
+            "{label}: the rows cannot identify the {} scale (it moves them less than the others can absorb): kept at its starting value",
+            names.join("+")
+        ));
+    }
+    if fit.kept_start {
+        notes.push(format!(
+            "{label}: the fit was worse than the starting profile on these rows: the starting profile is kept"
+        ));
+    }
 }
 
 /// Measured against modelled step for one row.
@@ -421,10 +546,15 @@ mod tests {
     use super::*;
     use crate::perf::terms::Efficiencies;
 
-    /// A deployment of DeepSeek-R1 with its MTP head under `eff`.
-    fn dsr1(eff: Efficiencies, tp: usize, precision: Precision) -> CostModel {
+    /// A deployment of DeepSeek-R1 with its MTP head under `eff`; with `routing`, its routing locality and
+    /// expert novelty set to that value.
+    fn dsr1(eff: Efficiencies, tp: usize, precision: Precision, routing: Option<f64>) -> CostModel {
         let p = Profiles::embedded();
-        let m = p.model("dsr1").unwrap();
+        let mut m = p.model("dsr1").unwrap().clone();
+        if let Some(l) = routing {
+            (m.routing_locality, m.expert_novelty) = (l, l);
+        }
+        let m = &m;
         let mut hw = p.hardware("b200").unwrap().clone();
         hw.efficiency = eff;
         CostModel::new(
@@ -455,7 +585,7 @@ mod tests {
         );
         for g in 0..groups {
             let isl = 1024.0 * (1 + g % 8) as f64;
-            let cost = dsr1(truth(), 8, Precision::Fp8);
+            let cost = dsr1(truth(), 8, Precision::Fp8, None);
             let w = Workload::Turns { isl, osl: 1024.0, prefix_hit: 0.0 };
             for b in [4, 8, 16, 32, 64] {
                 let ar = cost.step_time(b, 0, 1.0, &w).unwrap().total;
@@ -496,6 +626,9 @@ mod tests {
         let given = run(&pairs(2.4, true, 3), Some(3)).unwrap();
         assert_eq!(given.summary.al_fitted_groups, Some(0));
         assert!(given.summary.speedup_median_abs_rel_error.unwrap() < 1e-3);
+        // Where the AL is given the level is scored on its own; a fitted AL would absorb it, so none is claimed.
+        assert!(given.summary.level_median_abs_rel_error.unwrap() < 1e-3, "{:?}", given.summary);
+        assert_eq!(s.level_median_abs_rel_error, None);
         // One hardware: a pooled profile to write.
         assert_eq!(cal.pooled.len(), 1);
         assert!((cal.pooled[0].profile.efficiency.bw_eff - 0.7).abs() < 0.02, "{:?}", cal.pooled[0]);
@@ -609,20 +742,24 @@ mod tests {
         assert_eq!(cal.groups_not_listed, 5);
     }
 
-    /// Step-time rows generated under `truth()`: spec off at several batches, spec on at k = 1..3.
+    /// Routing locality of the synthetic step rows.
+    const LOCALITY: f64 = 0.8;
+
+    /// Step-time rows generated under `truth()` with routing locality [`LOCALITY`]: spec off at several
+    /// batches, spec on at k = 1..3.
     fn steps() -> String {
-        let cost = dsr1(truth(), 8, Precision::Fp8);
+        let cost = dsr1(truth(), 8, Precision::Fp8, Some(LOCALITY));
         let mut csv = String::from(
             "# GPU: synthetic; driver 0; torch 0\nhardware,model,tp,concurrency,k,al,context,step_ms,attention_ms,experts_touched,queue_ms,moe_impl\n",
         );
-        for b in [1, 4, 16, 64] {
+        for b in [1, 4, 16, 64, 256] {
             for k in 0..=3 {
                 let al = 1.0 + 0.5 * k as f64;
                 let terms = cost.step_terms(b, k, al, &Workload::Decode { context: 4096.0 }).unwrap();
                 let step = terms.time(&truth()).total * 1e3;
                 let attention = terms.part("attention", &truth()).unwrap() * 1e3;
-                // DeepSeek-R1 routes 8 of 256; its profile's novelty 0.5 counts the verify tokens at half weight.
-                let touched = crate::perf::cost::expected_experts(256.0, 8.0, b as f64 * (1.0 + 0.5 * k as f64));
+                // DeepSeek-R1 routes 8 of 256; every routed token counts at the locality.
+                let touched = crate::perf::cost::expected_experts(256.0, 8.0, LOCALITY * (b * (k + 1)) as f64);
                 csv.push_str(&format!("b200,dsr1,8,{b},{k},{al},4096,{step},{attention},{touched},0.1,grouped\n"));
             }
         }
@@ -638,17 +775,38 @@ mod tests {
         );
         let cal = calibrate(&Profiles::embedded(), &measured, "steps.csv", None).unwrap();
         let s = &cal.summary;
-        assert_eq!((s.rows, s.groups, s.step_time_rows_over_30pct), (16, 1, Some(0)));
+        assert_eq!((s.rows, s.groups, s.step_time_rows_over_30pct), (20, 1, Some(0)));
         // The k = 0 rows pin memory, compute and fixed time; the spec rows are predicted from them alone.
-        assert!(s.spec_off_median_abs_rel_error < 1e-6, "{s:?}");
+        assert!(s.spec_off_median_abs_rel_error < 1e-6, "{s:?} {:?}", cal.steps.as_ref().unwrap().groups[0].fit);
         assert!(s.step_time_median_abs_rel_error.unwrap() < 1e-6, "{s:?}");
         let steps = cal.steps.as_ref().unwrap();
         assert_eq!(steps.parts.len(), 1);
         assert!(steps.parts[0].median_abs_rel_error < 1e-6);
         assert_eq!(steps.unpriced_parts, vec!["queue".to_string()]);
-        let novelty = &steps.expert_novelty[0];
-        assert_eq!((novelty.model.as_str(), novelty.rows), ("dsr1", 12));
-        assert!((novelty.expert_novelty - 0.5).abs() < 1e-4 && novelty.median_abs_rel_error < 1e-6, "{novelty:?}");
+        // Each k ≥ 1 row's speedup over its k = 0 row, at its given AL, is met; with the spec steps measured
+        // 10 % slower the predicted level is 10 % too optimistic.
+        assert!(s.level_median_abs_rel_error.unwrap() < 1e-6, "{s:?}");
+        let slower: String = self::steps()
+            .lines()
+            .map(|l| {
+                let cells: Vec<&str> = l.split(',').collect();
+                match cells.get(4).and_then(|k| k.parse::<usize>().ok()) {
+                    Some(k) if k > 0 => {
+                        let step = cells[7].parse::<f64>().unwrap() * 1.1;
+                        format!("{},{step},{}\n", cells[..7].join(","), cells[8..].join(","))
+                    }
+                    _ => format!("{l}\n"),
+                }
+            })
+            .collect();
+        let (measured, _) = read(slower.as_bytes(), "slower.csv", None).unwrap();
+        let level = calibrate(&Profiles::embedded(), &measured, "slower.csv", None).unwrap().summary;
+        assert!((level.level_median_abs_rel_error.unwrap() - 0.1).abs() < 1e-6, "{level:?}");
+        // The locality comes from the k = 0 rows alone and predicts the experts the k ≥ 1 rows woke.
+        let locality = &steps.routing_locality[0];
+        assert_eq!((locality.model.as_str(), locality.rows, locality.spec_rows), ("dsr1", 5, 15));
+        assert!((locality.routing_locality - LOCALITY).abs() < 1e-4, "{locality:?}");
+        assert!(locality.spec_max_abs_rel_error.unwrap() < 1e-4, "{locality:?}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b200.csv");
         write_profile(&cal, &path, false).unwrap();
@@ -656,6 +814,61 @@ mod tests {
         let mut p = Profiles::embedded();
         p.load_file(crate::perf::profile::ProfileKind::Hardware, &path).unwrap();
         assert!((p.hardware("b200").unwrap().efficiency.bw_eff - 0.7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_score_is_the_prediction_of_the_profile_as_it_is() {
+        let (measured, _) = read(steps().as_bytes(), "steps.csv", None).unwrap();
+        let p = Profiles::embedded();
+        let scored = score(&p, &measured, "steps.csv", None, &["b200".to_string()]).unwrap();
+        assert_eq!(scored.mode, Mode::Score);
+        let Measured::Steps(rows) = &measured else { panic!("step rows") };
+        let cost = dsr1(p.hardware("b200").unwrap().efficiency, 8, Precision::Fp8, None);
+        let steps = scored.steps.as_ref().unwrap();
+        assert_eq!(steps.residuals.len(), rows.len());
+        for (r, res) in rows.iter().zip(&steps.residuals) {
+            let own = cost.step_time(r.concurrency, r.k, r.al, &r.workload).unwrap().total * 1e3;
+            assert!((res.predicted_ms / own - 1.0).abs() < 1e-12, "line {}: {} vs {own}", r.line, res.predicted_ms);
+        }
+        // The defaults are not the truth the rows were made under, and a score does not pretend otherwise.
+        assert!(scored.summary.spec_off_median_abs_rel_error > 0.05, "{:?}", scored.summary);
+        assert_eq!(steps.groups[0].fit.efficiency, p.hardware("b200").unwrap().efficiency);
+        assert!(steps.routing_locality.is_empty() && steps.groups[0].speculation_fit.is_none());
+        assert_eq!(scored.pooled[0].profile.efficiency, p.hardware("b200").unwrap().efficiency);
+        // Scored with the truth, every row is met; a profile of other hardware is refused naming the line.
+        let mut truthful = p.clone();
+        truthful.hardware.iter_mut().find(|h| h.key == "b200").unwrap().efficiency = truth();
+        let model = truthful.models.iter_mut().find(|m| m.key == "dsr1").unwrap();
+        (model.routing_locality, model.expert_novelty) = (LOCALITY, LOCALITY);
+        let exact = score(&truthful, &measured, "steps.csv", None, &["b200".to_string()]).unwrap();
+        assert!(exact.summary.spec_off_median_abs_rel_error < 1e-9);
+        assert!(exact.summary.step_time_median_abs_rel_error.unwrap() < 0.02, "{:?}", exact.summary);
+        let err = score(&p, &measured, "steps.csv", None, &["b300".to_string()]).unwrap_err().to_string();
+        assert!(err.contains("steps.csv:3") && err.contains("'b200'") && err.contains("b300"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let err = write_profile(&exact, &dir.path().join("x.csv"), false).unwrap_err().to_string();
+        assert!(err.contains("--output") && err.contains("scored"), "{err}");
+    }
+
+    #[test]
+    fn a_file_of_several_gpus_writes_one_profile_row_each() {
+        let two =
+            steps() + &steps().lines().skip(3).map(|l| l.replacen("b200,", "b300,", 1) + "\n").collect::<String>();
+        let (measured, _) = read(two.as_bytes(), "two.csv", None).unwrap();
+        let cal = calibrate(&Profiles::embedded(), &measured, "two.csv", None).unwrap();
+        assert_eq!(cal.pooled.len(), 2);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("both.csv");
+        write_profile(&cal, &path, false).unwrap();
+        let mut p = Profiles::embedded();
+        let keys = p.load_file(crate::perf::profile::ProfileKind::Hardware, &path).unwrap();
+        assert_eq!(keys, vec!["b200".to_string(), "b300".to_string()]);
+        for fit in &cal.pooled {
+            // The file keeps six decimals.
+            assert!(
+                (p.hardware(&fit.profile.key).unwrap().efficiency.bw_eff - fit.profile.efficiency.bw_eff).abs() < 1e-6
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::fit::{self, Observation, ScaleFit};
-use super::{Calibration, median};
+use super::{Calibration, Mode, median};
 use crate::error::{Error, Result};
 use crate::perf::profile::{HardwareProfile, Profiles};
 
@@ -28,6 +28,7 @@ pub(super) fn pooled_fits(
     pooled: &[(String, Observation)],
     origin: &str,
     overlap: bool,
+    mode: Mode,
 ) -> Result<Vec<PooledFit>> {
     let mut hardware: Vec<&str> = pooled.iter().map(|(h, _)| h.as_str()).collect();
     hardware.sort_unstable();
@@ -37,7 +38,7 @@ pub(super) fn pooled_fits(
         let base = profiles.hardware(key)?;
         let obs: Vec<Observation> = pooled.iter().filter(|(h, _)| h == key).map(|(_, o)| *o).collect();
         // Step times identify the overlap; serving pairs keep the profile's (see serving.rs).
-        let Some(fit) = fit::fit_target(&base.efficiency, &obs, overlap) else { continue };
+        let Some(fit) = mode.target(&base.efficiency, &obs, overlap) else { continue };
         let errors = fit::abs_errors(&obs, &fit.efficiency);
         let mut profile = base.clone();
         profile.efficiency = fit.efficiency;
@@ -49,53 +50,47 @@ pub(super) fn pooled_fits(
     Ok(out)
 }
 
-/// Writes the calibrated hardware profile to `path` as a hardware CSV (`predict --profile` reads it).
+/// Writes the calibrated hardware profiles, one row per GPU, to `path` as a hardware CSV (`predict --profile`
+/// reads it).
 ///
 /// # Errors
-/// [`Error::Invalid`] naming `--output` when the file exists and `force` is false, or when the rows name no
-/// or several hardware; [`Error::Io`] on write failure.
+/// [`Error::Invalid`] naming `--output` when the file exists and `force` is false, when nothing was fitted
+/// (no rows, or a profile scored as it is); [`Error::Io`] on write failure.
 pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Result<()> {
-    let pooled = match calibration.pooled.as_slice() {
-        [one] => one,
-        [] => {
-            return Err(Error::invalid(
-                "--output",
-                "no spec-off rows could be fitted, so there is no profile to write",
-            ));
-        }
-        many => {
-            let keys: Vec<&str> = many.iter().map(|p| p.profile.key.as_str()).collect();
-            return Err(Error::invalid(
-                "--output",
-                format!(
-                    "the rows name several hardware ({}): calibrate one at a time to write a profile",
-                    keys.join(", ")
-                ),
-            ));
-        }
-    };
+    if calibration.mode == Mode::Score {
+        return Err(Error::invalid(
+            "--output",
+            "a scored profile is not refitted, so there is no new profile to write",
+        ));
+    }
+    if calibration.pooled.is_empty() {
+        return Err(Error::invalid("--output", "no spec-off rows could be fitted, so there is no profile to write"));
+    }
     if path.exists() && !force {
         return Err(Error::invalid(
             "--output",
             format!("{} already exists; pass --force to overwrite it", path.display()),
         ));
     }
-    let text = format!(
-        "# alsim calibrated hardware profile: {}, fitted on {} ({} spec-off rows; median error {:.1} %).
-\
-         # Use with: alsim predict --profile {}
-# {}
-{}
-{}
-",
-        pooled.profile.key,
+    let mut text = format!(
+        "# alsim calibrated hardware profiles, fitted on {}.\n# Use with: alsim predict --profile {}\n",
         calibration.origin,
-        pooled.rows,
-        pooled.median_abs_rel_error * 100.0,
-        path.display(),
-        pooled.profile.efficiency,
-        HardwareProfile::csv_header(),
-        pooled.profile.csv_row()
+        path.display()
     );
+    for p in &calibration.pooled {
+        text.push_str(&format!(
+            "# {}: {} spec-off rows, median error {:.1} %; {}\n",
+            p.profile.key,
+            p.rows,
+            p.median_abs_rel_error * 100.0,
+            p.profile.efficiency
+        ));
+    }
+    text.push_str(&HardwareProfile::csv_header());
+    text.push('\n');
+    for p in &calibration.pooled {
+        text.push_str(&p.profile.csv_row());
+        text.push('\n');
+    }
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }

@@ -20,7 +20,8 @@
 
 use serde::Serialize;
 
-use super::fit::{Observation, ScaleFit, abs_errors, fit_target, minimise};
+use super::Mode;
+use super::fit::{Observation, ScaleFit, abs_errors, minimise};
 use super::{checked_workload, deployment_cache, median, parse_bool, parse_precision};
 use crate::error::{Error, Result};
 use crate::perf::cost::{Deployment, Workload};
@@ -262,6 +263,7 @@ pub fn calibrate_pairs(
     pairs: &[ServingPair],
     origin: &str,
     drafter: Option<&str>,
+    mode: Mode,
 ) -> Result<ServingCalibration> {
     // Grouped through a map so that many groups cost linear time; the key's debug text is exact for floats.
     let mut groups: Vec<Vec<&ServingPair>> = Vec::new();
@@ -306,7 +308,7 @@ pub fn calibrate_pairs(
         }
         // The overlap stays the profile's: spec-off TPOT alone would pull it above 1, which the spec side
         // contradicts (engines add per-token work a bare kernel does not have).
-        let fit = fit_target(&hardware.efficiency, &off, false).ok_or_else(|| {
+        let fit = mode.target(&hardware.efficiency, &off, false).ok_or_else(|| {
             Error::invalid(
                 format!("{origin}:{line}"),
                 format!("{}: the spec-off steps cannot determine the fit", key.label()),

@@ -13,7 +13,7 @@
 //! | `throughput_per_gpu` | one of three | output tok/s per GPU (step = B·AL / (throughput·tp)) |
 //! | `al` | for `tpot_ms`/`throughput_per_gpu` at k > 0 | acceptance length (else the draft-extend pass is priced at AL 1) |
 //! | `drafter`, `precision`, `kv_dtype`, `dp_attention` | no | drafter profile, weight and KV precision, DP attention |
-//! | `experts_touched` | no | distinct experts per MoE layer in the verify forward: fits the model's expert novelty |
+//! | `experts_touched` | no | distinct experts per MoE layer in the verify forward: at k = 0 fits the model's routing locality, at k ≥ 1 checks it |
 //! | `<part>_ms` | no | measured time of one part (`dense`, `experts`, `attention`, `lm_head`, `verify`, `drafter`, `drafter_attention`, `drafter_lm_head`, …), compared with the model's |
 //!
 //! `#` lines (GPU, driver and library versions) are kept as notes; any other column is ignored. When several
@@ -24,12 +24,12 @@
 
 use serde::Serialize;
 
-use super::fit::{Group, Observation, ScaleFit, abs_errors, fit_scales, fit_target, minimise};
-use super::{Residual, deployment_cache, median, parse_precision, parse_workload, weighted_median};
+use super::fit::{Group, Observation, ScaleFit, abs_errors, fit_scales, minimise};
+use super::{Mode, Residual, deployment_cache, median, parse_precision, parse_workload, weighted_median};
 use crate::error::{Error, Result};
 use crate::perf::cost::{Deployment, Workload, expected_experts};
 use crate::perf::csv::{CsvRow, CsvTable};
-use crate::perf::profile::{Precision, Profiles};
+use crate::perf::profile::{MAX_ROUTING_LOCALITY, Precision, Profiles};
 
 /// Columns the reader understands (besides `<part>_ms`).
 const KNOWN: [&str; 19] = [
@@ -81,6 +81,8 @@ pub struct StepRow {
     pub k: usize,
     /// Acceptance length (1 for k = 0; 1 when not given).
     pub al: f64,
+    /// The file gave the AL (k ≥ 1): the row's speedup over its k = 0 row is a measured level.
+    pub al_given: bool,
     /// The workload shape.
     pub workload: Workload,
     /// Measured step time, seconds.
@@ -178,6 +180,7 @@ pub(super) fn step_row(row: &CsvRow<'_>, parts: &[String]) -> Result<StepRow> {
         concurrency,
         k,
         al,
+        al_given: k > 0 && given_al.is_some(),
         workload,
         step_s,
         parts: measured_parts,
@@ -204,6 +207,9 @@ pub struct StepGroup {
     pub spec_max_abs_rel_error: Option<f64>,
     /// With the speculation overheads also fitted on the k ≥ 1 rows (in sample): their scale and median error.
     pub speculation_fit: Option<(f64, f64)>,
+    /// Median |predicted / measured − 1| of the speedup AL·t_ar/t_sd of the k ≥ 1 rows with a given AL over
+    /// the k = 0 row of the same concurrency and shape: the level, where the AL is known.
+    pub level_median_abs_rel_error: Option<f64>,
 }
 
 /// Measured against modelled part times.
@@ -219,26 +225,34 @@ pub struct PartCheck {
     pub median_ratio: f64,
 }
 
-/// A model's expert novelty fitted to the experts its measured verify forwards woke.
+/// A model's routing locality fitted to the experts its measured k = 0 forwards woke, and checked on the
+/// k ≥ 1 rows that measured them too (never fitted on those).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NoveltyFit {
+pub struct LocalityFit {
     /// Model profile key.
     pub model: String,
-    /// The fitted novelty (1 = independently routed tokens).
-    pub expert_novelty: f64,
+    /// The fitted locality λ (1 = uniformly routed tokens); the novelty of the verify tokens is set to it too.
+    pub routing_locality: f64,
     /// Its profile value before.
     pub before: f64,
-    /// Spec rows with `experts_touched` it was fitted on.
+    /// k = 0 rows with `experts_touched` it was fitted on.
     pub rows: usize,
-    /// Median |E(n') / measured − 1| after the fit.
+    /// Median |E(λ·B) / measured − 1| over them.
     pub median_abs_rel_error: f64,
+    /// k ≥ 1 rows with `experts_touched`, predicted from λ alone.
+    pub spec_rows: usize,
+    /// Median |E(n') / measured − 1| over those (held out).
+    pub spec_median_abs_rel_error: Option<f64>,
+    /// Largest such error.
+    pub spec_max_abs_rel_error: Option<f64>,
 }
 
 /// The calibration of step-time rows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepCalibration {
-    /// Expert novelties fitted from an `experts_touched` column (a routing measurement, like AL, not a time).
-    pub expert_novelty: Vec<NoveltyFit>,
+    /// Routing localities fitted from the k = 0 rows' `experts_touched` (a routing measurement, like AL,
+    /// not a time).
+    pub routing_locality: Vec<LocalityFit>,
     /// One entry per deployment.
     pub groups: Vec<StepGroup>,
     /// Parts measured and priced.
@@ -253,6 +267,9 @@ pub struct StepCalibration {
     /// Every k = 0 observation with its deployment's hardware, for a pooled profile.
     #[serde(skip)]
     pub pooled: Vec<(String, Observation)>,
+    /// Every level error (see [`StepGroup::level_median_abs_rel_error`]), one per row it stands for.
+    #[serde(skip)]
+    pub level_errors: Vec<f64>,
 }
 
 /// Calibrates every deployment in `rows`: fit on k = 0, score k ≥ 1.
@@ -265,8 +282,12 @@ pub fn calibrate_steps(
     rows: &[StepRow],
     origin: &str,
     drafter: Option<&str>,
+    mode: Mode,
 ) -> Result<StepCalibration> {
-    let (profiles, expert_novelty) = &with_measured_novelty(profiles, rows)?;
+    let (profiles, routing_locality) = &match mode {
+        Mode::Fit => with_measured_locality(profiles, rows)?,
+        Mode::Score => (profiles.clone(), Vec::new()),
+    };
     let mut costs = deployment_cache();
     let mut keyed: Vec<(String, Vec<(usize, Observation)>)> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
@@ -299,13 +320,14 @@ pub fn calibrate_steps(
         step_terms.push((terms, hardware.efficiency));
     }
     let mut out = StepCalibration {
-        expert_novelty: expert_novelty.clone(),
+        routing_locality: routing_locality.clone(),
         groups: Vec::new(),
         parts: Vec::new(),
         unpriced_parts: Vec::new(),
         worst: Vec::new(),
         residuals: Vec::new(),
         pooled: Vec::new(),
+        level_errors: Vec::new(),
     };
     for (label, members) in keyed {
         let off: Vec<Observation> = members.iter().filter(|(i, _)| rows[*i].k == 0).map(|(_, o)| *o).collect();
@@ -319,7 +341,7 @@ pub fn calibrate_steps(
             ));
         }
         let start = step_terms[members[0].0].1;
-        let fit = fit_target(&start, &off, true).ok_or_else(|| {
+        let fit = mode.target(&start, &off, true).ok_or_else(|| {
             Error::invalid(
                 format!("{origin}:{}", first.line),
                 format!("{label}: the k = 0 rows cannot determine the fit"),
@@ -348,7 +370,27 @@ pub fn calibrate_steps(
                 }
             }
         }
-        let speculation_fit = (!spec.is_empty())
+        // Predicted over measured step of each k = 0 row, by concurrency and shape.
+        let off_ratio = |r: &StepRow| {
+            members.iter().find_map(|(j, o)| {
+                let base = &rows[*j];
+                (base.k == 0 && base.concurrency == r.concurrency && base.workload == r.workload)
+                    .then(|| o.predicted(&fit.efficiency) / base.step_s)
+            })
+        };
+        let level: Vec<f64> = members
+            .iter()
+            .filter(|(i, _)| rows[*i].al_given)
+            .filter_map(|(i, o)| {
+                let r = &rows[*i];
+                // Predicted over measured speedup: (T_ar / t_ar) · (t_sd / T_sd).
+                let error = (off_ratio(r)? * r.step_s / o.predicted(&fit.efficiency) - 1.0).abs();
+                Some(std::iter::repeat_n(error, r.repeats))
+            })
+            .flatten()
+            .collect();
+        out.level_errors.extend(&level);
+        let speculation_fit = (mode == Mode::Fit && !spec.is_empty())
             .then(|| fit_scales(&fit.efficiency, &spec, &[vec![Group::Speculation]]))
             .flatten()
             .map(|s| {
@@ -364,6 +406,7 @@ pub fn calibrate_steps(
             spec_max_abs_rel_error: spec_errors.iter().copied().reduce(f64::max),
             fit,
             speculation_fit,
+            level_median_abs_rel_error: (!level.is_empty()).then(|| median(&level)),
         });
     }
     out.residuals.sort_by_key(|r| r.line);
@@ -372,13 +415,13 @@ pub fn calibrate_steps(
     Ok(out)
 }
 
-/// The profiles with each MoE model's expert novelty fitted to the `experts_touched` of its spec rows (the
-/// k = 0 rows do not depend on it), and what was fitted.
-fn with_measured_novelty(profiles: &Profiles, rows: &[StepRow]) -> Result<(Profiles, Vec<NoveltyFit>)> {
+/// The profiles with each MoE model's routing locality fitted to the `experts_touched` of its k = 0 rows
+/// (which do not depend on the novelty), the novelty set to the same locality, and what was fitted.
+fn with_measured_locality(profiles: &Profiles, rows: &[StepRow]) -> Result<(Profiles, Vec<LocalityFit>)> {
     let mut out = profiles.clone();
     let mut fits = Vec::new();
     let mut keys: Vec<String> = Vec::new();
-    for r in rows.iter().filter(|r| r.experts_touched.is_some() && r.k > 0) {
+    for r in rows.iter().filter(|r| r.experts_touched.is_some() && r.k == 0) {
         let key = profiles.model(&r.model)?.key.clone();
         if !keys.contains(&key) {
             keys.push(key);
@@ -390,25 +433,36 @@ fn with_measured_novelty(profiles: &Profiles, rows: &[StepRow]) -> Result<(Profi
             continue;
         }
         let (n, k) = (model.experts as f64, model.top_k as f64);
-        let measured: Vec<(f64, f64, f64, usize)> = rows
-            .iter()
-            .filter(|r| r.k > 0 && profiles.model(&r.model).is_ok_and(|m| m.key == key))
-            .filter_map(|r| r.experts_touched.map(|t| (r.concurrency as f64, r.k as f64, t, r.repeats)))
-            .collect();
-        let predicted = |nu: f64, &(b, draft, ..): &(f64, f64, f64, usize)| expected_experts(n, k, b + nu * b * draft);
-        let novelty =
-            minimise(0.0, 1.0, |nu| measured.iter().map(|m| m.3 as f64 * (predicted(nu, m) - m.2).powi(2)).sum());
-        let errors: Vec<f64> =
-            measured.iter().flat_map(|m| std::iter::repeat_n((predicted(novelty, m) / m.2 - 1.0).abs(), m.3)).collect();
-        fits.push(NoveltyFit {
+        // (sequences, draft length, experts touched, repeats) of the rows of this model that measured it.
+        let measured = |spec: bool| -> Vec<(f64, f64, f64, usize)> {
+            rows.iter()
+                .filter(|r| (r.k > 0) == spec && profiles.model(&r.model).is_ok_and(|m| m.key == key))
+                .filter_map(|r| r.experts_touched.map(|t| (r.concurrency as f64, r.k as f64, t, r.repeats)))
+                .collect()
+        };
+        let (off, spec) = (measured(false), measured(true));
+        let predicted =
+            |l: f64, &(b, draft, ..): &(f64, f64, f64, usize)| expected_experts(n, k, l * b + l.min(1.0) * b * draft);
+        let errors = |l: f64, rows: &[(f64, f64, f64, usize)]| -> Vec<f64> {
+            rows.iter().flat_map(|m| std::iter::repeat_n((predicted(l, m) / m.2 - 1.0).abs(), m.3)).collect()
+        };
+        let locality = minimise(1e-3, MAX_ROUTING_LOCALITY, |l| {
+            off.iter().map(|m| m.3 as f64 * (predicted(l, m) / m.2 - 1.0).powi(2)).sum()
+        });
+        let held_out = errors(locality, &spec);
+        fits.push(LocalityFit {
             model: key.clone(),
-            expert_novelty: novelty,
-            before: model.expert_novelty,
-            rows: errors.len(),
-            median_abs_rel_error: median(&errors),
+            routing_locality: locality,
+            before: model.routing_locality,
+            rows: off.iter().map(|m| m.3).sum(),
+            median_abs_rel_error: median(&errors(locality, &off)),
+            spec_rows: held_out.len(),
+            spec_median_abs_rel_error: (!held_out.is_empty()).then(|| median(&held_out)),
+            spec_max_abs_rel_error: held_out.iter().copied().reduce(f64::max),
         });
         if let Some(m) = out.models.iter_mut().find(|m| m.key == key) {
-            m.expert_novelty = novelty;
+            m.routing_locality = locality;
+            m.expert_novelty = locality.min(1.0);
         }
     }
     Ok((out, fits))

@@ -12,7 +12,7 @@ use std::path::Path;
 
 pub use drafter::DrafterProfile;
 pub use hardware::{DEFAULT_EFFICIENCIES, HardwareProfile};
-pub use model::{DEFAULT_EXPERT_NOVELTY, ModelProfile};
+pub use model::{DEFAULT_EXPERT_NOVELTY, MAX_ROUTING_LOCALITY, ModelProfile};
 pub use precision::Precision;
 
 use super::csv::{CsvRow, CsvTable};

@@ -11,8 +11,13 @@ use crate::perf::csv::CsvRow;
 /// speedup error is 4.9 % at 0, 4.2 % at 0.25, 3.7 % at 0.5, 4.2 % at 0.75 and 5.1 % at 1 (independent
 /// routing, an isolated layer's E(n)), with the trend over concurrency right in 15, 15, 16, 12 and 11 of 17
 /// groups; spec-off steps do not depend on it. A harness routing tokens uniformly at random measures 1 (the
-/// H200 kit's `experts_touched`, which `alsim calibrate` fits it to).
+/// H200 kit's `experts_touched`: `alsim calibrate` fits the routing locality to its k = 0 rows and sets the
+/// novelty to the same value).
 pub const DEFAULT_EXPERT_NOVELTY: f64 = 0.5;
+
+/// Largest routing locality: above 1 tokens avoid each other's experts (load balancing); twice the uniform
+/// spread is beyond any router.
+pub const MAX_ROUTING_LOCALITY: f64 = 2.0;
 
 /// A target model's shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,6 +47,10 @@ pub struct ModelProfile {
     /// routing, the uniform E(n) of an isolated MoE layer; whole-step serving data put it near 0.5
     /// ([`DEFAULT_EXPERT_NOVELTY`]).
     pub expert_novelty: f64,
+    /// Routing locality λ: the sequences' first tokens wake the experts that λ·S uniformly routed tokens would
+    /// (1 = uniform routing; below 1, sequences share experts). Fitted by `alsim calibrate` where step rows at
+    /// k = 0 measure `experts_touched`, which then sets the novelty to the same λ (the rows show no more).
+    pub routing_locality: f64,
     /// Parameters read once per forward whatever the batch (no routed experts, embeddings or LM head), billions.
     pub base_params_b: f64,
     /// Query heads (must divide by TP).
@@ -117,6 +126,7 @@ impl ModelProfile {
             top_k: row.count("top_k", false)?,
             expert_params_m: row.non_negative("expert_params_m", false)?,
             expert_novelty: row.opt_f64("expert_novelty")?.unwrap_or(DEFAULT_EXPERT_NOVELTY),
+            routing_locality: row.opt_f64("routing_locality")?.unwrap_or(1.0),
             base_params_b: row.non_negative("base_params_b", true)?,
             q_heads: row.count("q_heads", true)?,
             kv_heads: row.count("kv_heads", true)?,
@@ -136,6 +146,12 @@ impl ModelProfile {
         let bad = |column: &str, message: String| Err(row.error(column, &message));
         if !(0.0..=1.0).contains(&profile.expert_novelty) {
             return bad("expert_novelty", format!("{} must lie in [0, 1]", profile.expert_novelty));
+        }
+        if !(profile.routing_locality > 0.0 && profile.routing_locality <= MAX_ROUTING_LOCALITY) {
+            return bad(
+                "routing_locality",
+                format!("{} must lie in (0, {MAX_ROUTING_LOCALITY}]", profile.routing_locality),
+            );
         }
         if profile.moe_layers > profile.layers {
             return bad("moe_layers", format!("{} exceeds layers {}", profile.moe_layers, profile.layers));

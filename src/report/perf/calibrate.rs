@@ -2,7 +2,7 @@
 //! profile, and — for step times — the parts and the largest residuals.
 
 use crate::perf::calibrate::fit::ScaleFit;
-use crate::perf::calibrate::{Calibration, Summary};
+use crate::perf::calibrate::{Calibration, Mode, Summary};
 use crate::perf::terms::COLUMNS;
 use crate::report::{Report, Table, fixed};
 
@@ -85,17 +85,27 @@ fn efficiencies(fit: &ScaleFit) -> String {
     format!("bw {:.2} flops {:.2} attn {:.2}{overlap}", e.bw_eff, e.flops_eff, e.attn_eff)
 }
 
+/// What sits at a bound, what the rows could not identify (kept), or that the start was kept whole.
 fn bounds(fit: &ScaleFit) -> String {
-    let hit = fit.bounds_hit();
-    if hit.is_empty() { "-".into() } else { hit.join("+") }
+    let mut out: Vec<String> = fit.bounds_hit().into_iter().map(String::from).collect();
+    out.extend(fit.unidentified.iter().map(|g| format!("{} kept", g.name())));
+    if fit.kept_start {
+        out.push("start kept".into());
+    }
+    if out.is_empty() { "-".into() } else { out.join(", ") }
 }
 
-fn summary_table(origin: &str, s: &Summary) -> Table {
-    let mut t = Table::new(format!("Calibration summary: {origin}"), &["figure", "value"]);
+fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
+    let title = match mode {
+        Mode::Fit => format!("Calibration summary: {origin}"),
+        Mode::Score => format!("Profile scored on {origin} (nothing refitted)"),
+    };
+    let mut t = Table::new(title, &["figure", "value"]);
     let mut row = |name: &str, value: String| t.row(vec![name.to_string(), value]);
     row("rows", s.rows.to_string());
     row("groups", s.groups.to_string());
-    row("spec-off fit, median |error|", pct(s.spec_off_median_abs_rel_error));
+    let spec_off = if mode == Mode::Score { "spec-off, median |error|" } else { "spec-off fit, median |error|" };
+    row(spec_off, pct(s.spec_off_median_abs_rel_error));
     if s.step_time_median_abs_rel_error.is_some() {
         row("step time at k ≥ 1 (fit on k = 0), median |error|", opt_pct(s.step_time_median_abs_rel_error));
         row("step time at k ≥ 1, largest |error|", opt_pct(s.step_time_max_abs_rel_error));
@@ -113,13 +123,18 @@ fn summary_table(origin: &str, s: &Summary) -> Table {
         );
         row("groups with a fitted AL", s.al_fitted_groups.map_or("-".into(), |n| n.to_string()));
     }
+    if s.level_median_abs_rel_error.is_some() {
+        row("speedup where the AL is given (the level), median |error|", opt_pct(s.level_median_abs_rel_error));
+    }
     row("groups whose fit hit a bound", s.fits_at_bound.to_string());
+    row("groups with a scale the rows cannot identify (kept)", s.fits_with_unidentified_scales.to_string());
+    row("groups whose fit was worse than the start (start kept)", s.fits_kept_at_start.to_string());
     t
 }
 
 impl Report for Calibration {
     fn tables(&self) -> Vec<Table> {
-        let mut tables = vec![summary_table(&self.origin, &self.summary)];
+        let mut tables = vec![summary_table(&self.origin, self.mode, &self.summary)];
         if let Some(serving) = &self.serving {
             let mut t = Table::new(
                 "Per group: spec-off fit, AL, and speedup measured/predicted per concurrency",
@@ -190,21 +205,33 @@ impl Report for Calibration {
                 ]);
             }
             tables.push(t);
-            if !steps.expert_novelty.is_empty() {
-                let mut novelty = Table::new(
-                    "Expert novelty fitted to the experts_touched column (distinct experts the verify forwards woke)",
-                    &["model", "spec rows", "profile value", "fitted", "median |error| of E(n')"],
+            if !steps.routing_locality.is_empty() {
+                let mut locality = Table::new(
+                    "Routing locality fitted to experts_touched at k = 0, predicting the experts of the k ≥ 1 rows",
+                    &[
+                        "model",
+                        "k=0 rows",
+                        "profile value",
+                        "fitted",
+                        "k=0 median |error|",
+                        "k≥1 rows",
+                        "k≥1 median |error|",
+                        "k≥1 max |error|",
+                    ],
                 );
-                for n in &steps.expert_novelty {
-                    novelty.row(vec![
-                        n.model.clone(),
-                        n.rows.to_string(),
-                        fixed(n.before, 2),
-                        fixed(n.expert_novelty, 3),
-                        pct(n.median_abs_rel_error),
+                for l in &steps.routing_locality {
+                    locality.row(vec![
+                        l.model.clone(),
+                        l.rows.to_string(),
+                        fixed(l.before, 2),
+                        fixed(l.routing_locality, 3),
+                        pct(l.median_abs_rel_error),
+                        l.spec_rows.to_string(),
+                        opt_pct(l.spec_median_abs_rel_error),
+                        opt_pct(l.spec_max_abs_rel_error),
                     ]);
                 }
-                tables.push(novelty);
+                tables.push(locality);
             }
             if !steps.parts.is_empty() {
                 let mut parts = Table::new(

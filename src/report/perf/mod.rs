@@ -8,7 +8,7 @@ pub use calibrate::residuals_csv;
 pub use plot::plot_svg;
 
 use super::{Report, Table, fixed};
-use crate::perf::{PredictReport, Sweep};
+use crate::perf::{Objective, PredictReport, Sweep};
 
 fn setup(sweep: &Sweep) -> String {
     format!(
@@ -65,7 +65,12 @@ impl Report for PredictReport {
             }
             let mut best = Table::new(
                 format!(
-                    "Best k per concurrency (band: k within the model's {error_pct} % error of the top; the smallest is chosen){}: {setup}",
+                    "Best k per concurrency (band: k within the model's {error_pct} % error of the top; {}){}: {setup}",
+                    match sweep.best.first().map(|b| b.objective) {
+                        Some(Objective::Throughput) => "the top throughput is chosen",
+                        Some(Objective::PerUser) => "the top per-user speed is chosen",
+                        Some(Objective::SmallestK) | None => "the smallest is chosen",
+                    },
                     self.min_user_tps.map(|f| format!(", per-user floor {f} tok/s")).unwrap_or_default()
                 ),
                 &[
