@@ -12,7 +12,8 @@
 //!
 //! A finding is keyed by severity, class, file and message, never by line: a pin moved by an unrelated
 //! edit keeps its key, and a line number inside a message (`file.sh:12`, `line 12`) is blanked for the
-//! same reason. Findings with the same key at several lines count as many.
+//! same reason. Findings with the same key at several lines count as many. The key is the library's
+//! (`alsim::pins::diff::key`), the one `alsim pins check --base` compares by.
 //!
 //! `--expect FILE` sweeps only the commits FILE lists, in its order. Since the findings do not change
 //! between listed commits, the sweep over those alone is the full sweep's summary, and it must equal
@@ -23,7 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use alsim::pins::{CheckOptions, Finding, Severity, check};
+use alsim::pins::diff::key;
+use alsim::pins::{CheckOptions, check};
 use serde::{Deserialize, Serialize};
 
 /// What changed at one commit (the first swept commit: everything it finds).
@@ -75,36 +77,6 @@ fn commits(git_dir: &Path, revs: &str) -> Result<Vec<Commit>, String> {
             })
         })
         .collect())
-}
-
-/// `text` with every number that names a line (`path.ext:12`, `line 12`) replaced by `N`.
-fn without_lines(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
-        let (before, from) = rest.split_at(at);
-        let digits = from.find(|c: char| !c.is_ascii_digit()).unwrap_or(from.len());
-        out.push_str(before);
-        let names_line = out.ends_with("line ")
-            || out.strip_suffix(':').is_some_and(|path| {
-                path.rsplit(|c: char| c.is_whitespace() || c == '(' || c == '`')
-                    .next()
-                    .is_some_and(|word| word.contains('/') || word.contains('.'))
-            });
-        out.push_str(if names_line { "N" } else { &from[..digits] });
-        rest = &from[digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
-fn key(finding: &Finding) -> String {
-    let severity = match finding.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Note => "note",
-    };
-    format!("{severity} {} {}: {}", finding.class, finding.location.file, without_lines(&finding.message))
 }
 
 /// Every key the first multiset holds more often than the second, as many times as it does.

@@ -12,6 +12,7 @@ mod install;
 mod no_panic;
 mod perf;
 mod pins;
+mod pins_base;
 mod pins_cli;
 mod pins_fix;
 mod pins_rates;

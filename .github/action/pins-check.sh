@@ -39,6 +39,10 @@ args=(pins check "${ALSIM_PATH:-.}" --format github)
 if [[ -n ${ALSIM_ALLOW:-} ]]; then
   args+=(--allow "$ALSIM_ALLOW")
 fi
+if [[ -n ${ALSIM_BASE:-} ]]; then
+  # Joined with `=`, so a revision that starts with `-` stays the option's value.
+  args+=("--base=$ALSIM_BASE")
+fi
 if [[ -n ${ALSIM_ARGS:-} ]]; then
   # Shell-like splitting without eval: Python's shlex, NUL-separated through a file so a bad quote stops here.
   split="$venv/args.bin"
@@ -60,11 +64,19 @@ fi
 case $status in
   0) ;;
   1)
-    echo "::error title=alsim pins check::pins disagree with the golden curves (exit 1); see the annotations above"
+    if [[ -n ${ALSIM_BASE:-} ]]; then
+      echo "::error title=alsim pins check::pins disagree with the golden curves in ways new since $ALSIM_BASE (exit 1); see the annotations above"
+    else
+      echo "::error title=alsim pins check::pins disagree with the golden curves (exit 1); see the annotations above"
+    fi
     exit 1
     ;;
   2)
-    echo "::error title=alsim pins check::alsim could not run the check (exit 2: usage or input error, e.g. a missing path or allow-list); see its message above"
+    if [[ -n ${ALSIM_BASE:-} ]]; then
+      echo "::error title=alsim pins check::alsim could not run the check (exit 2: usage or input error, e.g. a missing path or allow-list, or a base commit the checkout lacks: use actions/checkout with fetch-depth: 0); see its message above"
+    else
+      echo "::error title=alsim pins check::alsim could not run the check (exit 2: usage or input error, e.g. a missing path or allow-list); see its message above"
+    fi
     exit 2
     ;;
   3)

@@ -20,7 +20,13 @@ Exit status:
      read or parsed); with --strict, any warning (an assumed thinking mode, a duplicate YAML key)
   2  usage or input error (unreadable repository, golden directory or allow-list)
   3  no error, but some pins could not be resolved (see the 'unresolved' findings), or no candidate file
-     was found under REPO";
+     was found under REPO
+
+With --base REV, the check also runs on the tree of git revision REV (written into a temporary directory;
+the repository's worktree, index and HEAD are only read) with the same --golden and allow-list, and each
+finding is reported as new, fixed or unchanged (matched by class, file and message, not by line). Then
+exit 1 means a new error (with --strict, a new warning), exit 3 a new unresolved pin or no candidate
+file, and exit 2 also that REV is not a commit, REPO not in a git work tree, or git not found.";
 
 const FIX_HELP: &str = "\
 Prints a unified diff that sets each wrong literal (or a master config's injected value) to its golden
@@ -79,6 +85,10 @@ struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
     format: CheckFormat,
+    /// Pull-request mode: compare with the findings at git revision REV (e.g. the PR's base) and fail only
+    /// on new errors.
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
 }
 
 /// Where golden values and sanctioned exceptions come from (shared by `check` and `fix`).
@@ -112,13 +122,16 @@ impl SourceArgs {
         })
     }
 
-    fn check(&self, strict: bool) -> anyhow::Result<pins::CheckReport> {
+    fn options(&self, strict: bool) -> anyhow::Result<CheckOptions> {
         let allow = match self.allow_file() {
             Some(path) => Some(AllowList::read(&path).context("reading the allow-list")?),
             None => None,
         };
-        let options = CheckOptions { golden: self.golden.clone(), allow, strict };
-        pins::check(&self.repo, &options).context("checking pins")
+        Ok(CheckOptions { golden: self.golden.clone(), allow, strict })
+    }
+
+    fn check(&self, strict: bool) -> anyhow::Result<pins::CheckReport> {
+        pins::check(&self.repo, &self.options(strict)?).context("checking pins")
     }
 }
 
@@ -185,37 +198,58 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let checked = args.source.check(args.strict)?;
+    let options = args.source.options(args.strict)?;
+    let checked = pins::check(&args.source.repo, &options).context("checking pins")?;
     if checked.files_read == 0 {
         eprintln!(
             "alsim: no candidate file (shell script, YAML, Markdown) under {}: nothing was checked",
             args.source.repo.display()
         );
     }
-    let text = match args.format {
-        CheckFormat::Github => report::pins::github_annotations(&checked),
-        CheckFormat::Table => report::render(&checked, Format::Table),
-        CheckFormat::Json => report::render(&checked, Format::Json),
-        CheckFormat::Csv => report::render(&checked, Format::Csv),
-        CheckFormat::Md => report::pins::markdown(&checked),
+    // Annotations stop at 10 errors a step; the job summary GitHub renders on the run's page holds the whole
+    // report.
+    let summary_file = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
+    let summarize = args.format == CheckFormat::Github && summary_file.is_some();
+    let (text, summary, status) = match &args.base {
+        None => {
+            let text = match args.format {
+                CheckFormat::Github => report::pins::github_annotations(&checked),
+                CheckFormat::Table => report::render(&checked, Format::Table),
+                CheckFormat::Json => report::render(&checked, Format::Json),
+                CheckFormat::Csv => report::render(&checked, Format::Csv),
+                CheckFormat::Md => report::pins::markdown(&checked),
+            };
+            (text, summarize.then(|| report::pins::markdown(&checked)), checked.status)
+        }
+        Some(rev) => {
+            let tree = pins::diff::checkout(&args.source.repo, rev)?;
+            let base = pins::check(tree.root(), &options).with_context(|| format!("checking pins at {rev}"))?;
+            let compared = pins::diff::compare(checked, &base, rev, tree.commit());
+            let text = match args.format {
+                CheckFormat::Github => report::pins::github_annotations_against(&compared),
+                CheckFormat::Table => report::render(&compared, Format::Table),
+                CheckFormat::Json => report::render(&compared, Format::Json),
+                CheckFormat::Csv => report::render(&compared, Format::Csv),
+                CheckFormat::Md => report::pins::markdown_against(&compared),
+            };
+            (text, summarize.then(|| report::pins::markdown_against(&compared)), compared.status)
+        }
     };
     emit(&text)?;
-    // Annotations stop at 10 errors a step; the job summary GitHub renders on the run's page holds the whole
-    // report. What the file already holds is kept, and a summary that cannot be written fails nothing.
-    let summary = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
-    if let (CheckFormat::Github, Some(path)) = (args.format, summary) {
+    // What the file already holds is kept, and a summary that cannot be written fails nothing.
+    if let (Some(summary), Some(path)) = (summary, summary_file) {
         let path = PathBuf::from(path);
         let appended = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
             .open(&path)
-            .and_then(|mut file| file.write_all(report::pins::markdown(&checked).as_bytes()));
+            .and_then(|mut file| file.write_all(summary.as_bytes()));
         if let Err(e) = appended {
             let shown = report::one_line(&path.to_string_lossy()).into_owned();
             eprintln!("alsim: warning: the report was not appended to $GITHUB_STEP_SUMMARY ({shown}): {e}");
         }
     }
-    Ok(match checked.status {
+    Ok(match status {
         Status::Pass => Outcome::Pass,
         Status::Fail => Outcome::Problem,
         Status::Undecided => Outcome::Undecided,

@@ -17,6 +17,8 @@
 //!   golden curves' own problems ([`curves`]);
 //! - rate lists ([`rates`]): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
 //!   as written and compared position by position with the golden curve's own chain;
+//! - pull-request mode ([`diff`]): the check of the working tree against a git revision's, each finding
+//!   new, fixed or unchanged under a line-insensitive key;
 //! - repair ([`fix`]): a unified diff that sets each wrong literal to its golden value, and its transactional write;
 //! - generation ([`native`]): the engine-native setting for a golden value.
 //!
@@ -25,6 +27,7 @@
 
 pub mod allow;
 pub mod curves;
+pub mod diff;
 pub mod fix;
 mod golden;
 pub mod graph;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{Report, Table, fixed, md_cell, one_line, workflow_data, workflow_property};
+use crate::pins::diff::{Change, ComparedFinding, Comparison};
 use crate::pins::fix::FixPlan;
 use crate::pins::verify::GoldenRef;
 use crate::pins::{
@@ -69,88 +70,172 @@ fn status_word(status: Status) -> &'static str {
     }
 }
 
+/// Every pin with its facts and verdict.
+fn pins_table(report: &CheckReport) -> Table {
+    let mut pins = Table::new(
+        format!(
+            "Pins in {} ({} files read, {} config entries; golden: {})",
+            report.repo, report.files_read, report.entries, report.golden_source
+        ),
+        &[
+            "where",
+            "role",
+            "engine",
+            "knob",
+            "written",
+            "implied AL",
+            "k",
+            "model",
+            "drafter",
+            "mode",
+            "eval",
+            "golden",
+            "expected",
+            "verdict",
+        ],
+    );
+    for p in &report.pins {
+        let pin = &p.pin;
+        let problems: Vec<String> = p.problems.iter().map(|c| c.to_string()).collect();
+        let verdict = p.verdict.name().to_string();
+        pins.row(vec![
+            where_(pin),
+            pin.role.map(|r| r.to_string()).unwrap_or_default(),
+            pin.engine.value.map(|e| e.name().to_string()).unwrap_or_else(|| "?".into()),
+            pin.knob.name().into(),
+            written(pin),
+            p.implied_al.map(|v| fixed(v, 4)).unwrap_or_else(|| "-".into()),
+            cell(&pin.k),
+            cell(&pin.model),
+            cell(&pin.drafter),
+            cell(&pin.mode),
+            cell(&pin.eval),
+            p.golden
+                .as_ref()
+                .map(|g| format!("{} {}", g.file.rsplit('/').next().unwrap_or(&g.file), g.key))
+                .unwrap_or_else(|| "-".into()),
+            expected(p.golden.as_ref()),
+            if problems.is_empty() { verdict } else { format!("{verdict}; {}", problems.join(", ")) },
+        ]);
+    }
+    pins
+}
+
+fn summary_note(report: &CheckReport) -> String {
+    let s = &report.summary;
+    let by_class: Vec<String> = s.errors_by_class.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    format!(
+        "{} pins, {} ok; {} errors ({}), {} unresolved, {} allowed; status {}{}",
+        s.pins,
+        s.ok,
+        s.errors,
+        if by_class.is_empty() { "none".into() } else { by_class.join(", ") },
+        s.unresolved,
+        s.allowed,
+        status_word(report.status),
+        if report.strict { " (strict: warnings fail)" } else { "" }
+    )
+}
+
+/// `against REV (commit): N new (E errors, W warnings), F fixed, U unchanged`.
+fn changes_line(c: &Comparison) -> String {
+    let s = &c.changes;
+    format!(
+        "against {} ({}): {} new ({} errors, {} warnings), {} fixed, {} unchanged",
+        c.base,
+        &c.base_commit[..c.base_commit.len().min(12)],
+        s.new,
+        s.new_errors,
+        s.new_warnings,
+        s.fixed,
+        s.unchanged
+    )
+}
+
 impl Report for CheckReport {
     fn tables(&self) -> Vec<Table> {
-        let mut pins = Table::new(
-            format!(
-                "Pins in {} ({} files read, {} config entries; golden: {})",
-                self.repo, self.files_read, self.entries, self.golden_source
-            ),
-            &[
-                "where",
-                "role",
-                "engine",
-                "knob",
-                "written",
-                "implied AL",
-                "k",
-                "model",
-                "drafter",
-                "mode",
-                "eval",
-                "golden",
-                "expected",
-                "verdict",
-            ],
-        );
-        for p in &self.pins {
-            let pin = &p.pin;
-            let problems: Vec<String> = p.problems.iter().map(|c| c.to_string()).collect();
-            let verdict = p.verdict.name().to_string();
-            pins.row(vec![
-                where_(pin),
-                pin.role.map(|r| r.to_string()).unwrap_or_default(),
-                pin.engine.value.map(|e| e.name().to_string()).unwrap_or_else(|| "?".into()),
-                pin.knob.name().into(),
-                written(pin),
-                p.implied_al.map(|v| fixed(v, 4)).unwrap_or_else(|| "-".into()),
-                cell(&pin.k),
-                cell(&pin.model),
-                cell(&pin.drafter),
-                cell(&pin.mode),
-                cell(&pin.eval),
-                p.golden
-                    .as_ref()
-                    .map(|g| format!("{} {}", g.file.rsplit('/').next().unwrap_or(&g.file), g.key))
-                    .unwrap_or_else(|| "-".into()),
-                expected(p.golden.as_ref()),
-                if problems.is_empty() { verdict } else { format!("{verdict}; {}", problems.join(", ")) },
-            ]);
-        }
+        let s = &self.summary;
         let mut findings = Table::new(
-            format!(
-                "Findings: {} errors, {} warnings, {} notes, {} allowed",
-                self.summary.errors, self.summary.warnings, self.summary.notes, self.summary.allowed
-            ),
+            format!("Findings: {} errors, {} warnings, {} notes, {} allowed", s.errors, s.warnings, s.notes, s.allowed),
             &["severity", "class", "where", "message"],
         );
         for f in &self.findings {
             findings.row(vec![severity_word(f).into(), class_label(f.class), f.location.to_string(), message(f)]);
         }
-        vec![pins, findings]
+        vec![pins_table(self), findings]
     }
 
     fn notes(&self) -> Vec<String> {
-        let by_class: Vec<String> = self.summary.errors_by_class.iter().map(|(c, n)| format!("{c} {n}")).collect();
-        vec![format!(
-            "{} pins, {} ok; {} errors ({}), {} unresolved, {} allowed; status {}{}",
-            self.summary.pins,
-            self.summary.ok,
-            self.summary.errors,
-            if by_class.is_empty() { "none".into() } else { by_class.join(", ") },
-            self.summary.unresolved,
-            self.summary.allowed,
-            status_word(self.status),
-            if self.strict { " (strict: warnings fail)" } else { "" }
-        )]
+        vec![summary_note(self)]
+    }
+}
+
+impl Report for Comparison {
+    fn tables(&self) -> Vec<Table> {
+        let mut findings = Table::new(
+            format!("Findings {}", changes_line(self)),
+            &["change", "severity", "class", "where", "message"],
+        );
+        for c in &self.findings {
+            let f = &c.finding;
+            findings.row(vec![
+                c.change.name().into(),
+                severity_word(f).into(),
+                class_label(f.class),
+                where_found(c, &self.base),
+                message(f),
+            ]);
+        }
+        vec![pins_table(&self.report), findings]
+    }
+
+    fn notes(&self) -> Vec<String> {
+        vec![summary_note(&self.report), format!("{}; status {}", changes_line(self), status_word(self.status))]
+    }
+}
+
+/// Where a compared finding is: a fixed one's location is the base's, and says so.
+fn where_found(c: &ComparedFinding, base: &str) -> String {
+    match c.change {
+        Change::Fixed => format!("{} (at {base})", c.finding.location),
+        Change::New | Change::Unchanged => c.finding.location.to_string(),
     }
 }
 
 /// The check as a Markdown PR comment: the verdict first, errors grouped by class, the rest folded.
 pub fn markdown(report: &CheckReport) -> String {
+    let findings: Vec<(Option<Change>, &Finding)> = report.findings.iter().map(|f| (None, f)).collect();
+    markdown_of(report, report.status, None, &findings)
+}
+
+/// The check against a base revision as a Markdown PR comment: the verdict on what changed first, then
+/// the findings grouped by change (new, unchanged, fixed) and class; only new errors are unfolded.
+pub fn markdown_against(comparison: &Comparison) -> String {
+    let findings: Vec<(Option<Change>, &Finding)> =
+        comparison.findings.iter().map(|c| (Some(c.change), &c.finding)).collect();
+    markdown_of(&comparison.report, comparison.status, Some(comparison), &findings)
+}
+
+fn markdown_of(
+    report: &CheckReport,
+    status: Status,
+    against: Option<&Comparison>,
+    findings: &[(Option<Change>, &Finding)],
+) -> String {
     let s = &report.summary;
     let mut out = String::new();
-    let _ = writeln!(out, "## alsim pins check: {}\n", status_word(report.status).to_uppercase());
+    let _ = match against {
+        Some(c) => writeln!(
+            out,
+            "## alsim pins check against `{}`: {}\n",
+            md_cell(&c.base),
+            status_word(status).to_uppercase()
+        ),
+        None => writeln!(out, "## alsim pins check: {}\n", status_word(status).to_uppercase()),
+    };
+    if let Some(c) = against {
+        let _ = writeln!(out, "**{}**.\n", md_cell(&changes_line(c)));
+    }
     let _ = writeln!(
         out,
         "**{} pins** in {} files ({} config entries): **{} ok**, **{} errors**, {} warnings ({} unresolved), {} notes, {} allowed. Golden curves: {}.\n",
@@ -173,28 +258,33 @@ pub fn markdown(report: &CheckReport) -> String {
         }
         out.push('\n');
     }
-    let mut groups: BTreeMap<(u8, Class), Vec<&Finding>> = BTreeMap::new();
-    for f in &report.findings {
+    let mut groups: BTreeMap<(Option<Change>, u8, Class), Vec<&Finding>> = BTreeMap::new();
+    for (change, f) in findings {
         let rank = match (&f.allowed, f.severity) {
             (None, Severity::Error) => 0,
             (None, Severity::Warning) => 1,
             (Some(_), _) => 2,
             (None, Severity::Note) => 3,
         };
-        groups.entry((rank, f.class)).or_default().push(f);
+        groups.entry((*change, rank, f.class)).or_default().push(f);
     }
-    for ((rank, class), findings) in &groups {
+    for ((change, rank, class), findings) in &groups {
         let title = format!(
-            "{} {} ({})",
+            "{}{} {} ({})",
+            change.map(|c| format!("{}: ", capitalized(c.name()))).unwrap_or_default(),
             ["Error", "Warning", "Allowed", "Note"][*rank as usize],
             class_label(*class),
             findings.len()
         );
-        let open = *rank == 0;
+        let open = *rank == 0 && matches!(change, None | Some(Change::New));
         let _ = writeln!(out, "<details{}><summary>{title}</summary>\n", if open { " open" } else { "" });
         let _ = writeln!(out, "| where | message |\n|---|---|");
         for f in findings {
-            let _ = writeln!(out, "| `{}` | {} |", md_cell(&f.location.to_string()), md_cell(&message(f)));
+            let at = match (change, against) {
+                (Some(Change::Fixed), Some(c)) => format!("{} (at {})", f.location, c.base),
+                _ => f.location.to_string(),
+            };
+            let _ = writeln!(out, "| `{}` | {} |", md_cell(&at), md_cell(&message(f)));
         }
         let _ = writeln!(out, "\n</details>\n");
     }
@@ -224,6 +314,11 @@ pub fn markdown(report: &CheckReport) -> String {
     out
 }
 
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
 /// Classes whose annotations come first, in this order: GitHub shows only the first 10 error annotations
 /// of a step (50 of a job), and a wrong value is what a reviewer must not miss among dozens of eval leaks.
 const ANNOTATION_ORDER: [Class; 8] = [
@@ -237,12 +332,14 @@ const ANNOTATION_ORDER: [Class; 8] = [
     Class::EvalLeak,
 ];
 
-/// The workflow command of a finding and the rank of that level (errors first).
-fn annotation_level(f: &Finding) -> (usize, &'static str) {
-    match (&f.allowed, f.severity) {
-        (None, Severity::Error) => (0, "error"),
-        (None, Severity::Warning) => (1, "warning"),
-        (Some(_), _) | (None, Severity::Note) => (2, "notice"),
+/// The workflow command of a finding and the rank of that level (errors first): only a new finding (or,
+/// without a base, any finding) is an error or warning; an unchanged or fixed one is a notice.
+fn annotation_level(change: Option<Change>, f: &Finding) -> (usize, &'static str) {
+    match (change, &f.allowed, f.severity) {
+        (Some(Change::Unchanged | Change::Fixed), _, _) => (2, "notice"),
+        (_, None, Severity::Error) => (0, "error"),
+        (_, None, Severity::Warning) => (1, "warning"),
+        (_, Some(_), _) | (_, None, Severity::Note) => (2, "notice"),
     }
 }
 
@@ -250,31 +347,64 @@ fn annotation_level(f: &Finding) -> (usize, &'static str) {
 /// errors, then warnings, then notices; within each, value errors (wrong-k, mismatch, wrong drafter, model
 /// or thinking mode, out-of-range, spelling) first, then eval leaks, then the rest, each by file and line.
 pub fn github_annotations(report: &CheckReport) -> String {
+    let findings: Vec<(Option<Change>, &Finding)> = report.findings.iter().map(|f| (None, f)).collect();
+    annotations(report, None, &findings)
+}
+
+/// [`github_annotations`] against a base revision: a new finding as without a base, its title ending in
+/// `[new]`; an unchanged one as a `::notice` at its line (`[unchanged]`); a fixed one as a `::notice` on no
+/// line, naming where it was at the base (`[fixed]`). New findings come first.
+pub fn github_annotations_against(comparison: &Comparison) -> String {
+    let findings: Vec<(Option<Change>, &Finding)> =
+        comparison.findings.iter().map(|c| (Some(c.change), &c.finding)).collect();
+    annotations(&comparison.report, Some(comparison), &findings)
+}
+
+fn annotations(report: &CheckReport, against: Option<&Comparison>, findings: &[(Option<Change>, &Finding)]) -> String {
     let mut out = String::new();
-    let mut findings: Vec<&Finding> = report.findings.iter().collect();
+    let mut findings = findings.to_vec();
     let class_rank = |c: Class| ANNOTATION_ORDER.iter().position(|o| *o == c).unwrap_or(ANNOTATION_ORDER.len());
-    findings.sort_by_key(|f| (annotation_level(f).0, class_rank(f.class)));
-    for f in findings {
-        let level = annotation_level(f).1;
-        let title = match f.class.number() {
+    findings.sort_by_key(|(change, f)| (annotation_level(*change, f).0, *change, class_rank(f.class)));
+    for (change, f) in findings {
+        let level = annotation_level(change, f).1;
+        let mut title = match f.class.number() {
             Some(n) => format!("alsim pins: {} (class {n})", f.class),
             None => format!("alsim pins: {}", f.class),
         };
-        let _ = writeln!(
-            out,
-            "::{level} file={},line={},title={}::{}",
-            workflow_property(&f.location.file),
-            f.location.line,
-            workflow_property(&title),
-            workflow_data(&message(f))
-        );
+        if let Some(change) = change {
+            let _ = write!(title, " [{}]", change.name());
+        }
+        match (change, against) {
+            (Some(Change::Fixed), Some(c)) => {
+                let _ = writeln!(
+                    out,
+                    "::{level} title={}::{}",
+                    workflow_property(&title),
+                    workflow_data(&format!("{} at {}: {}", f.location, c.base, message(f)))
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "::{level} file={},line={},title={}::{}",
+                    workflow_property(&f.location.file),
+                    f.location.line,
+                    workflow_property(&title),
+                    workflow_data(&message(f))
+                );
+            }
+        }
     }
     let s = &report.summary;
-    let _ = writeln!(
+    let _ = write!(
         out,
         "alsim pins: {} pins, {} ok, {} errors, {} warnings, {} allowed",
         s.pins, s.ok, s.errors, s.warnings, s.allowed
     );
+    if let Some(c) = against {
+        let _ = write!(out, "; {}", one_line(&changes_line(c)));
+    }
+    out.push('\n');
     out
 }
 
