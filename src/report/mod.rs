@@ -27,7 +27,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use serde::Serialize;
 
 /// Version of the JSON output's layout; bumped when a field is renamed or removed.
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
 /// How to print a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
