@@ -277,8 +277,14 @@ fn formats_for_ci_logs_pr_comments_and_spreadsheets() {
     assert!(md.starts_with("## alsim pins check: FAIL"), "{md}");
     assert!(md.contains("| errors by class | count |") && md.contains("<details"), "{md}");
     assert!(md.contains(&format!("`{MASTER}:{wrong_k}`")), "{md}");
-    let (_, table, _) = run(&["pins", "check", repo]);
-    assert!(table.contains("wrong-drafter") && table.contains("note: "), "{table}");
+    let (_, human, _) = run(&["pins", "check", repo]);
+    let first = human.lines().next().unwrap_or_default();
+    assert!(first.contains(": error[") && !first.starts_with(' '), "errors first, one block each: {human}");
+    assert!(human.contains(&format!("{MASTER}:{wrong_k}: error[wrong-k]: ")), "{human}");
+    assert!(human.contains("  help: pin the golden value for the k this role runs"), "{human}");
+    assert!(human.contains("39 pins, 28 ok; 22 errors (") && human.contains("status fail"), "{human}");
+    let (_, table, _) = run(&["pins", "check", repo, "--format", "table"]);
+    assert!(table.contains("wrong-drafter") && table.contains("note: ") && table.contains("── 1 of 39"), "{table}");
     let (code, csv, _) = run(&["pins", "check", repo, "--format", "csv"]);
     assert_eq!(code, 1);
     assert!(csv.lines().any(|l| l.starts_with("where,role,engine,knob,written,")), "{csv}");

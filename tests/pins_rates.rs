@@ -170,7 +170,7 @@ fn llamacpp_without_a_draft_limit_runs_its_default_k() {
 #[test]
 fn reports_show_the_list_and_fix_writes_the_golden_chain() {
     let repo = fixture();
-    let (_, table, _) = run(&["pins", "check", repo.to_str().unwrap()]);
+    let (_, table, _) = run(&["pins", "check", repo.to_str().unwrap(), "--format", "table"]);
     assert!(table.contains("[1.00, 0.83, 0.00]") && table.contains("2.83 [0.78, 0.60, 0.45]"), "{table}");
     let (_, diff, stderr) = run(&["pins", "fix", repo.to_str().unwrap()]);
     assert!(diff.contains("+  ARGS+=(--spec-synth-rates 0.78,0.60,0.45)"), "{diff}\n{stderr}");

@@ -2,11 +2,11 @@
 
 use assert_cmd::Command;
 
-/// The `alsim` binary under test, with a clean environment for reproducible output (and, under GitHub
-/// Actions, no appending to the real job summary).
+/// The `alsim` binary under test, with a clean environment for reproducible output (human output at its
+/// default width of 100 columns; under GitHub Actions, no appending to the real job summary).
 pub fn alsim() -> Command {
     let mut cmd = Command::cargo_bin("alsim").expect("the alsim binary is built for integration tests");
-    cmd.env_remove("RAYON_NUM_THREADS").env_remove("GITHUB_STEP_SUMMARY").env("NO_COLOR", "1");
+    cmd.env_remove("RAYON_NUM_THREADS").env_remove("GITHUB_STEP_SUMMARY").env("NO_COLOR", "1").env_remove("COLUMNS");
     cmd
 }
 

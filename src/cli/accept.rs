@@ -1,10 +1,9 @@
 //! `alsim accept`: what a pin means.
 
 use alsim::accept::PinAnalysis;
-use alsim::report;
 
+use super::Outcome;
 use super::common::{OutputArgs, RealAcceptanceArgs};
-use super::{Outcome, emit};
 
 /// Flags of `alsim accept`.
 #[derive(Debug, clap::Args)]
@@ -22,6 +21,6 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let real = args.real.resolve()?;
     let pin = args.al.or(real.curve_al).unwrap_or_else(|| real.chain.acceptance_length());
     let analysis = PinAnalysis::new(&real.chain, pin, &real.rates_pin, real.source)?;
-    emit(&report::render(&analysis, args.output.format))?;
+    args.output.emit(&analysis)?;
     Ok(Outcome::Pass)
 }

@@ -9,9 +9,9 @@ use alsim::perf::profile::ProfileKind;
 use alsim::report;
 use anyhow::Context;
 
+use super::Outcome;
 use super::common::OutputArgs;
 use super::predict::ProfileArgs;
-use super::{Outcome, emit};
 
 /// Flags of `alsim calibrate`.
 #[derive(Debug, clap::Args)]
@@ -85,6 +85,6 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         std::fs::write(path, report::residuals_csv(&calibration)).map_err(|e| alsim::Error::io(path, e))?;
         calibration.notes.push(format!("every row's residual written to {}", path.display()));
     }
-    emit(&report::render(&calibration, args.format.format))?;
+    args.format.emit(&calibration)?;
     Ok(Outcome::Pass)
 }

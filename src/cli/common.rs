@@ -7,7 +7,7 @@ use alsim::accept::fit::{FitKind, fit};
 use alsim::accept::{Acceptance, RatesPin};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use alsim::evidence::{self, InputFormat, ReadOptions};
-use alsim::report::Format;
+use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
 /// The seed's case, used when no model is named.
@@ -84,12 +84,89 @@ impl CurveArgs {
     }
 }
 
-/// `--format`.
+/// `--format` and the exports beside it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct OutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    #[command(flatten)]
+    pub export: ExportArgs,
+}
+
+impl OutputArgs {
+    /// Prints `report` in the chosen format, then writes every export.
+    pub fn emit<R: Report>(&self, report: &R) -> anyhow::Result<()> {
+        self.export.check()?;
+        super::emit(&report::render(report, self.format))?;
+        self.export.write(report)
+    }
+}
+
+/// `--export-json`, `--export-md`, `--export-csv`: the same report in other formats, to files, from one run
+/// (as hyperfine's exports), e.g. a table on the terminal and Markdown for a job summary.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ExportArgs {
+    /// Also write the report as JSON to FILE (replaced if it exists; repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Vec<PathBuf>,
+    /// Also write the report as Markdown to FILE (replaced if it exists; repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub export_md: Vec<PathBuf>,
+    /// Also write the report as CSV to FILE, raw numbers with their units in the header (replaced if it
+    /// exists; repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Vec<PathBuf>,
+}
+
+impl ExportArgs {
+    fn targets(&self) -> impl Iterator<Item = (Format, &PathBuf)> {
+        let json = self.export_json.iter().map(|p| (Format::Json, p));
+        let md = self.export_md.iter().map(|p| (Format::Md, p));
+        json.chain(md).chain(self.export_csv.iter().map(|p| (Format::Csv, p)))
+    }
+
+    /// Refuses, before any work, a target that cannot be written: one named twice, a directory, or one
+    /// whose directory does not exist.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        for (_, path) in self.targets() {
+            let shown = report::one_line(&path.display().to_string()).into_owned();
+            if !seen.insert(path) {
+                anyhow::bail!("--export-*: {shown} is named twice");
+            }
+            if path.is_dir() {
+                anyhow::bail!("--export-*: {shown} is a directory");
+            }
+            if path.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+                anyhow::bail!("--export-*: {shown}: its directory does not exist");
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `report` to every target, each whole or not at all (a temporary file beside it, renamed over it).
+    pub fn write<R: Report>(&self, report: &R) -> anyhow::Result<()> {
+        for (format, path) in self.targets() {
+            let shown = report::one_line(&path.display().to_string()).into_owned();
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => std::path::Path::new("."),
+            };
+            let mut builder = tempfile::Builder::new();
+            // As a file the shell would create (0666 less the umask), not a private temporary file's 0600.
+            #[cfg(unix)]
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+            let written = builder.tempfile_in(dir).and_then(|mut file| {
+                use std::io::Write as _;
+                file.write_all(report::render(report, format).as_bytes())?;
+                file.persist(path).map_err(|e| e.error)?;
+                Ok(())
+            });
+            written.with_context(|| format!("--export-*: writing {shown}"))?;
+        }
+        Ok(())
+    }
 }
 
 /// `--plot FILE.svg` and `--force`: where to draw, refusing to replace a file the user already has.

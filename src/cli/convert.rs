@@ -60,6 +60,7 @@ fn parse_target(text: &str) -> Result<Target, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    args.output.export.check()?;
     let conversion = match (&args.rates, args.geometric, args.value) {
         (Some(rates), _, _) => {
             let chain = Acceptance::from_unconditional(rates.0.clone(), "--rates")?;
@@ -89,6 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         None => report::render(&conversion, args.output.format),
     };
     emit(&text)?;
+    args.output.export.write(&conversion)?;
     Ok(Outcome::Pass)
 }
 

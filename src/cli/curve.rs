@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use alsim::accept::fit::FitSummary;
 use alsim::curve::check::{CheckOptions, CheckReport, DEFAULT_RUN_SE, DEFAULT_Z, check_files};
 use alsim::curve::{CurveFile, CurveSet, CurveView};
-use alsim::report::{self, curve::CurveListing};
+use alsim::report::curve::CurveListing;
 
+use super::Outcome;
 use super::common::{CurveArgs, OutputArgs};
-use super::{Outcome, emit};
 
 /// Subcommands of `alsim curve`.
 #[derive(Debug, clap::Subcommand)]
@@ -58,12 +58,12 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         Args::List { paths, output } => {
             let files = load(&paths)?;
             let listing = CurveListing { curves: files.iter().flat_map(CurveFile::summaries).collect() };
-            emit(&report::render(&listing, output.format))?;
+            output.emit(&listing)?;
         }
         Args::Show { curve, output } => {
             let set = curve.curve_set()?;
             let found = set.lookup(&curve.query(true))?;
-            emit(&report::render(&CurveView::new(found.file, found.curve), output.format))?;
+            output.emit(&CurveView::new(found.file, found.curve))?;
         }
         Args::Check { paths, run_se, z, strict, output } => {
             if !(run_se > 0.0 && run_se.is_finite() && z > 0.0 && z.is_finite()) {
@@ -72,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             let (files, unreadable) = read_each(&paths)?;
             let report = CheckReport::new(files.len(), check_files(&files, &CheckOptions { run_se, z }));
             if !files.is_empty() {
-                emit(&report::render(&report, output.format))?;
+                output.emit(&report)?;
             }
             // An input error outranks what the readable curves show: the check did not see everything.
             if !unreadable.is_empty() {
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         }
         Args::Fit { paths, output } => {
             let files = load(&paths)?;
-            emit(&report::render(&FitSummary::new(&files), output.format))?;
+            output.emit(&FitSummary::new(&files))?;
         }
     }
     Ok(Outcome::Pass)

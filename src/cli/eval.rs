@@ -6,7 +6,7 @@ use alsim::evidence::{self, EvalReport, Pin, Verdict};
 use alsim::report::{self, Format};
 use anyhow::Context;
 
-use super::common::{CurveArgs, EvidenceFormatArgs};
+use super::common::{CurveArgs, EvidenceFormatArgs, ExportArgs};
 use super::{Outcome, emit};
 
 /// Exit statuses of `alsim eval`.
@@ -82,12 +82,15 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = EvalFormat::Table)]
     format: EvalFormat,
+    #[command(flatten)]
+    export: ExportArgs,
 }
 
 /// The seed's draft length.
 const DEFAULT_K: usize = 3;
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    args.export.check()?;
     if !args.before.is_empty() && args.before.len() != args.files.len() {
         anyhow::bail!(
             "--before: {} snapshots given for {} evidence files; give one earlier snapshot per file, in order",
@@ -121,6 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         EvalFormat::Md => report::render(&result, Format::Md),
     };
     emit(&text)?;
+    args.export.write(&result)?;
     Ok(match result.overall {
         Verdict::Consistent => Outcome::Pass,
         Verdict::Inconclusive => Outcome::Undecided,

@@ -8,8 +8,8 @@ use alsim::curve::{CurveFile, ThinkingMode};
 use alsim::evidence::{self, Verdict};
 use alsim::report;
 
+use super::Outcome;
 use super::common::{EvidenceFormatArgs, OutputArgs, parse_mode};
-use super::{Outcome, emit};
 
 const COLLECT_HELP: &str = "\
 Each RUN is an evidence file `alsim eval` reads. Its draft length k is the one the evidence records (vLLM
@@ -180,7 +180,7 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
     let output = args.output.display().to_string();
     let collection = collect::collect(identity, &by_k, args.runs.confidence, args.target_se, &output)?;
     collect::write_file(&collection, &args.output, args.force, &runs)?;
-    emit(&report::render(&collection, args.format.format))?;
+    args.format.emit(&collection)?;
     Ok(if collection.has_problem() {
         Outcome::Problem
     } else if collection.needs_more_steps() {
@@ -209,7 +209,7 @@ fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
     };
     let by_k = args.runs.read()?;
     let result = drift(curve, &file.origin, &by_k, args.tolerance, args.runs.confidence)?;
-    emit(&report::render(&result, args.format.format))?;
+    args.format.emit(&result)?;
     Ok(match result.overall {
         Verdict::Consistent => Outcome::Pass,
         Verdict::Inconclusive => Outcome::Undecided,

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use alsim::accept::{RatesPin, RatesSetting};
 use alsim::engine::Engine;
 use alsim::pins::{self, AllowList, CheckOptions, Status};
-use alsim::report::{self, Format};
+use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
-use super::common::{CurveArgs, OutputArgs};
+use super::common::{CurveArgs, ExportArgs, OutputArgs};
 use super::{Outcome, emit};
 
 const CHECK_HELP: &str = "\
@@ -63,7 +63,9 @@ enum PinsAction {
 /// Output of `alsim pins check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum CheckFormat {
-    /// Aligned tables.
+    /// Each finding as a block with how to mend it, then the summary, wrapped to the terminal.
+    Human,
+    /// Every pin and finding in tables, wrapped to the terminal.
     Table,
     /// JSON, one document.
     Json,
@@ -83,12 +85,14 @@ struct CheckArgs {
     #[arg(long)]
     strict: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
+    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
     format: CheckFormat,
     /// Pull-request mode: compare with the findings at git revision REV (e.g. the PR's base) and fail only
     /// on new errors.
     #[arg(long, value_name = "REV")]
     base: Option<String>,
+    #[command(flatten)]
+    export: ExportArgs,
 }
 
 /// Where golden values and sanctioned exceptions come from (shared by `check` and `fix`).
@@ -162,7 +166,7 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
         PinsAction::List(args) => {
             let inventory =
                 pins::scan(&args.repo).with_context(|| format!("scanning repository {}", args.repo.display()))?;
-            emit(&report::render(&inventory, args.output.format))?;
+            args.output.emit(&inventory)?;
             Ok(Outcome::Pass)
         }
         PinsAction::Fix(args) => fix(args),
@@ -198,6 +202,7 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
+    args.export.check()?;
     let options = args.source.options(args.strict)?;
     let checked = pins::check(&args.source.repo, &options).context("checking pins")?;
     if checked.files_read == 0 {
@@ -212,27 +217,17 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let summarize = args.format == CheckFormat::Github && summary_file.is_some();
     let (text, summary, status) = match &args.base {
         None => {
-            let text = match args.format {
-                CheckFormat::Github => report::pins::github_annotations(&checked),
-                CheckFormat::Table => report::render(&checked, Format::Table),
-                CheckFormat::Json => report::render(&checked, Format::Json),
-                CheckFormat::Csv => report::render(&checked, Format::Csv),
-                CheckFormat::Md => report::pins::markdown(&checked),
-            };
-            (text, summarize.then(|| report::pins::markdown(&checked)), checked.status)
+            args.export.write(&checked)?;
+            let text = check_output(&checked, args.format, report::pins::github_annotations);
+            (text, summarize.then(|| report::render(&checked, Format::Md)), checked.status)
         }
         Some(rev) => {
             let tree = pins::diff::checkout(&args.source.repo, rev)?;
             let base = pins::check(tree.root(), &options).with_context(|| format!("checking pins at {rev}"))?;
             let compared = pins::diff::compare(checked, &base, rev, tree.commit());
-            let text = match args.format {
-                CheckFormat::Github => report::pins::github_annotations_against(&compared),
-                CheckFormat::Table => report::render(&compared, Format::Table),
-                CheckFormat::Json => report::render(&compared, Format::Json),
-                CheckFormat::Csv => report::render(&compared, Format::Csv),
-                CheckFormat::Md => report::pins::markdown_against(&compared),
-            };
-            (text, summarize.then(|| report::pins::markdown_against(&compared)), compared.status)
+            args.export.write(&compared)?;
+            let text = check_output(&compared, args.format, report::pins::github_annotations_against);
+            (text, summarize.then(|| report::render(&compared, Format::Md)), compared.status)
         }
     };
     emit(&text)?;
@@ -254,6 +249,19 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
         Status::Fail => Outcome::Problem,
         Status::Undecided => Outcome::Undecided,
     })
+}
+
+/// The check (or its comparison with a base) in `format`: findings as blocks by default, every table with
+/// `table`.
+fn check_output<R: Report>(checked: &R, format: CheckFormat, annotations: fn(&R) -> String) -> String {
+    match format {
+        CheckFormat::Github => annotations(checked),
+        CheckFormat::Human => report::render(checked, Format::Table),
+        CheckFormat::Table => report::tables_text(checked, report::layout::width()),
+        CheckFormat::Json => report::render(checked, Format::Json),
+        CheckFormat::Csv => report::render(checked, Format::Csv),
+        CheckFormat::Md => report::render(checked, Format::Md),
+    }
 }
 
 /// Output of `alsim pin`.

@@ -16,8 +16,8 @@ use alsim::report;
 use alsim::units::check_draft_len;
 use anyhow::Context;
 
+use super::Outcome;
 use super::common::{CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, EvidenceFormatArgs, NumberList, OutputArgs, PlotArgs};
-use super::{Outcome, emit};
 
 /// Flags of `alsim predict`.
 #[derive(Debug, clap::Args)]
@@ -228,7 +228,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(path) = plot {
         report::plot_svg(&report, path)?;
     }
-    emit(&report::render(&report, args.output.format))?;
+    args.output.emit(&report)?;
     Ok(Outcome::Pass)
 }
 

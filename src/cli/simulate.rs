@@ -10,8 +10,8 @@ use alsim::sim::{DEFAULT_SEED, Heterogeneity, OutputLengths, Phases, RunConfig, 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::Outcome;
 use super::common::{OutputArgs, PlotArgs, RealAcceptanceArgs};
-use super::{Outcome, emit};
 
 /// Which acceptance to simulate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -154,7 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         report::plot_requests(&report, args.plot_metric, path)
             .with_context(|| format!("writing --plot {}", path.display()))?;
     }
-    emit(&report::render(&report, args.output.format))?;
+    args.output.emit(&report)?;
     Ok(Outcome::Pass)
 }
 

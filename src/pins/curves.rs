@@ -120,11 +120,14 @@ pub fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
                         push(
                             k,
                             format!(
-                                "per-position acceptance rises from p{} = {:.2} to p{k} = {:.2} ({}); beyond noise ({increment_noise:.3}), a chain cannot accept a later draft more often",
-                                k - 1,
-                                pair[0],
+                                // Increments, not probabilities: after a dip the one before is negative.
+                                "AL grows by {:.2} from k = {} to k = {k} ({}), after {:+.2} from k = {} to k = {}; a rise beyond noise ({increment_noise:.3}): a chain cannot accept a later draft more often",
                                 pair[1],
-                                curve.field(k)
+                                k - 1,
+                                curve.field(k),
+                                pair[0],
+                                k - 2,
+                                k - 1
                             ),
                         );
                     }

@@ -534,6 +534,38 @@ impl Class {
         )
     }
 
+    /// One line on how to mend a finding of this class, shown under it (`alsim explain CLASS` says more).
+    pub fn help(self) -> &'static str {
+        match self {
+            Class::WrongK => "pin the golden value for the k this role runs; alsim pins fix prints the change",
+            Class::WrongDrafter => "pin the value of the curve collected with the drafter and draft sampling that run",
+            Class::WrongThinkingMode => {
+                "pin the value for the thinking mode the server runs, or state the mode it runs"
+            }
+            Class::WrongModel => "pin the value of the served model's own curve",
+            Class::Spelling => "write the value in the engine's own unit and with every knob the engine needs",
+            Class::OutOfRange => "an AL lies in [1, k+1] for the role's k: fix the value or the k",
+            Class::NeverPassed => {
+                "pass the value to the engine (export it, or put it in the flag or config the engine reads)"
+            }
+            Class::EvalLeak => "set the pin only when EVAL_ONLY is not true, so eval runs verify for real",
+            Class::MissingPin => "pin the golden value for this run's k, or add the missing k to the lookup table",
+            Class::Drift => "derive the value from the same k the engine runs, and keep prose in step with the code",
+            Class::CurveProblem => {
+                "re-collect the golden points at fault, or tell the curve files apart in their headers"
+            }
+            Class::Mismatch => "no golden curve has this value: pin one of the curve's values for this model and k",
+            Class::Unreadable => "make the file readable, or move it out of the repository",
+            Class::Unresolved => {
+                "write the fact where the check can read it (a literal, or a variable set in the repository)"
+            }
+            Class::Assumption => "state the thinking mode or draft sampling explicitly in the launch code",
+            Class::DuplicateKey => "write the key once: YAML readers keep only the last value",
+            Class::Inert => "remove the setting, or enable speculative decoding for the role it is meant for",
+            Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",
+        }
+    }
+
     /// How serious a finding of this class is by default.
     pub fn severity(self) -> Severity {
         match self {

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
-use super::{Report, Table, fixed};
+use super::{Report, Table, fixed, layout};
 use crate::accept::fit::FitSummary;
-use crate::curve::check::{CheckReport, Severity};
+use crate::curve::check::{CheckReport, ProblemKind, Severity};
 use crate::curve::{CurveSummary, CurveView};
 use crate::units::Conversion;
 
@@ -98,11 +98,8 @@ impl Report for CheckReport {
         );
         for p in &self.problems {
             t.row(vec![
-                match p.severity {
-                    Severity::Error => "error".into(),
-                    Severity::Warning => "warning".into(),
-                },
-                serde_json::to_value(p.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                severity_name(p.severity).into(),
+                problem_name(p.kind),
                 p.origin.clone(),
                 p.field.clone(),
                 p.message.clone(),
@@ -110,6 +107,38 @@ impl Report for CheckReport {
         }
         vec![t]
     }
+
+    fn human(&self, width: usize) -> String {
+        let mut out = String::new();
+        for p in &self.problems {
+            let location = if p.field.is_empty() { p.origin.clone() } else { format!("{} {}", p.origin, p.field) };
+            out.push_str(&layout::diagnostic(
+                &location,
+                severity_name(p.severity),
+                problem_name(p.kind).as_str(),
+                &p.message,
+                None,
+                width,
+            ));
+            out.push('\n');
+        }
+        let summary =
+            format!("{} file(s) checked: {} error(s), {} warning(s)", self.files_checked, self.errors, self.warnings);
+        out.push_str(&layout::wrap(&summary, width, "", "  "));
+        out
+    }
+}
+
+fn severity_name(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+/// The problem kind as JSON names it.
+fn problem_name(kind: ProblemKind) -> String {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 impl Report for FitSummary {

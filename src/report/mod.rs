@@ -13,6 +13,7 @@ mod accept;
 pub mod curve;
 pub mod evidence;
 mod golden;
+pub mod layout;
 mod perf;
 pub mod pins;
 mod sim;
@@ -23,7 +24,6 @@ pub use sim::{PlotMetric, plot_requests};
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 use serde::Serialize;
 
 /// Version of the JSON output's layout; bumped when a field is renamed or removed.
@@ -43,7 +43,7 @@ pub enum Format {
     Md,
 }
 
-/// A titled grid of already formatted cells.
+/// A titled grid of cells.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     /// Shown above the table (a heading in Markdown, a comment line in CSV).
@@ -51,7 +51,53 @@ pub struct Table {
     /// Column headers.
     pub headers: Vec<String>,
     /// Rows of cells, each as long as `headers`.
-    pub rows: Vec<Vec<String>>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// One cell: the text a person reads, and for a quantity the number a spreadsheet gets (every digit, its
+/// unit moved to the column's CSV header).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    shown: String,
+    value: Option<f64>,
+    unit: Option<&'static str>,
+}
+
+impl Cell {
+    /// A number shown with `digits` decimals.
+    pub fn number(value: f64, digits: usize) -> Cell {
+        Cell { shown: fixed(value, digits), value: Some(value), unit: None }
+    }
+
+    /// A quantity shown as `shown` (e.g. `2.43x`, `+1.7%`, `0.120 ms`), `value` in `unit` for CSV.
+    pub fn quantity(value: f64, shown: String, unit: &'static str) -> Cell {
+        Cell { shown, value: Some(value), unit: Some(unit) }
+    }
+
+    /// No value: `-` for a person, an empty field in CSV.
+    pub fn missing() -> Cell {
+        Cell { shown: "-".into(), value: Some(f64::NAN), unit: None }
+    }
+
+    fn csv(&self) -> Cow<'_, str> {
+        match self.value {
+            Some(v) if v.is_nan() => "".into(),
+            Some(v) => v.to_string().into(),
+            None => csv_cell(&self.shown).into(),
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(shown: String) -> Cell {
+        Cell { shown, value: None, unit: None }
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(shown: &str) -> Cell {
+        Cell::from(shown.to_string())
+    }
 }
 
 impl Table {
@@ -61,17 +107,17 @@ impl Table {
     }
 
     /// Appends a row.
-    pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+    pub fn row<C: Into<Cell>>(&mut self, cells: Vec<C>) {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
     }
 
-    fn text(&self) -> String {
-        let mut table = comfy_table::Table::new();
-        table.load_preset(UTF8_FULL_CONDENSED).set_header(self.headers.iter().map(|h| one_line(h)));
-        for row in &self.rows {
-            table.add_row(row.iter().map(|c| one_line(c)));
-        }
-        format!("{}\n{table}\n", one_line(&self.title))
+    fn shown(&self) -> Vec<Vec<String>> {
+        self.rows.iter().map(|row| row.iter().map(|c| c.shown.clone()).collect()).collect()
+    }
+
+    /// The table for a terminal `width` columns wide (see [`layout::grid`]).
+    pub(crate) fn text(&self, width: usize) -> String {
+        format!("{}{}", layout::wrap(&self.title, width, "", "  "), layout::grid(&self.headers, &self.shown(), width))
     }
 
     fn markdown(&self) -> String {
@@ -82,17 +128,28 @@ impl Table {
             cells(&self.headers),
             "---|".repeat(self.headers.len())
         );
-        for row in &self.rows {
-            let _ = writeln!(out, "| {} |", cells(row));
+        for row in self.shown() {
+            let _ = writeln!(out, "| {} |", cells(&row));
         }
         out
     }
 
-    /// The table as CSV: the header line, then one line per row (no title).
+    /// The table as CSV: the header line (a quantity's unit after its column's name), then one line per row
+    /// with numbers in full (no title).
     pub fn csv(&self) -> String {
-        let mut out = String::new();
-        for line in std::iter::once(&self.headers).chain(&self.rows) {
-            let _ = writeln!(out, "{}", line.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","));
+        let headers: Vec<String> = self
+            .headers
+            .iter()
+            .enumerate()
+            .map(|(i, h)| match self.rows.iter().find_map(|r| r.get(i).and_then(|c| c.unit)) {
+                Some(unit) => csv_cell(&format!("{h} ({unit})")),
+                None => csv_cell(h),
+            })
+            .collect();
+        let mut out = headers.join(",");
+        out.push('\n');
+        for row in &self.rows {
+            let _ = writeln!(out, "{}", row.iter().map(Cell::csv).collect::<Vec<_>>().join(","));
         }
         out
     }
@@ -143,6 +200,37 @@ pub trait Report: Serialize {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The report as GitHub-flavoured Markdown: its tables, then its notes as a list. A report meant for a
+    /// pull-request comment lays itself out instead.
+    fn markdown(&self) -> String {
+        let mut out = String::new();
+        for table in self.tables() {
+            out.push_str(&table.markdown());
+            out.push('\n');
+        }
+        for note in self.notes() {
+            let _ = writeln!(out, "- {}", one_line(&note));
+        }
+        out
+    }
+    /// The report for a terminal `width` columns wide: [`tables_text`]. A report of findings shows them as
+    /// blocks instead.
+    fn human(&self, width: usize) -> String {
+        tables_text(self, width)
+    }
+}
+
+/// A report's tables laid out to a terminal `width` columns wide, then its notes.
+pub fn tables_text<R: Report + ?Sized>(report: &R, width: usize) -> String {
+    let mut out = String::new();
+    for table in report.tables() {
+        out.push_str(&table.text(width));
+        out.push('\n');
+    }
+    for note in report.notes() {
+        out.push_str(&layout::wrap(&note, width, "note: ", "      "));
+    }
+    out
 }
 
 /// Renders `report` in `format`.
@@ -169,17 +257,8 @@ pub fn render<R: Report>(report: &R, format: Format) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         }
-        Format::Table | Format::Md => {
-            let mut out = String::new();
-            for table in report.tables() {
-                out.push_str(&if format == Format::Md { table.markdown() } else { table.text() });
-                out.push('\n');
-            }
-            for note in report.notes() {
-                let _ = writeln!(out, "{}{}", if format == Format::Md { "- " } else { "note: " }, one_line(&note));
-            }
-            out
-        }
+        Format::Md => report.markdown(),
+        Format::Table => report.human(layout::width()),
     }
 }
 
@@ -232,7 +311,7 @@ mod tests {
         impl Report for Hostile {
             fn tables(&self) -> Vec<Table> {
                 let mut t = Table::new("t\n::error a", &["h"]);
-                t.row(vec!["c\r\n::error b".into()]);
+                t.row(vec!["c\r\n::error b"]);
                 vec![t.clone(), t]
             }
             fn notes(&self) -> Vec<String> {

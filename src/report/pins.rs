@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{Report, Table, fixed, md_cell, one_line, workflow_data, workflow_property};
+use super::{Report, Table, fixed, layout, md_cell, one_line, workflow_data, workflow_property};
 use crate::pins::diff::{Change, ComparedFinding, Comparison};
 use crate::pins::fix::FixPlan;
 use crate::pins::verify::GoldenRef;
@@ -168,6 +168,14 @@ impl Report for CheckReport {
     fn notes(&self) -> Vec<String> {
         vec![summary_note(self)]
     }
+
+    fn markdown(&self) -> String {
+        markdown(self)
+    }
+
+    fn human(&self, width: usize) -> String {
+        human(self, width)
+    }
 }
 
 impl Report for Comparison {
@@ -191,6 +199,14 @@ impl Report for Comparison {
 
     fn notes(&self) -> Vec<String> {
         vec![summary_note(&self.report), format!("{}; status {}", changes_line(self), status_word(self.status))]
+    }
+
+    fn markdown(&self) -> String {
+        markdown_against(self)
+    }
+
+    fn human(&self, width: usize) -> String {
+        human_against(self, width)
     }
 }
 
@@ -260,13 +276,7 @@ fn markdown_of(
     }
     let mut groups: BTreeMap<(Option<Change>, u8, Class), Vec<&Finding>> = BTreeMap::new();
     for (change, f) in findings {
-        let rank = match (&f.allowed, f.severity) {
-            (None, Severity::Error) => 0,
-            (None, Severity::Warning) => 1,
-            (Some(_), _) => 2,
-            (None, Severity::Note) => 3,
-        };
-        groups.entry((*change, rank, f.class)).or_default().push(f);
+        groups.entry((*change, rank(f), f.class)).or_default().push(f);
     }
     for ((change, rank, class), findings) in &groups {
         let title = format!(
@@ -314,6 +324,68 @@ fn markdown_of(
     out
 }
 
+/// Where a finding is listed: errors, warnings, allowed findings, notes.
+fn rank(f: &Finding) -> u8 {
+    match (&f.allowed, f.severity) {
+        (None, Severity::Error) => 0,
+        (None, Severity::Warning) => 1,
+        (Some(_), _) => 2,
+        (None, Severity::Note) => 3,
+    }
+}
+
+/// The check for a terminal `width` columns wide: each finding as a block, errors first (wrong values before
+/// eval leaks, as in annotations), with how to mend it; then the summary. Every pin's facts are in `--format table` and `--format md`.
+pub fn human(report: &CheckReport, width: usize) -> String {
+    let findings: Vec<(Option<Change>, &Finding)> = report.findings.iter().map(|f| (None, f)).collect();
+    let mut out = blocks(&findings, None, width);
+    out.push_str(&human_summary(report, width));
+    out
+}
+
+/// The check against a base revision for a terminal: new findings first, then unchanged and fixed ones.
+pub fn human_against(comparison: &Comparison, width: usize) -> String {
+    let findings: Vec<(Option<Change>, &Finding)> =
+        comparison.findings.iter().map(|c| (Some(c.change), &c.finding)).collect();
+    let mut out = blocks(&findings, Some(&comparison.base), width);
+    out.push_str(&human_summary(&comparison.report, width));
+    let line = format!("{}; status {}", changes_line(comparison), status_word(comparison.status));
+    out.push_str(&layout::wrap(&line, width, "", "  "));
+    out
+}
+
+fn blocks(findings: &[(Option<Change>, &Finding)], base: Option<&str>, width: usize) -> String {
+    let mut order: Vec<&(Option<Change>, &Finding)> = findings.iter().collect();
+    order.sort_by_key(|(change, f)| (*change, rank(f), class_rank(f.class)));
+    let mut out = String::new();
+    for (change, f) in order {
+        let location = match (change, base) {
+            (Some(Change::Fixed), Some(base)) => format!("{} (at {base})", f.location),
+            _ => f.location.to_string(),
+        };
+        let severity = match change {
+            Some(c) => format!("{} {}", c.name(), severity_word(f)),
+            None => severity_word(f).to_string(),
+        };
+        let mends = f.allowed.is_none() && f.severity != Severity::Note && *change != Some(Change::Fixed);
+        let help = mends.then(|| format!("{} (more: alsim explain {})", f.class.help(), f.class));
+        out.push_str(&layout::diagnostic(&location, &severity, f.class.name(), &message(f), help.as_deref(), width));
+        out.push('\n');
+    }
+    out
+}
+
+fn human_summary(report: &CheckReport, width: usize) -> String {
+    let read = format!(
+        "{} pins in {} files read ({} config entries); golden curves: {}. Every pin's facts: --format table or md.",
+        report.pins.len(),
+        report.files_read,
+        report.entries,
+        report.golden_source
+    );
+    layout::wrap(&read, width, "", "  ") + &layout::wrap(&summary_note(report), width, "", "  ")
+}
+
 fn capitalized(word: &str) -> String {
     let mut chars = word.chars();
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
@@ -331,6 +403,11 @@ const ANNOTATION_ORDER: [Class; 8] = [
     Class::Spelling,
     Class::EvalLeak,
 ];
+
+/// Where a class stands in [`ANNOTATION_ORDER`] (the others after, as found).
+fn class_rank(class: Class) -> usize {
+    ANNOTATION_ORDER.iter().position(|o| *o == class).unwrap_or(ANNOTATION_ORDER.len())
+}
 
 /// The workflow command of a finding and the rank of that level (errors first): only a new finding (or,
 /// without a base, any finding) is an error or warning; an unchanged or fixed one is a notice.
@@ -363,7 +440,6 @@ pub fn github_annotations_against(comparison: &Comparison) -> String {
 fn annotations(report: &CheckReport, against: Option<&Comparison>, findings: &[(Option<Change>, &Finding)]) -> String {
     let mut out = String::new();
     let mut findings = findings.to_vec();
-    let class_rank = |c: Class| ANNOTATION_ORDER.iter().position(|o| *o == c).unwrap_or(ANNOTATION_ORDER.len());
     findings.sort_by_key(|(change, f)| (annotation_level(*change, f).0, *change, class_rank(f.class)));
     for (change, f) in findings {
         let level = annotation_level(change, f).1;

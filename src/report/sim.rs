@@ -4,7 +4,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::{Report, Table, fixed};
+use super::{Cell, Report, Table, fixed};
 use crate::accept::schedule::ScheduleKind;
 use crate::error::{Error, Result};
 use crate::sim::{Metric, SimReport, SourceResult};
@@ -94,10 +94,10 @@ impl SimReport {
         );
         for gap in gaps {
             table.row(vec![
-                gap.label.to_string(),
-                format!("{:+.3} ms", gap.p50_ms),
-                format!("{:+.3} ms", gap.p99_ms),
-                format!("{:+.1}%", gap.p99_relative * 100.0),
+                Cell::from(gap.label.to_string()),
+                Cell::quantity(gap.p50_ms, format!("{:+.3} ms", gap.p50_ms), "ms"),
+                Cell::quantity(gap.p99_ms, format!("{:+.3} ms", gap.p99_ms), "ms"),
+                Cell::quantity(gap.p99_relative * 100.0, format!("{:+.1}%", gap.p99_relative * 100.0), "%"),
                 if gap.matches { "yes" } else { "no" }.into(),
             ]);
         }

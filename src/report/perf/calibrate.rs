@@ -4,7 +4,7 @@
 use crate::perf::calibrate::fit::ScaleFit;
 use crate::perf::calibrate::{Calibration, Mode, Summary};
 use crate::perf::terms::COLUMNS;
-use crate::report::{Report, Table, fixed};
+use crate::report::{Cell, Report, Table, fixed};
 
 /// Every distinct row's measured and modelled figures as CSV (what `calibrate --residuals` writes), in
 /// file order for step times and by group and concurrency for serving pairs; `repeats` counts the rows of the
@@ -255,14 +255,18 @@ impl Report for Calibration {
             for r in &steps.worst {
                 worst.row(vec![
                     // A row the file repeats verbatim is listed once, at its first line, with its count.
-                    if r.repeats > 1 { format!("{} (×{})", r.line, r.repeats) } else { r.line.to_string() },
-                    r.group.clone(),
-                    r.concurrency.to_string(),
-                    r.k.to_string(),
-                    fixed(r.context, 0),
-                    fixed(r.measured_ms, 3),
-                    fixed(r.predicted_ms, 3),
-                    format!("{}%", fixed(r.residual_pct, 1)),
+                    Cell::from(if r.repeats > 1 {
+                        format!("{} (×{})", r.line, r.repeats)
+                    } else {
+                        r.line.to_string()
+                    }),
+                    r.group.clone().into(),
+                    r.concurrency.to_string().into(),
+                    r.k.to_string().into(),
+                    Cell::number(r.context, 0),
+                    Cell::number(r.measured_ms, 3),
+                    Cell::number(r.predicted_ms, 3),
+                    Cell::quantity(r.residual_pct, format!("{}%", fixed(r.residual_pct, 1)), "%"),
                 ]);
             }
             tables.push(worst);

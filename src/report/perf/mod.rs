@@ -7,7 +7,7 @@ mod plot;
 pub use calibrate::residuals_csv;
 pub use plot::plot_svg;
 
-use super::{Report, Table, fixed};
+use super::{Cell, Report, Table, fixed};
 use crate::perf::{Objective, PredictReport, Sweep};
 
 fn setup(sweep: &Sweep) -> String {
@@ -21,6 +21,16 @@ fn setup(sweep: &Sweep) -> String {
         sweep.drafter.as_deref().unwrap_or("none"),
         sweep.workload.label()
     )
+}
+
+/// A speedup as `2.43x`.
+fn speedup(value: f64) -> Cell {
+    Cell::quantity(value, format!("{}x", fixed(value, 2)), "x")
+}
+
+/// A percentage as `1.7%`.
+fn percent(value: f64) -> Cell {
+    Cell::quantity(value, format!("{}%", fixed(value, 1)), "%")
 }
 
 fn list(ks: &[usize]) -> String {
@@ -51,15 +61,15 @@ impl Report for PredictReport {
             for p in &sweep.predictions {
                 let best = sweep.best.iter().any(|b| b.concurrency == p.concurrency && b.best_k == Some(p.k));
                 all.row(vec![
-                    p.concurrency.to_string(),
-                    p.k.to_string(),
-                    fixed(p.al, 2),
-                    fixed(p.step_ms, 2),
-                    fixed(p.draft_ms, 2),
-                    fixed(p.throughput_per_gpu, 1),
-                    fixed(p.per_user_tps, 1),
-                    format!("{}x", fixed(p.speedup, 2)),
-                    p.dominant.to_string(),
+                    Cell::from(p.concurrency.to_string()),
+                    p.k.to_string().into(),
+                    Cell::number(p.al, 2),
+                    Cell::number(p.step_ms, 2),
+                    Cell::number(p.draft_ms, 2),
+                    Cell::number(p.throughput_per_gpu, 1),
+                    Cell::number(p.per_user_tps, 1),
+                    speedup(p.speedup),
+                    p.dominant.to_string().into(),
                     if best { "*" } else { "" }.into(),
                 ]);
             }
@@ -89,18 +99,18 @@ impl Report for PredictReport {
             for b in &sweep.best {
                 let row = b.best_k.and_then(|k| sweep.prediction(b.concurrency, k));
                 best.row(vec![
-                    b.concurrency.to_string(),
-                    b.best_k.map_or("none meets the floor".into(), |k| k.to_string()),
-                    list(&b.band),
-                    b.top_k.map_or("-".into(), |k| k.to_string()),
-                    b.runner_up.map_or("-".into(), |k| k.to_string()),
-                    b.margin_pct.map_or("-".into(), |m| format!("{}%", fixed(m, 1))),
-                    b.speedup.map_or("-".into(), |s| format!("{}x", fixed(s, 2))),
-                    row.map_or("-".into(), |p| fixed(p.throughput_per_gpu, 1)),
-                    row.map_or("-".into(), |p| fixed(p.per_user_tps, 1)),
+                    Cell::from(b.concurrency.to_string()),
+                    b.best_k.map_or("none meets the floor".into(), |k| k.to_string()).into(),
+                    list(&b.band).into(),
+                    b.top_k.map_or("-".into(), |k| k.to_string()).into(),
+                    b.runner_up.map_or("-".into(), |k| k.to_string()).into(),
+                    b.margin_pct.map_or_else(Cell::missing, percent),
+                    b.speedup.map_or_else(Cell::missing, speedup),
+                    row.map_or_else(Cell::missing, |p| Cell::number(p.throughput_per_gpu, 1)),
+                    row.map_or_else(Cell::missing, |p| Cell::number(p.per_user_tps, 1)),
                     match (b.best_k, b.toss_up) {
                         (None, _) => "-".into(),
-                        (Some(_), true) => format!("toss-up: k = {} within {error_pct} %", list(&b.band)),
+                        (Some(_), true) => format!("toss-up: k = {} within {error_pct} %", list(&b.band)).into(),
                         (Some(_), false) => "clear".into(),
                     },
                 ]);
@@ -111,10 +121,10 @@ impl Report for PredictReport {
             );
             for f in &sweep.frontier {
                 frontier.row(vec![
-                    fixed(f.per_user_tps, 1),
-                    fixed(f.throughput_per_gpu, 1),
-                    f.concurrency.to_string(),
-                    f.k.to_string(),
+                    Cell::number(f.per_user_tps, 1),
+                    Cell::number(f.throughput_per_gpu, 1),
+                    f.concurrency.to_string().into(),
+                    f.k.to_string().into(),
                 ]);
             }
             tables.extend([all, best, frontier]);
@@ -133,13 +143,14 @@ impl Report for PredictReport {
                 &header_refs,
             );
             for c in &self.comparison {
-                let mut row = vec![c.hardware.clone(), c.workload.clone(), c.concurrency.to_string()];
+                let mut row: Vec<Cell> =
+                    vec![c.hardware.clone().into(), c.workload.clone().into(), c.concurrency.to_string().into()];
                 for d in &c.drafters {
-                    row.push(d.best_k.map_or("-".into(), |k| k.to_string()));
-                    row.push(d.throughput_per_gpu.map_or("-".into(), |t| fixed(t, 1)));
+                    row.push(d.best_k.map_or("-".into(), |k| k.to_string()).into());
+                    row.push(d.throughput_per_gpu.map_or_else(Cell::missing, |t| Cell::number(t, 1)));
                 }
-                row.push(c.winner.clone().unwrap_or_else(|| "-".into()));
-                row.push(c.margin_pct.map_or("-".into(), |m| format!("{}%", fixed(m, 1))));
+                row.push(c.winner.clone().unwrap_or_else(|| "-".into()).into());
+                row.push(c.margin_pct.map_or_else(Cell::missing, percent));
                 row.push(if c.toss_up { "toss-up" } else { "clear" }.into());
                 table.row(row);
             }

@@ -1,0 +1,265 @@
+//! How human output fits a terminal: the width it is laid out for, text wrapped to that width, tables that
+//! wrap their cells or, when their columns cannot share the width, print one record per row, and
+//! diagnostics as one block each (`file:line: severity[class]: message`, then `help:`), as rustc and ruff do.
+//!
+//! Only the human formats are laid out; Markdown, CSV, JSON and annotations keep their whole lines, since
+//! a browser or a parser does its own layout.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use textwrap::core::display_width;
+
+use super::one_line;
+
+/// The width when output goes to a file or pipe and `COLUMNS` is not set.
+pub const DEFAULT_WIDTH: usize = 100;
+/// Narrower than this, a layout cannot show a location and a word of its message on one line.
+const MIN_WIDTH: usize = 40;
+/// The narrowest a column of prose may become before the table is shown as records instead: narrower, a
+/// sentence reads a word a line.
+const MIN_PROSE: usize = 24;
+
+/// The width human output is laid out for: `COLUMNS` when it is set to a number (as shells export it), else
+/// the terminal's when standard output is one, else [`DEFAULT_WIDTH`]; never below 40 columns.
+pub fn width() -> usize {
+    let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok());
+    let from_terminal = || terminal_size::terminal_size().map(|(terminal_size::Width(w), _)| usize::from(w));
+    from_env.or_else(from_terminal).unwrap_or(DEFAULT_WIDTH).max(MIN_WIDTH)
+}
+
+/// `text` wrapped to `width` columns: the first line starts with `first`, the others with `rest`. A word
+/// longer than a line (a path) is broken, so no line is wider than `width`; trailing spaces are dropped.
+/// Ends with a newline.
+pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    // Lines break at spaces only: a model name such as `deepseek-v4-pro` or a path stays whole unless it is
+    // wider than a line.
+    let options = textwrap::Options::new(width)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
+        .break_words(true);
+    let mut out = String::new();
+    for line in textwrap::wrap(&one_line(text), options) {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    if out.is_empty() {
+        out.push_str(first.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The widest line of `text`, in terminal columns.
+pub(crate) fn widest_line(text: &str) -> usize {
+    text.lines().map(display_width).max().unwrap_or(0)
+}
+
+/// A grid of cells laid out within `width`: as it is when it fits; else with its cells wrapped at spaces, when
+/// every column can be as wide as its longest word (prose columns at least [`MIN_PROSE`]) — the spare width
+/// goes to the columns that need it most, evenly; else one record per row (`header  value` lines).
+pub(crate) fn grid(headers: &[String], rows: &[Vec<String>], width: usize) -> String {
+    let natural = comfy(headers, rows, None);
+    if widest_line(&natural) <= width {
+        return natural;
+    }
+    // Borders and padding take three columns a cell, plus one.
+    let room = width.saturating_sub(3 * headers.len() + 1);
+    match column_widths(headers, rows, room) {
+        Some(widths) => comfy(headers, rows, Some(&widths)),
+        None => records(headers, rows, width),
+    }
+}
+
+/// Widths within `room` that break no word: each column starts at the least it needs and the rest is
+/// filled up level, column by column, as far as each one's widest cell wants.
+fn column_widths(headers: &[String], rows: &[Vec<String>], room: usize) -> Option<Vec<usize>> {
+    let cells = |i: usize| std::iter::once(&headers[i]).chain(rows.iter().filter_map(move |r| r.get(i)));
+    let (mut widths, wants): (Vec<usize>, Vec<usize>) = (0..headers.len())
+        .map(|i| {
+            let want = cells(i).map(|c| display_width(&one_line(c))).max().unwrap_or(0);
+            let word =
+                cells(i).flat_map(|c| one_line(c).split(' ').map(display_width).collect::<Vec<_>>()).max().unwrap_or(0);
+            let prose = cells(i).skip(1).any(|c| c.contains(' '));
+            let least = if prose { word.max(MIN_PROSE.min(want)) } else { word };
+            (least, want)
+        })
+        .unzip();
+    let mut spare = room.checked_sub(widths.iter().sum())?;
+    while spare > 0 {
+        let hungry: Vec<usize> = (0..widths.len()).filter(|&i| widths[i] < wants[i]).collect();
+        if hungry.is_empty() {
+            break;
+        }
+        let level = hungry.iter().map(|&i| widths[i]).min().unwrap_or(0);
+        let lowest: Vec<usize> = hungry.into_iter().filter(|&i| widths[i] == level).collect();
+        for i in lowest {
+            if spare == 0 {
+                break;
+            }
+            widths[i] += 1;
+            spare -= 1;
+        }
+    }
+    Some(widths)
+}
+
+fn comfy(headers: &[String], rows: &[Vec<String>], widths: Option<&[usize]>) -> String {
+    let mut table = comfy_table::Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    let wrapped = |cells: &[String]| -> Vec<String> {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match widths {
+                Some(w) => wrap(c, w[i].max(1), "", "").trim_end_matches('\n').to_string(),
+                None => one_line(c).into_owned(),
+            })
+            .collect()
+    };
+    table.set_header(wrapped(headers));
+    for row in rows {
+        table.add_row(wrapped(row));
+    }
+    format!("{table}\n")
+}
+
+/// Each row as a numbered record, one `header  value` line per cell, values wrapped under themselves (as
+/// `psql`'s expanded display does), for tables whose columns cannot share the width.
+fn records(headers: &[String], rows: &[Vec<String>], width: usize) -> String {
+    let label = headers.iter().map(|h| display_width(&one_line(h))).max().unwrap_or(0).min(width / 3);
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        out.push_str(&wrap(&format!("── {} of {} ", i + 1, rows.len()), width, "", ""));
+        for (header, cell) in headers.iter().zip(row) {
+            let header = one_line(header);
+            let pad = label.saturating_sub(display_width(&header));
+            let first = format!("  {header}{}  ", " ".repeat(pad));
+            let rest = " ".repeat(label + 4);
+            if display_width(&first) > width / 2 {
+                // A header too long to sit beside its value: the value goes under it.
+                out.push_str(&wrap(&header, width, "  ", "  "));
+                out.push_str(&wrap(cell, width, &rest, &rest));
+            } else {
+                out.push_str(&wrap(cell, width, &first, &rest));
+            }
+        }
+    }
+    out
+}
+
+/// One finding as a block: `location: severity[code]: message` wrapped with a hanging indent, then
+/// `help: …` when there is help to give.
+pub(crate) fn diagnostic(
+    location: &str,
+    severity: &str,
+    code: &str,
+    message: &str,
+    help: Option<&str>,
+    width: usize,
+) -> String {
+    let label = format!(": {severity}[{code}]:");
+    let location = shortened(location, width.saturating_sub(display_width(&label)));
+    let mut out = wrap(&format!("{location}{label} {message}"), width, "", "    ");
+    if let Some(help) = help {
+        out.push_str(&wrap(&format!("help: {help}"), width, "  ", "        "));
+    }
+    out
+}
+
+/// A `/`-separated path (with a `:line` or other suffix after its last `/`) within `room` columns: as it is
+/// when it fits, else its first directory, `…`, and as many of its last parts as fit, so the file name and
+/// line stay readable.
+fn shortened(path: &str, room: usize) -> std::borrow::Cow<'_, str> {
+    if display_width(path) <= room {
+        return path.into();
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let Some((first, rest)) = parts.split_first() else { return path.into() };
+    let mut kept = 0;
+    let mut used = display_width(first) + display_width("/…");
+    for part in rest.iter().rev() {
+        let more = 1 + display_width(part);
+        if kept > 0 && used + more > room {
+            break;
+        }
+        used += more;
+        kept += 1;
+    }
+    if kept >= rest.len() {
+        return path.into();
+    }
+    format!("{first}/…/{}", rest[rest.len() - kept..].join("/")).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(cells: &[&str]) -> Vec<String> {
+        cells.iter().map(|c| c.to_string()).collect()
+    }
+
+    #[test]
+    fn a_table_that_fits_is_left_as_it_is() {
+        let headers = strings(&["k", "AL"]);
+        let rows = vec![strings(&["1", "1.80"]), strings(&["2", "2.41"])];
+        assert_eq!(grid(&headers, &rows, 100), comfy(&headers, &rows, None));
+    }
+
+    #[test]
+    fn a_few_wide_columns_wrap_their_cells_within_the_width() {
+        let headers = strings(&["severity", "where", "message"]);
+        let long = "word ".repeat(60);
+        let rows =
+            vec![strings(&["error", "benchmarks/single_node/agentic/minimaxm3_bf16_h100x_vllm_mtp.sh:10", &long])];
+        let out = grid(&headers, &rows, 110);
+        assert!(widest_line(&out) <= 110, "{out}");
+        assert!(out.contains('┆'), "still a grid: {out}");
+        assert_eq!(out.matches("word").count(), 60, "no word lost or broken: {out}");
+        assert!(out.contains("minimaxm3_bf16_h100x_vllm_mtp.sh:10"), "the path is whole: {out}");
+        // Too narrow for the path beside a readable message: records.
+        let narrow = grid(&headers, &rows, 80);
+        assert!(widest_line(&narrow) <= 80 && narrow.starts_with("── 1 of 1\n"), "{narrow}");
+    }
+
+    #[test]
+    fn many_columns_become_records_within_the_width() {
+        let headers: Vec<String> = (0..14).map(|i| format!("column {i}")).collect();
+        let rows = vec![(0..14).map(|i| format!("value-{i}-{}", "x".repeat(i * 9))).collect::<Vec<_>>(); 2];
+        let out = grid(&headers, &rows, 60);
+        assert!(widest_line(&out) <= 60, "{out}");
+        assert!(out.starts_with("── 1 of 2\n"), "{out}");
+        assert!(out.contains("  column 13  value-13-"), "{out}");
+        assert_eq!(out.matches("value-").count(), 28);
+    }
+
+    #[test]
+    fn a_diagnostic_wraps_under_its_first_line_and_breaks_nothing_wider_than_the_width() {
+        let path = format!("{}/launch.sh:12", "deep/".repeat(30));
+        let out = diagnostic(&path, "error", "wrong-k", &"too high ".repeat(20), Some("pin the value"), 50);
+        assert!(widest_line(&out) <= 50, "{out}");
+        assert!(out.lines().skip(1).all(|l| l.starts_with("    ") || l.starts_with("  help: ")), "{out}");
+        assert_eq!(out.split_whitespace().filter(|w| *w == "high").count(), 20, "{out}");
+        assert!(out.ends_with("  help: pin the value\n"), "{out}");
+    }
+
+    #[test]
+    fn a_long_location_keeps_its_first_directory_and_its_file() {
+        let path = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72";
+        assert_eq!(shortened(path, 200), path);
+        assert_eq!(shortened(path, 60), "benchmarks/…/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72");
+        assert_eq!(shortened(path, 10), "benchmarks/…/agg-gb300-tp4-mtp.yaml:72", "the file is never dropped");
+        let out = diagnostic(path, "error", "eval-leak", "leaks", None, 80);
+        assert!(
+            out.starts_with("benchmarks/…/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72: error[eval-leak]:\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn control_characters_in_wrapped_text_stay_escaped() {
+        assert_eq!(wrap("a\n::error b", 80, "", ""), "a\\n::error b\n");
+    }
+}

@@ -1,0 +1,64 @@
+//! Human output fits the terminal: at any width asked for (`COLUMNS`, as a shell exports it), no line of
+//! any report is wider, and nothing is lost on the way (the pins check keeps every finding).
+
+use crate::pins::fixture;
+use crate::util::alsim;
+
+fn at_width(width: usize, args: &[&str]) -> String {
+    let out = alsim().env("COLUMNS", width.to_string()).args(args).output().expect("alsim runs");
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
+#[test]
+fn no_report_is_wider_than_the_terminal() {
+    let repo = fixture();
+    let repo = repo.to_str().unwrap();
+    let commands: [&[&str]; 8] = [
+        &["pins", "check", repo],
+        &["pins", "check", repo, "--format", "table"],
+        &["pins", "list", repo],
+        &["curve", "check"],
+        &["curve", "list"],
+        &["accept"],
+        &["predict", "--concurrency", "1,64"],
+        &["simulate", "--requests", "200"],
+    ];
+    for width in [80, 100, 120] {
+        for args in commands {
+            let out = at_width(width, args);
+            assert!(!out.is_empty(), "{args:?} printed nothing");
+            let widest = out.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            assert!(widest <= width, "{args:?} at {width} columns has a line of {widest}:\n{out}");
+        }
+    }
+}
+
+#[test]
+fn findings_are_blocks_errors_first_each_with_its_help() {
+    let repo = fixture();
+    let (code, json, _) = crate::util::run(&["pins", "check", repo.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let findings = json["findings"].as_array().unwrap();
+    let out = at_width(80, &["pins", "check", repo.to_str().unwrap()]);
+    // Blocks are separated by a blank line; the summary comes last.
+    let blocks: Vec<&str> = out.trim_end().split("\n\n").collect();
+    let (summary, blocks) = blocks.split_last().unwrap();
+    assert!(summary.contains("status fail"), "{summary}");
+    assert_eq!(blocks.len(), findings.len(), "one block per finding:\n{out}");
+    let severity = |block: &str| {
+        ["error", "warning", "note", "allowed"]
+            .into_iter()
+            .find(|s| block.contains(&format!("{s}[")))
+            .unwrap_or_else(|| panic!("no severity in {block}"))
+    };
+    let severities: Vec<&str> = blocks.iter().map(|b| severity(b)).collect();
+    let first_other = severities.iter().position(|s| *s != "error").unwrap_or(severities.len());
+    assert!(severities[first_other..].iter().all(|s| *s != "error"), "errors first: {severities:?}");
+    // Errors and warnings say how to mend them; notes and allowed findings need nothing.
+    for (block, severity) in blocks.iter().zip(&severities) {
+        let mends = matches!(*severity, "error" | "warning");
+        assert_eq!(block.contains("\n  help: "), mends, "{block}");
+    }
+    assert!(severities.contains(&"note") && severities.contains(&"warning"), "{severities:?}");
+}
