@@ -16,7 +16,7 @@ use super::{Outcome, emit};
 const CHECK_HELP: &str = "\
 Exit status:
   0  every pin matches its golden value and nothing else was found
-  1  an error (classes 1-11 of pins.md, a value no curve explains, or a candidate file that could not be
+  1  an error (classes 1-11 of docs/pins.md, a value no curve explains, or a candidate file that could not be
      read or parsed); with --strict, any warning (an assumed thinking mode, a duplicate YAML key)
   2  usage or input error (unreadable repository, golden directory or allow-list)
   3  no error, but some pins could not be resolved (see the 'unresolved' findings), or no candidate file
