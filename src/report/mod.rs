@@ -12,6 +12,7 @@
 mod accept;
 pub mod curve;
 pub mod evidence;
+pub mod explain;
 mod golden;
 mod perf;
 pub mod pins;
