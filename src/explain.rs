@@ -6,12 +6,15 @@
 //! section as the page has it, so the command and the page cannot tell two stories. The first name is
 //! the topic's own (and, on GitHub, the start of the section's anchor); the others are the spellings
 //! alsim prints elsewhere (`tensorrt-llm` for `trtllm`). Finding classes are also found by their number
-//! (`8`, `class-8`), as pins check numbers them.
+//! (`8`, `class-8`), as pins check numbers them, and schedules and verdicts by the words tables print
+//! (`SGLang match-expected`, `pin too high`).
 //!
 //! Headings are parsed here as GitHub renders them, anchors included, so a test can prove every
 //! reference in messages, help and pages resolves (`tests/docs.rs`).
 
+use crate::accept::schedule::ScheduleKind;
 use crate::error::{Error, Result};
+use crate::evidence::verdict::Verdict;
 use crate::pins::Class;
 
 /// One page of the user documentation.
@@ -104,10 +107,11 @@ fn slug(title: &str) -> String {
 }
 
 /// A topic as users type it: lower case, words joined by hyphens (`pin too high` and `Pin_Too_High` are
-/// `pin-too-high`, `TV distance` is `tv-distance`, `tok/s/GPU` is `tok-s-gpu`).
+/// `pin-too-high`, `TV distance` is `tv-distance`, `tok/s/GPU` is `tok-s-gpu`, `rates pin (vLLM, llama.cpp)`
+/// is `rates-pin-vllm-llama.cpp`).
 pub fn normalize(topic: &str) -> String {
     topic
-        .split(|c: char| c.is_whitespace() || matches!(c, '_' | '/' | '-'))
+        .split(|c: char| c.is_whitespace() || matches!(c, '_' | '/' | '-' | '(' | ')' | ','))
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect::<Vec<_>>()
@@ -157,8 +161,8 @@ pub fn topics() -> Vec<Topic> {
         .collect()
 }
 
-/// The topic a user asked for: by any of its names, in any case and spacing, or a finding class by its
-/// number (`8`, `class 8`).
+/// The topic a user asked for: by any of its names, in any case and spacing, a finding class by its number
+/// (`8`, `class 8`), or a schedule or verdict by the words tables print.
 ///
 /// # Errors
 /// [`Error::Lookup`] naming the closest topics when nothing answers to `query`.
@@ -173,7 +177,8 @@ pub fn find(query: &str) -> Result<Topic> {
     let wanted = normalize(query);
     let number = wanted.strip_prefix("class-").unwrap_or(&wanted);
     let by_number = number.parse::<usize>().ok().and_then(|n| Class::ALL.into_iter().find(|c| c.number() == Some(n)));
-    let wanted = by_number.map_or(wanted.as_str(), |c| c.name());
+    let labelled = printed_label_topic(&wanted);
+    let wanted = by_number.map(Class::name).or(labelled.as_deref()).unwrap_or(&wanted);
     let all = topics();
     if let Some(topic) = all.iter().find(|t| t.names.contains(&wanted)) {
         return Ok(topic.clone());
@@ -196,6 +201,25 @@ pub fn find(query: &str) -> Result<Topic> {
     }
     let hint = if names.is_empty() { String::new() } else { format!("; close: {}", names.join(", ")) };
     Err(Error::Lookup(format!("no topic '{query}'{hint} (`alsim explain --list` lists every topic)")))
+}
+
+/// The topic of a label tables print in words of their own: a schedule's row label ("llama.cpp length
+/// (geometric)"), whose topic is the name JSON gives it, and a verdict's words.
+fn printed_label_topic(wanted: &str) -> Option<String> {
+    let schedules = ScheduleKind::ALL.map(|k| (k.label(), json_name(k)));
+    let verdicts =
+        [Verdict::Consistent, Verdict::PinTooHigh, Verdict::PinTooLow, Verdict::Mixed, Verdict::Inconclusive]
+            .map(|v| (v.label(), json_name(v)));
+    schedules
+        .into_iter()
+        .chain(verdicts)
+        .find(|(label, _)| normalize(label) == wanted)
+        .map(|(_, name)| normalize(&name))
+}
+
+/// The name a unit variant has in JSON (`sglang-match-expected`, `pin_too_high`).
+fn json_name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 /// Levenshtein distance over characters: how many one-character edits turn `a` into `b`.

@@ -203,12 +203,10 @@ fn every_engine_schedule_verdict_and_curve_term_alsim_prints_has_a_topic() {
         printed.extend([engine.name().to_string(), engine.display_name().to_string()]);
     }
     printed.extend(ScheduleKind::ALL.map(serde_name));
+    printed.extend(ScheduleKind::ALL.map(|k| k.label().to_string()));
     for verdict in [Verdict::Consistent, Verdict::PinTooHigh, Verdict::PinTooLow, Verdict::Mixed, Verdict::Inconclusive]
     {
-        printed.push(serde_name(verdict));
-        if verdict != Verdict::Mixed {
-            printed.push(verdict.label().to_string());
-        }
+        printed.extend([serde_name(verdict), verdict.label().to_string()]);
     }
     printed.extend(FitKind::ALL.map(|f| f.name().to_string()));
     for kind in [
@@ -262,6 +260,8 @@ fn explain_takes_a_class_by_number_and_words_apart() {
     assert_eq!(run(&["explain", "class-8"]), by_name);
     let (code, stdout, _) = run(&["explain", "pin", "too", "high"]);
     assert_eq!((code, stdout), (0, run(&["explain", "pin-too-high"]).1));
+    let (code, stdout, _) = run(&["explain", "llama.cpp length (geometric)"]);
+    assert_eq!((code, stdout), (0, run(&["explain", "llamacpp-geometric"]).1), "a schedule by the label tables print");
 }
 
 #[test]
