@@ -4,9 +4,9 @@ use std::fmt::Write as _;
 
 use crate::explain::Topic;
 
-/// The topic's section as its page has it, then where the page is published.
+/// The topic's section as its page has it, then where it stands in the docs.
 pub fn topic(topic: &Topic) -> String {
-    format!("{}\n\nThe whole page: {}\n", topic.text.trim_end(), topic.reference())
+    format!("{}\n\nSource: {}\n", topic.text.trim_end(), topic.reference())
 }
 
 /// Every topic under the page that holds it, with its class number and its other spellings.
