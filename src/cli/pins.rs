@@ -26,7 +26,9 @@ With --base REV, the check also runs on the tree of git revision REV (written in
 the repository's worktree, index and HEAD are only read) with the same --golden and allow-list, and each
 finding is reported as new, fixed or unchanged (matched by class, file and message, not by line). Then
 exit 1 means a new error (with --strict, a new warning), exit 3 a new unresolved pin or no candidate
-file, and exit 2 also that REV is not a commit, REPO not in a git work tree, or git not found.";
+file, and exit 2 also that REV is not a commit, REPO not in a git work tree, or git not found.
+
+`alsim explain CLASS` (wrong-k, 8, eval-leak…): what a class means, how to fix and allow it.";
 
 const FIX_HELP: &str = "\
 Prints a unified diff that sets each wrong literal (or a master config's injected value) to its golden
