@@ -46,6 +46,7 @@ pub mod engine;
 pub mod error;
 pub mod escape;
 pub mod evidence;
+pub mod explain;
 pub mod input;
 pub mod perf;
 pub mod pins;

@@ -1,4 +1,4 @@
-//! The spellings of one acceptance figure (model.md §1) and the conversions between them — the only
+//! The spellings of one acceptance figure (docs/model.md §1) and the conversions between them — the only
 //! place in alsim that knows which engine counts the bonus token and which divides by k.
 //!
 //! | spelling | AL 2.83, k 3 | used by |
@@ -41,7 +41,7 @@ pub enum Spelling {
 }
 
 impl Spelling {
-    /// Every spelling, in the order of model.md §1.
+    /// Every spelling, in the order of docs/model.md §1.
     pub const ALL: [Spelling; 4] =
         [Spelling::AcceptanceLength, Spelling::AcceptedDrafts, Spelling::DraftRate, Spelling::SglangOldRate];
 

@@ -1,5 +1,5 @@
 //! `alsim pins check` on the fixture benchmark repository (`tests/fixtures/benchrepo/`): one test per
-//! mechanism by which a pin reaches an engine, and one per error class of pins.md, each with its negative
+//! mechanism by which a pin reaches an engine, and one per error class of docs/pins.md, each with its negative
 //! twin. The fixture is wired like InferenceX in small files of its own; each file's first comment says
 //! whether its pins are correct or which class it plants. Lines are found from the fixture's text, so the
 //! tests name what they look for rather than line numbers.

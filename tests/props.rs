@@ -49,7 +49,7 @@ proptest! {
         prop_assert!((d.acceptance_length() - a.acceptance_length()).abs() < 1e-9);
         let al = a.acceptance_length();
         prop_assert!((1.0..=a.k() as f64 + 1.0).contains(&al));
-        // E[a²] = Σ (2i − 1) p_i (model.md §2).
+        // E[a²] = Σ (2i − 1) p_i (docs/model.md §2).
         let second: f64 = a.unconditional().iter().enumerate().map(|(i, p)| (2 * i + 1) as f64 * p).sum();
         prop_assert!((d.variance() - (second - (al - 1.0).powi(2))).abs() < 1e-9);
         prop_assert!(a.conditional().iter().all(|c| (0.0..=1.0).contains(c)));

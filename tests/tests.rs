@@ -4,6 +4,7 @@
 mod accept;
 mod calibration;
 mod curve;
+mod docs;
 mod escape;
 mod evidence;
 mod exports;

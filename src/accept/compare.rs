@@ -1,5 +1,5 @@
 //! Real acceptance beside the engines' synthetic schedules for the same pin: same mean, other shape
-//! (model.md §3) — and the rates pin that keeps the shape too.
+//! (docs/model.md §3) — and the rates pin that keeps the shape too.
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! Fits that turn a noisy golden curve into a valid chain (model.md §2).
+//! Fits that turn a noisy golden curve into a valid chain (docs/model.md §2).
 //!
 //! Each AL(k) on a golden curve is a separate run rounded to 0.01, so the increments p_i = AL(i) − AL(i−1)
 //! can dip or rise where a chain cannot (1 ≥ p_1 ≥ … ≥ p_k ≥ 0). Four fits restore the constraints:

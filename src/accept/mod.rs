@@ -1,6 +1,6 @@
 //! Acceptance models: what one verify step of one request accepts.
 //!
-//! Two equivalent views of the same law (model.md §2):
+//! Two equivalent views of the same law (docs/model.md §2):
 //! - [`Acceptance`]: per-position unconditional rates p_i = P(first i drafts all accepted),
 //!   1 ≥ p_1 ≥ … ≥ p_k ≥ 0, with conditional rates c_i = p_i / p_{i−1};
 //! - [`Distribution`]: P(a = j) for the number of accepted drafts a ∈ {0..k}, with

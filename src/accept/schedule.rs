@@ -1,5 +1,5 @@
 //! The engines' synthetic acceptance schedules: what a pinned throughput run really draws
-//! (engines.md §1–4 and §6, model.md §3).
+//! (docs/engines.md#schedules, docs/model.md §3).
 //!
 //! A pin is either a mean (the length knobs) or a per-position rates list (the rates knobs). Each rule is a
 //! [`ScheduleKind`]; [`SyntheticSchedule`] is its per-step distribution, which the comparison tables

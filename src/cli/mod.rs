@@ -7,6 +7,7 @@ mod common;
 mod convert;
 mod curve;
 mod eval;
+mod explain;
 mod golden;
 mod pins;
 mod predict;
@@ -59,11 +60,13 @@ enum Command {
     /// llama.cpp flags), or with --shape real the golden per-position rates (vLLM, llama.cpp).
     Pin(pins::PinArgs),
     /// Predicted step time, throughput per GPU, per-user speed and speedup for every concurrency and draft
-    /// length k = 0..8; the best k per concurrency with its band and the Pareto frontier (model.md §6).
+    /// length k = 0..8; the best k per concurrency with its band and the Pareto frontier (docs/model.md §6).
     Predict(predict::Args),
     /// Fit the step-time model to measured step times or serving pairs (CSV), score it on what the fit did
     /// not see, and optionally save a hardware profile.
     Calibrate(calibrate::Args),
+    /// What a finding class, engine, schedule or term means, from the docs/ pages (`alsim explain wrong-k`).
+    Explain(explain::Args),
     /// Print a shell completion script: `alsim completions bash > /etc/bash_completion.d/alsim` (also zsh,
     /// fish, elvish, powershell).
     Completions {
@@ -100,6 +103,7 @@ pub fn main() -> ExitCode {
         Command::Pin(args) => pins::run_pin(args),
         Command::Predict(args) => predict::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "alsim", &mut script);

@@ -16,7 +16,7 @@ use super::{Outcome, emit};
 const CHECK_HELP: &str = "\
 Exit status:
   0  every pin matches its golden value and nothing else was found
-  1  an error (classes 1-11 of pins.md, a value no curve explains, or a candidate file that could not be
+  1  an error (classes 1-11 of docs/pins.md, a value no curve explains, or a candidate file that could not be
      read or parsed); with --strict, any warning (an assumed thinking mode, a duplicate YAML key)
   2  usage or input error (unreadable repository, golden directory or allow-list)
   3  no error, but some pins could not be resolved (see the 'unresolved' findings), or no candidate file
@@ -26,7 +26,9 @@ With --base REV, the check also runs on the tree of git revision REV (written in
 the repository's worktree, index and HEAD are only read) with the same --golden and allow-list, and each
 finding is reported as new, fixed or unchanged (matched by class, file and message, not by line). Then
 exit 1 means a new error (with --strict, a new warning), exit 3 a new unresolved pin or no candidate
-file, and exit 2 also that REV is not a commit, REPO not in a git work tree, or git not found.";
+file, and exit 2 also that REV is not a commit, REPO not in a git work tree, or git not found.
+
+`alsim explain CLASS` (wrong-k, 8, eval-leak…): what a class means, how to fix and allow it.";
 
 const FIX_HELP: &str = "\
 Prints a unified diff that sets each wrong literal (or a master config's injected value) to its golden

@@ -1,6 +1,6 @@
 //! Validation of golden curves: every problem with its size, judged against the curve's noise.
 //!
-//! Each AL(k) on a golden curve is a separate run (model.md §2, §5): a run of ~80 prompts has an AL
+//! Each AL(k) on a golden curve is a separate run (docs/model.md §2, §5): a run of ~80 prompts has an AL
 //! standard error of a few hundredths, so a dip of 0.02 is noise and a dip of 0.16 is not. With a per-run
 //! standard error s (default [`DEFAULT_RUN_SE`]) an increment p_i = AL(i) − AL(i−1) has standard error s√2
 //! (s for i = 1, since AL(0) = 1 exactly), and the change p_{i+1} − p_i = AL(i+1) − 2AL(i) + AL(i−1) has s√6

@@ -196,7 +196,7 @@ impl Curve {
             .collect()
     }
 
-    /// The chain implied directly by the curve's increments up to `k` (model.md §2).
+    /// The chain implied directly by the curve's increments up to `k` (docs/model.md §2).
     ///
     /// # Errors
     /// [`Error::Invalid`] when the increments are not a valid chain (a dip or a rise); fit the curve with

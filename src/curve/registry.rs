@@ -2,7 +2,7 @@
 //! golden curve, or saying why it cannot.
 //!
 //! Several files share a model key (`minimax-m3` for the EAGLE3 and EAGLE3-GQA drafters, `kimi-k3` for
-//! greedy and probabilistic DSpark), so the key alone never decides (pins.md, "Golden curves"). A file
+//! greedy and probabilistic DSpark), so the key alone never decides (docs/pins.md#how-the-check-follows-a-pin). A file
 //! whose header names its drafter is matched on that; an InferenceX file whose header does not is matched
 //! on the distinguishing words of its file name (`gqa` in `minimaxm3_eagle3_gqa.yaml`), and the match says so.
 

@@ -1,5 +1,5 @@
 //! Does the AL interval cover the truth when acceptance drifts in phases? A simulator of metric time
-//! series for checking it (model.md §5: "the interval's coverage must hold under phases several scrape
+//! series for checking it (docs/model.md §5: "the interval's coverage must hold under phases several scrape
 //! intervals long, not only under i.i.d. steps").
 //!
 //! A run alternates between an easy and a hard phase (two chains), each phase lasting an exponential time

@@ -1,4 +1,4 @@
-//! The acceptance-length estimator of model.md §5.
+//! The acceptance-length estimator of docs/model.md §5.
 //!
 //! With D verification steps, A accepted drafts and P_i accepted at position i: ÂL = 1 + A/D and
 //! p̂_i = P_i/D. Two standard errors:
@@ -432,7 +432,8 @@ mod tests {
 
     #[test]
     fn chain_moments_match_the_distribution() {
-        // Curve chain p = 0.78, 0.60, 0.45 → P(a = 0..3) = 0.22, 0.18, 0.15, 0.45, Var(a) ≈ 1.48 (model.md §2).
+        // Curve chain p = 0.78, 0.60, 0.45 → P(a = 0..3) = 0.22, 0.18, 0.15, 0.45, Var(a) ≈ 1.48
+        // (docs/model.md §2).
         let by_counts =
             estimate(&Window::from_distribution(vec![2200.0, 1800.0, 1500.0, 4500.0]), &[], &[], 3, 0.95, "", &at())
                 .unwrap();

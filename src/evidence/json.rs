@@ -1,5 +1,5 @@
 //! JSON evidence: ATOM `/debug/mtp_stats`, TensorRT-LLM iteration stats, AIPerf server-metrics exports
-//! (engines.md §3.2, §4.2, §5).
+//! (docs/engines.md: the TensorRT-LLM, ATOM and AIPerf sections).
 //!
 //! - ATOM: `distribution` {a: steps} gives D = Σ n_a, A = Σ a·n_a; it must agree with
 //!   `total_accepted_tokens`, and k = `total_draft_tokens`/D where that counter is given (the docs' example

@@ -1,5 +1,5 @@
-//! Server logs: each periodic acceptance line is one window of the time series (engines.md §1.4, §2.4,
-//! §4.2).
+//! Server logs: each periodic acceptance line is one window of the time series (each engine's evidence in
+//! docs/engines.md).
 //!
 //! - vLLM `SpecDecoding metrics: Mean acceptance length: X, …, Accepted: N tokens, Drafted: M tokens,
 //!   Per-position acceptance rate: r1, …, rk, …`: k = number of rates, D = M/k, A = N, P_i = r_i·D (rates

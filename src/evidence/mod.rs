@@ -1,11 +1,11 @@
 //! Evidence from real-verification runs: reading what eval-only runs left behind (metrics scrapes, debug
-//! JSON, server logs, AIPerf exports) and judging a pinned acceptance length against it (model.md §5).
+//! JSON, server logs, AIPerf exports) and judging a pinned acceptance length against it (docs/model.md §5).
 //!
 //! This module owns
 //! - format detection and the streaming readers ([`prometheus`], [`logs`], [`json`]), which all reduce an
 //!   input to [`Evidence`]: verification steps D (drafts), accepted drafts A, per-position counts P_i or the
 //!   per-count distribution where the engine gives them, and a time series of [`Window`]s for batch means.
-//!   Metric names, labels and log formats follow `engines.md` (vLLM `SpecDecodingProm`, SGLang
+//!   Metric names, labels and log formats follow docs/engines.md (vLLM `SpecDecodingProm`, SGLang
 //!   `scheduler_metrics_mixin`, TensorRT-LLM `MetricsCollector` and iteration stats, ATOM `SpecStats`);
 //! - the estimator ([`estimate()`]): ÂL = 1 + A/D, p̂_i = P_i/D, the independent standard error σ_a/√D
 //!   (σ_a² from §2's moments E\[a²\] = Σ(2i−1)p_i, or from ATOM's per-count distribution) and a

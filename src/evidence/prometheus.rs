@@ -1,7 +1,7 @@
 //! Prometheus text exposition: one scrape, or several concatenated (`curl /metrics >> scrapes.prom` in a
 //! loop), reduced to [`Evidence`].
 //!
-//! Families (engines.md §1.4, §2.4, §3.2, §4.2), matched with or without `_total` and with the colon
+//! Families (each engine's evidence in docs/engines.md), matched with or without `_total` and with the colon
 //! written as `_` (`atom_mtp_…`, as InferenceX's ATOM adapter accepts); `_created` samples are skipped:
 //! - vLLM: `vllm:spec_decode_num_drafts`, `…_num_draft_tokens`, `…_num_accepted_tokens`,
 //!   `…_num_accepted_tokens_per_pos{position="0".."k−1"}` → D, A, P_i;

@@ -1,4 +1,4 @@
-//! Evidence is checked before it is believed (model.md §5): impossible counts, counters that cannot be
+//! Evidence is checked before it is believed (docs/model.md §5): impossible counts, counters that cannot be
 //! counts, a k that the draft-token counter contradicts, and read-backs of pinned runs are refused with
 //! the file, the metric and the reason; too small a sample is flagged so the verdict stays undecided.
 //!

@@ -1,4 +1,4 @@
-//! The verdict of model.md §5: is a pinned AL consistent with real acceptance?
+//! The verdict of docs/model.md §5: is a pinned AL consistent with real acceptance?
 //!
 //! With pin P, tolerance δ and the decisive interval [L, U] (the wider of the independent and design-effect
 //! intervals, see [`AlEstimate::decisive`]):
@@ -10,7 +10,7 @@
 //!
 //! The default δ = 0.05 AL ([`DEFAULT_TOLERANCE`]) is about the noise of the golden value itself: golden
 //! ALs are rounded to 0.01 and come from runs of 30–500 prompts whose AL standard error is a few
-//! hundredths (model.md §2, §5), so a stricter band would call honest pins wrong; and 0.05 AL at AL ≈ 2.8
+//! hundredths (docs/model.md §2, §5), so a stricter band would call honest pins wrong; and 0.05 AL at AL ≈ 2.8
 //! moves throughput by ≈ 1.8%, below the run-to-run noise of serving benchmarks.
 //!
 //! Throughput error (first order, §5): at a fixed step time throughput scales with AL, so the pin

@@ -37,7 +37,7 @@ impl AcceptanceSource {
     }
 
     /// AL(1..=`max_k`) from a chain of kind `kind` fitted to `curve`'s points — which fills k the points skip and
-    /// extends past the last one (model.md §2). `origin` says where the points came from.
+    /// extends past the last one (docs/model.md §2). `origin` says where the points came from.
     ///
     /// # Errors
     /// [`Error::Invalid`] when the curve has too few points for the fit or `max_k` is out of range.

@@ -1,5 +1,5 @@
 //! The choice of k: per concurrency the k with the highest throughput, the runner-up, and the **band** of
-//! k whose throughput lies within the model's own error of the best (model.md §6: a margin inside the
+//! k whose throughput lies within the model's own error of the best (docs/model.md §6: a margin inside the
 //! model's error is not a decision). Which k of the band is chosen is the [`Objective`]'s call; by default the
 //! smallest. Also InferenceX's view of a sweep, the Pareto frontier of throughput per
 //! GPU against per-user speed, and the comparison of two drafters on the same deployment.

@@ -1,5 +1,5 @@
 //! The deployment: hardware, model, drafter, parallelism and precisions bound together, pricing one decode
-//! step as [`StepTerms`] (model.md §6; the parts and their evidence are in [`super::terms`]).
+//! step as [`StepTerms`] (docs/model.md §6; the parts and their evidence are in [`super::terms`]).
 //!
 //! One forward over n tokens of S sequences at context L, per GPU under tensor parallelism TP:
 //! - dense weights: every non-expert weight once, `dense_params · bytes / TP`; their GEMMs `2·n·dense_params / TP`

@@ -1,4 +1,4 @@
-//! Throughput per concurrency for every draft length, and the choice of k (model.md §6).
+//! Throughput per concurrency for every draft length, and the choice of k (docs/model.md §6).
 //!
 //! One type per concern:
 //! - [`profile`]: hardware, model and drafter profiles (data in `profiles/*.csv`, embedded; the user's files
@@ -12,7 +12,7 @@
 //! - [`acceptance`]: AL(k) from a golden curve, a fit, evidence or explicit values;
 //! - [`calibrate`]: fitting the efficiencies to measured step times or serving pairs, and scoring the model.
 //!
-//! Per step with B concurrent requests (model.md §6):
+//! Per step with B concurrent requests (docs/model.md §6):
 //!   throughput/GPU = B·AL(k) / T_SD / GPUs,   per-user speed = AL(k) / T_SD,   speedup = AL(k)·T_AR / T_SD,
 //!   k* = argmax_k throughput (k = 0 is spec off), optionally subject to per-user speed ≥ a floor.
 //! At a fixed concurrency throughput and per-user speed rank the k's identically, so the floor decides

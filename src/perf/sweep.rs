@@ -1,4 +1,4 @@
-//! The sweep over concurrency × k for one deployment and one request shape (model.md §6):
+//! The sweep over concurrency × k for one deployment and one request shape (docs/model.md §6):
 //!   throughput/GPU = B·AL(k) / T_SD / GPUs,   per-user speed = AL(k) / T_SD,   speedup = AL(k)·T_AR / T_SD.
 
 use serde::Serialize;
@@ -41,7 +41,7 @@ pub struct Prediction {
 }
 
 impl Prediction {
-    /// Throughput per GPU, per-user speed and speedup from step times (model.md §6): B·AL/T/GPUs, AL/T,
+    /// Throughput per GPU, per-user speed and speedup from step times (docs/model.md §6): B·AL/T/GPUs, AL/T,
     /// AL·T_AR/T. Time in seconds.
     ///
     /// ```
@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn the_seeds_speedup_falls_with_concurrency_as_serving_runs_do() {
-        // Every measured serving deployment (model.md §6) loses speedup as concurrency grows; the chosen k
+        // Every measured serving deployment (docs/model.md §6) loses speedup as concurrency grows; the chosen k
         // shortens with it.
         let sweep = seed_sweep(&[1, 8, 64, 128, 256, 512]);
         let (speedup, best) = shape(&sweep);

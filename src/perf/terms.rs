@@ -1,4 +1,4 @@
-//! The parts of one decode step's time and the efficiencies that turn them into seconds (model.md §6).
+//! The parts of one decode step's time and the efficiencies that turn them into seconds (docs/model.md §6).
 //!
 //! Every part is first priced at the hardware's peak — memory traffic at peak HBM bandwidth, math at the peak
 //! of its own precision — and then divided by its own efficiency; the parts are **summed**. A roofline that

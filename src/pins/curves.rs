@@ -3,11 +3,11 @@
 //! Two files with the same header (up to the source-run line) and the same keys cannot be told apart by
 //! content: they are resolved by file name, with a warning. A value outside [1, k+1], AL(k) falling, or a
 //! per-position increment p_i = AL(i) − AL(i−1) rising, beyond the noise of independent runs, is a
-//! problem of that curve entry. The noise model follows model.md §2 and §5: each AL(k) is a separate run
+//! problem of that curve entry. The noise model follows docs/model.md §2 and §5: each AL(k) is a separate run
 //! with a standard error of a few hundredths ([`CURVE_STANDARD_ERROR`]); a difference of two values has
 //! √2 times that, an increment difference √6 times, and a violation is flagged beyond 1.96 of those.
 //!
-//! Severity (pins.md, "Severity"): a problem fails the check only where a checked pin's expected value
+//! Severity (docs/pins.md#curve-problem): a problem fails the check only where a checked pin's expected value
 //! rests on the affected entry; elsewhere it is a warning (`alsim curve check` is where curves are judged).
 
 use std::path::Path;
@@ -16,7 +16,7 @@ use super::{Class, Finding, Location, Severity};
 use crate::curve::{CurveFile, CurveSet, ThinkingMode};
 use crate::units::RANGE_EPS;
 
-/// Assumed standard error of one golden AL (model.md §5: "a run of ~80 prompts has an AL standard error of
+/// Assumed standard error of one golden AL (docs/model.md §5: "a run of ~80 prompts has an AL standard error of
 /// a few hundredths").
 pub const CURVE_STANDARD_ERROR: f64 = 0.03;
 /// Two-sided 95 % normal quantile used for curve noise.

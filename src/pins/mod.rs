@@ -1,5 +1,5 @@
 //! Pins in a benchmark repository: finding every pinned synthetic acceptance value the way the runners
-//! reach it, and proving each is the golden value for what it runs (pins.md; spellings from engines.md
+//! reach it, and proving each is the golden value for what it runs (docs/pins.md; spellings from docs/engines.md
 //! and [`crate::units`]).
 //!
 //! This module owns
@@ -12,7 +12,7 @@
 //!   site in the engine spellings, one pin per branch and role, with every fact that decides its golden
 //!   value and how it was decided ([`How`]); thinking mode per deployment and the table of defaults
 //!   ([`thinking`]);
-//! - verification ([`verify`]): the golden lookup, the classes of error of pins.md ([`Class`]),
+//! - verification ([`verify`]): the golden lookup, the classes of error of docs/pins.md ([`Class`]),
 //!   tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]), severities, the allow-list ([`allow`]) and the
 //!   golden curves' own problems ([`curves`]);
 //! - rate lists ([`rates`]): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
@@ -55,10 +55,11 @@ use crate::curve::ThinkingMode;
 use crate::engine::Engine;
 use crate::error::Result;
 
-/// Tolerance on an acceptance length: golden values are written with two decimals (pins.md).
+/// Tolerance on an acceptance length: golden values are written with two decimals
+/// (docs/pins.md#how-the-check-follows-a-pin).
 pub const AL_TOLERANCE: f64 = 0.005;
 /// Tolerance on a draft rate (AL − 1)/k: computed rates carry the rounding of `awk`'s `%.6g` and of
-/// hand-written decimals (pins.md: "allow ~1e-3 on rates").
+/// hand-written decimals (docs/engines.md#atom).
 pub const RATE_TOLERANCE: f64 = 1e-3;
 
 /// A place in the repository: path relative to the repository root, 1-based line.
@@ -229,7 +230,7 @@ impl fmt::Display for Role {
     }
 }
 
-/// The knob a pin is written with (engines.md summary table).
+/// The knob a pin is written with (docs/engines.md#summary).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Knob {
@@ -317,7 +318,7 @@ impl Knob {
     }
 }
 
-/// What keeps a pin out of `EVAL_ONLY` runs, if anything (pins.md, "The real repository" §3).
+/// What keeps a pin out of `EVAL_ONLY` runs, if anything (docs/pins.md#how-the-check-follows-a-pin, item 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EvalRoute {
@@ -425,7 +426,7 @@ impl Pin {
     }
 }
 
-/// The classes of error of pins.md (1–11), plus the check's own findings.
+/// The classes of error of docs/pins.md (1–11), plus the check's own findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
@@ -515,7 +516,7 @@ impl Class {
         }
     }
 
-    /// The number of the class in pins.md, for the eleven it lists.
+    /// The number of the class in docs/pins.md, for the eleven it lists.
     pub fn number(self) -> Option<usize> {
         Class::ALL[..11].iter().position(|c| *c == self).map(|i| i + 1)
     }
@@ -618,7 +619,7 @@ pub enum Severity {
 pub struct Finding {
     /// Error, warning or note.
     pub severity: Severity,
-    /// Which class of pins.md (or the check's own).
+    /// Which class of docs/pins.md (or the check's own).
     pub class: Class,
     /// Where.
     pub location: Location,

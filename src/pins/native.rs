@@ -1,5 +1,5 @@
-//! The engine-native setting for a golden value (engines.md summary table), so a recipe can call
-//! `alsim pin …` instead of copying a number — the cure for most classes of pins.md.
+//! The engine-native setting for a golden value (docs/engines.md#summary), so a recipe can call
+//! `alsim pin …` instead of copying a number — the cure for most classes of docs/pins.md.
 //!
 //! | engine | setting for AL 2.83, k 3 |
 //! |---|---|

@@ -1,5 +1,5 @@
 //! Rate lists as pins: vLLM's `"synthetic_acceptance_rates": [p_1, …, p_k]` and llama.cpp's
-//! `--spec-synth-rates p_1,…,p_k` (engines.md §6; [`crate::accept::pin`] writes them).
+//! `--spec-synth-rates p_1,…,p_k` (docs/engines.md#rates-pin; [`crate::accept::pin`] writes them).
 //!
 //! This module owns reading a written list, the engines' own rules for one (k entries, each in [0, 1],
 //! non-increasing — both refuse to start otherwise), the comparison position by position with the golden

@@ -431,7 +431,7 @@ impl Recipe {
                 .collect();
                 (!missing.is_empty()).then(|| {
                     format!(
-                        "SGLANG_SIMULATE_ACC_LEN without {} in the {} environment: the SGLang triple is incomplete (engines.md: METHOD=match-expected, TOKEN_MODE=real-draft-token)",
+                        "SGLANG_SIMULATE_ACC_LEN without {} in the {} environment: the SGLang triple is incomplete (METHOD=match-expected, TOKEN_MODE=real-draft-token: `alsim explain sglang`)",
                         missing.join(" and "),
                         item.role.or(role).map_or("shared", Role::name)
                     )

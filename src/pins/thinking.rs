@@ -3,7 +3,7 @@
 //! A recipe or script states its mode with a worker setting (`dyn-default-thinking-mode`,
 //! `DYN_DEFAULT_THINKING_MODE`, `SGLANG_DEFAULT_THINKING`, `--default-chat-template-kwargs`, a chat
 //! template named `…_thinking.jinja`) or on the request side (`AIPERF_EXTRA_INPUTS: thinking:true`).
-//! `SGLANG_ENABLE_THINKING` is not one: SGLang ignores it (pins.md §5). When nothing is stated, the engine's
+//! `SGLANG_ENABLE_THINKING` is not one: SGLang ignores it (docs/pins.md#inert). When nothing is stated, the engine's
 //! default for the model decides; this table records each default with its source, and a verdict that
 //! rests on one is a warning, failing only under `--strict`.
 
@@ -32,7 +32,7 @@ pub const DEFAULTS: &[ThinkingDefault] = &[
         family: "deepseekv4",
         engine: Some(Engine::Vllm),
         mode: ThinkingMode::Off,
-        source: "vLLM's DeepSeek-V4 renderer serves non-thinking unless the request asks for thinking (pins.md, 'The real repository' §5)",
+        source: "vLLM's DeepSeek-V4 renderer serves non-thinking unless the request asks for thinking (vLLM's source)",
     },
     ThinkingDefault {
         family: "deepseekv",

@@ -1,4 +1,4 @@
-//! Verification: each pin against its golden value, with the severity pins.md assigns.
+//! Verification: each pin against its golden value, with the severity docs/pins.md gives its class.
 //!
 //! The golden value is looked up by model key, drafter (a local staging path is matched on its last
 //! component), draft sampling and thinking mode ([`CurveSet::lookup`], which never decides by key alone).
@@ -640,7 +640,7 @@ struct Explained {
     intended: Option<(f64, ThinkingMode)>,
 }
 
-/// The first alternative that explains a mismatch, in the order of pins.md's classes that are about a value.
+/// The first alternative that explains a mismatch, in the order of the classes of docs/pins.md that are about a value.
 #[allow(clippy::too_many_arguments)]
 fn explain(
     pin: &Pin,

@@ -12,6 +12,7 @@
 mod accept;
 pub mod curve;
 pub mod evidence;
+pub mod explain;
 mod golden;
 pub mod layout;
 mod perf;

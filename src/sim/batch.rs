@@ -1,8 +1,9 @@
 //! Requests batched together: SGLang's `match-expected` (and `multinomial`) schedule draws one accepted
-//! length per verify step for the whole batch (engines.md, model.md §3), so requests of one batch move in
-//! lock-step, while real verification and the other engines draw per request. This module measures what that
-//! sharing does: the correlation of per-request tokens/step within a batch, the design effect on a batch's
-//! mean (Kish, *Survey Sampling*, 1965: deff = 1 + (B − 1)ρ), and how much a batch's measured AL varies.
+//! length per verify step for the whole batch (docs/engines.md#sglang-match-expected-match-expected,
+//! docs/model.md §3), so requests of one batch move in lock-step, while real verification and the other
+//! engines draw per request. This module measures what that sharing does: the correlation of per-request
+//! tokens/step within a batch, the design effect on a batch's mean (Kish, *Survey Sampling*, 1965:
+//! deff = 1 + (B − 1)ρ), and how much a batch's measured AL varies.
 //!
 //! A batch is B requests that start together; a step's draw applies to every request still running. Request
 //! j of batch b takes its output length from stream b·B + j — the same lengths under either kind of draw

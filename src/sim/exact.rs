@@ -1,4 +1,4 @@
-//! The exact distribution of S_N, the steps a request takes to emit N tokens (model.md §4), for i.i.d.
+//! The exact distribution of S_N, the steps a request takes to emit N tokens (docs/model.md §4), for i.i.d.
 //! steps with tokens per step X = a + 1.
 //!
 //! P(S_N > s) = P(T_s < N) with T_s = X_1 + … + X_s, so it suffices to follow the *unfinished* mass

@@ -1,5 +1,5 @@
 //! Monte Carlo of speculative decoding, request by request: what per-request latency looks like under real
-//! acceptance versus an engine's pinned synthetic schedule with the same mean (model.md §3–4).
+//! acceptance versus an engine's pinned synthetic schedule with the same mean (docs/model.md §3–4).
 //!
 //! This module owns the simulation engine and the study `alsim simulate` runs with it:
 //! - [`StepSampler`] draws one step's accepted count with one `u32` (alias table, [`sampler`]);
@@ -14,7 +14,7 @@
 //! - [`simulate_batches`] compares per-request draws with SGLang's per-batch shared draw ([`batch`]);
 //! - [`Study`] puts them together: real versus pinned, side by side ([`SimReport`]).
 //!
-//! Definitions (model.md §4): tokens per step X = a + 1; S_N = min{s : X_1 + … + X_s ≥ N}; per-request AL =
+//! Definitions (docs/model.md §4): tokens per step X = a + 1; S_N = min{s : X_1 + … + X_s ≥ N}; per-request AL =
 //! tokens produced / S_N; TPOT = step time · S_N / N; per-user speed = N / (step time · S_N). Renewal theory
 //! gives E(S_N) ≈ N/AL and Var(S_N) ≈ N·Var(X)/AL³, which the exact mode computes without approximation.
 
@@ -47,7 +47,7 @@ pub const DEFAULT_SEED: u64 = 20_261_202;
 pub enum SourceKind {
     /// Real verification: the chain from the curve (or given rates), i.i.d. per request and step.
     Real,
-    /// Real verification with requests that differ (model.md §4).
+    /// Real verification with requests that differ (docs/model.md §4).
     RealHeterogeneous,
     /// An engine's synthetic schedule for the pin.
     Pinned {

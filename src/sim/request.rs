@@ -1,4 +1,4 @@
-//! One request: how many output tokens it needs, how its acceptance varies (model.md §4), and the step loop
+//! One request: how many output tokens it needs, how its acceptance varies (docs/model.md §4), and the step loop
 //! that runs it.
 
 use rand::Rng;
@@ -159,7 +159,7 @@ pub struct Phases {
     pub spread: f64,
 }
 
-/// How acceptance varies across and within requests (model.md §4). With both parts off, requests are
+/// How acceptance varies across and within requests (docs/model.md §4). With both parts off, requests are
 /// i.i.d. draws from the base chain.
 ///
 /// A request draws z ~ Normal(0, 1) and scales the odds of every conditional rate c_i by

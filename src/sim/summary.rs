@@ -117,7 +117,7 @@ pub struct SourceSummary {
     pub acceptance_length: Metric,
     /// Per-request output tokens per step, N / S_N.
     pub tokens_per_step: Metric,
-    /// Time per output token, step time × S_N / N, in ms (model.md §4).
+    /// Time per output token, step time × S_N / N, in ms (docs/model.md §4).
     pub tpot_ms: Metric,
     /// Per-user decode speed, N / (step time × S_N), in tokens/s.
     pub tokens_per_second: Metric,

@@ -1,4 +1,4 @@
-//! llama.cpp server log lines (engines.md §6), as printed by ggml-org/llama.cpp at commit 001d906a
+//! llama.cpp server log lines (docs/engines.md#llamacpp-llamacpp), as printed by ggml-org/llama.cpp at commit 001d906a
 //! (`tools/server/server-context.cpp` `server_slot::print_timings`, `common/speculative.cpp`
 //! `common_speculative_print_stats`):
 //!

@@ -1,5 +1,5 @@
 //! Calibration: fitting the step-time model's efficiencies to measured runs, and scoring the model on what
-//! the fit did not see (model.md §6: the cost model is judged by measured serving data).
+//! the fit did not see (docs/model.md §6: the cost model is judged by measured serving data).
 //!
 //! Two kinds of measured file, told apart by their header:
 //! - step times ([`steps`]): per deployment, fit on the k = 0 rows, score the k ≥ 1 rows

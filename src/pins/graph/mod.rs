@@ -1,6 +1,6 @@
 //! The launch graph: config entry → runner → launcher → launch script or recipe → role → engine knob.
 //!
-//! pins.md ("The real repository") describes how InferenceX wires a pin; this module models that path
+//! docs/pins.md#how-the-check-follows-a-pin describes how InferenceX wires a pin; this module models that path
 //! explicitly instead of reading each file on its own:
 //! - [`config`]: entries of master configs, by structure, with their settings and lines;
 //! - [`runner`]: runner labels → launchers, each launcher's naming convention, eval twin, knob strips

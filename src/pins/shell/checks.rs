@@ -28,7 +28,7 @@ pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site) -> Opt
                 .collect();
             (!missing.is_empty()).then(|| {
                 format!(
-                    "SGLANG_SIMULATE_ACC_LEN without {}: the SGLang triple is incomplete (engines.md: METHOD=match-expected, TOKEN_MODE=real-draft-token)",
+                    "SGLANG_SIMULATE_ACC_LEN without {}: the SGLang triple is incomplete (METHOD=match-expected, TOKEN_MODE=real-draft-token: `alsim explain sglang`)",
                     missing.join(" and ")
                 )
             })

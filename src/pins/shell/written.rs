@@ -165,7 +165,7 @@ pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, V
     };
     let options = Options::new(streams);
     let flags = |flag: &str| options.values(flag);
-    // DSpark in SGLang: k is the draft block, not `--speculative-num-steps 1` (pins.md §7).
+    // DSpark in SGLang: k is the draft block, not `--speculative-num-steps 1` (docs/engines.md#sglang).
     let dspark = flags("--speculative-algorithm")
         .iter()
         .any(|v| matches!(v, Value::Lit { text, .. } if text.eq_ignore_ascii_case("dspark")));
