@@ -12,8 +12,9 @@ use crate::util::run;
 /// Files of other repositories that alsim's comments name (InferenceX's own guides): not ours to ship.
 const EXTERNAL: [&str; 2] = ["configs/CONFIGS.md", "MODELS.md"];
 
-/// Words that stand for a topic in usage text (`alsim explain TOPIC`), not topics.
-const PLACEHOLDERS: [&str; 3] = ["TOPIC", "CLASS", "TERM"];
+/// Words that stand for a topic in usage text (`alsim explain TOPIC`), not topics; `{}` is a class name
+/// a finding's help line fills in (every class has a topic: see below).
+const PLACEHOLDERS: [&str; 4] = ["TOPIC", "CLASS", "TERM", "{}"];
 
 /// The widest line a topic may print, so `alsim explain` reads in a 100-column terminal.
 const WIDTH: usize = 100;
