@@ -260,6 +260,24 @@ fn pareto_plot_is_an_svg_and_never_overwrites_without_force() {
     assert_eq!(run(&["predict", "--plot", p, "--force"]).0, 0);
 }
 
+/// The title wraps instead of running off the canvas, and a per-user floor is drawn where it lies.
+#[test]
+fn pareto_plot_keeps_its_title_and_draws_the_per_user_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pareto.svg");
+    let args = ["predict", "--hardware", "b200", "--min-user-tps", "200", "--plot", path.to_str().unwrap()];
+    assert_eq!(run(&args).0, 0);
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.contains("per-user floor 200 tok/s"), "the floor is in the legend");
+    let texts: Vec<&str> =
+        svg.split("<text").skip(1).map(|t| t.split('>').nth(1).unwrap().split('<').next().unwrap().trim()).collect();
+    let title: Vec<&&str> = texts.iter().skip_while(|t| !t.starts_with("minimax-m3 on NVIDIA B200")).take(2).collect();
+    assert_eq!(title.len(), 2, "a title of two lines: {texts:?}");
+    assert!(title[1].ends_with("frontier dashed, chosen k ringed"), "{title:?}");
+    // 15-pixel sans-serif glyphs average well under 0.56 em: a line of these lengths fits the 980-pixel canvas.
+    assert!(title.iter().all(|line| line.chars().count() as f64 * 15.0 * 0.56 <= 980.0 - 24.0), "{title:?}");
+}
+
 #[test]
 fn user_profile_files_add_models_drafters_and_hardware() {
     let dir = tempfile::tempdir().unwrap();

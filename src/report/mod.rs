@@ -10,6 +10,7 @@
 //! `|`, CSV quotes per RFC 4180, and GitHub workflow commands use GitHub's own `%XX` escapes.
 
 mod accept;
+mod chart;
 pub mod curve;
 pub mod evidence;
 pub mod explain;

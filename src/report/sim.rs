@@ -4,10 +4,11 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use super::chart::titled;
 use super::{Cell, Report, Table, fixed};
 use crate::accept::schedule::ScheduleKind;
 use crate::error::{Error, Result};
-use crate::sim::{Metric, SimReport, SourceResult};
+use crate::sim::{Metric, SimReport, SourceKind, SourceResult};
 use crate::stats::Estimate;
 
 /// "2.830 [2.826, 2.834]".
@@ -359,25 +360,37 @@ pub fn plot_requests(report: &SimReport, metric: PlotMetric, path: &Path) -> Res
     let draw = || -> std::result::Result<(), Box<dyn std::error::Error>> {
         let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{}, step {} ms, {}", metric.title(), report.step_ms, report.output_lengths.describe()),
-                ("sans-serif", 20),
-            )
+        let title = format!("{}, step {} ms, {}", metric.title(), report.step_ms, report.output_lengths.describe());
+        let below = titled(&root, &title, 20)?;
+        let mut chart = ChartBuilder::on(&below)
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(60)
             .build_cartesian_2d((low - pad)..(high + pad), 0f64..1f64)?;
         chart.configure_mesh().x_desc(metric.axis()).y_desc("share of requests at or below x").draw()?;
-        for (i, (label, values)) in sorted.iter().enumerate() {
-            let colour = Palette99::pick(i).to_rgba();
+        // Real acceptance is drawn last, black and dashed over the pins: a pin with real's per-step law (a
+        // rates pin) draws the same curve, and would otherwise hide it.
+        let mut order: Vec<usize> = (0..sorted.len()).collect();
+        order.sort_by_key(|&i| report.sources[i].source == SourceKind::Real);
+        for i in order {
+            let (label, values) = &sorted[i];
             let every = (values.len() / 800).max(1);
             let n = values.len() as f64;
-            let points = values.iter().enumerate().step_by(every).map(|(j, &x)| (x, (j + 1) as f64 / n));
-            chart
-                .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
-                .label(label.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+            let points: Vec<(f64, f64)> =
+                values.iter().enumerate().step_by(every).map(|(j, &x)| (x, (j + 1) as f64 / n)).collect();
+            if report.sources[i].source == SourceKind::Real {
+                let style = BLACK.stroke_width(3);
+                chart
+                    .draw_series(DashedLineSeries::new(points, 8, 5, style))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            } else {
+                let colour = Palette99::pick(i).to_rgba();
+                chart
+                    .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+            }
         }
         chart.configure_series_labels().background_style(WHITE.mix(0.9)).border_style(BLACK).draw()?;
         root.present()?;

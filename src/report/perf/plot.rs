@@ -6,6 +6,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::setup;
+use crate::report::chart::titled;
 use crate::error::{Error, Result};
 use crate::perf::{PredictReport, Sweep};
 
@@ -20,7 +21,7 @@ pub fn plot_svg(report: &PredictReport, path: &Path) -> Result<()> {
         |e: &dyn std::fmt::Display| Error::io(path, std::io::Error::other(format!("drawing the chart failed: {e}")));
     root.fill(&WHITE).map_err(|e| draw_error(&e))?;
     for (panel, sweep) in root.split_evenly((report.sweeps.len().max(1), 1)).iter().zip(&report.sweeps) {
-        draw_sweep(panel, sweep).map_err(|e| draw_error(&e))?;
+        draw_sweep(panel, sweep, report.min_user_tps).map_err(|e| draw_error(&e))?;
     }
     root.present().map_err(|e| draw_error(&e))?;
     Ok(())
@@ -29,11 +30,13 @@ pub fn plot_svg(report: &PredictReport, path: &Path) -> Result<()> {
 fn draw_sweep<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     sweep: &Sweep,
+    min_user_tps: Option<f64>,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let max_x = sweep.predictions.iter().map(|p| p.per_user_tps).fold(1.0, f64::max) * 1.08;
+    let max_x = sweep.predictions.iter().map(|p| p.per_user_tps).chain(min_user_tps).fold(1.0, f64::max) * 1.08;
     let max_y = sweep.predictions.iter().map(|p| p.throughput_per_gpu).fold(1.0, f64::max) * 1.08;
-    let mut chart = ChartBuilder::on(area)
-        .caption(format!("{} — frontier dashed, chosen k ringed", setup(sweep)), ("sans-serif", 15))
+    let title = format!("{} — frontier dashed, chosen k ringed", setup(sweep));
+    let below = titled(area, &title, 15)?;
+    let mut chart = ChartBuilder::on(&below)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
@@ -58,6 +61,13 @@ fn draw_sweep<DB: DrawingBackend>(
         .draw_series(DashedLineSeries::new(frontier, 6, 4, BLACK.stroke_width(2)))?
         .label("Pareto frontier")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(2)));
+    if let Some(floor) = min_user_tps {
+        let grey = RGBColor(110, 110, 110);
+        chart
+            .draw_series(DashedLineSeries::new(vec![(floor, 0.0), (floor, max_y)], 3, 3, grey.stroke_width(2)))?
+            .label(format!("per-user floor {floor} tok/s"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], grey.stroke_width(2)));
+    }
     for p in sweep.predictions.iter().filter(|p| p.k == 0) {
         chart.draw_series(std::iter::once(Text::new(
             format!("B={}", p.concurrency),
