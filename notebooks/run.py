@@ -1,5 +1,9 @@
-"""Execute every notebook in this folder in memory (the committed files stay output-free); any failing
-cell fails the run. ALSIM names the binary the notebooks call."""
+"""Execute every notebook in this folder; any failing cell fails the run. ALSIM names the binary the
+notebooks call.
+
+CI executes them in memory (`python3 notebooks/run.py`): the committed files are not touched. With
+`--save`, each executed notebook is written back with its outputs, figures included, so that GitHub shows
+them; do that when a notebook or what it plots changes, and commit the result."""
 
 import pathlib
 import sys
@@ -8,12 +12,18 @@ import nbclient
 import nbformat
 
 here = pathlib.Path(__file__).parent
+save = "--save" in sys.argv[1:]
 failed = 0
 for path in sorted(here.glob("*.ipynb")):
     notebook = nbformat.read(path, as_version=4)
     try:
         nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(here)}}).execute()
-        print(f"notebook {path.name}: ok")
+        figures = sum(1 for cell in notebook.cells for out in cell.get("outputs", []) if "image/png" in out.get("data", {}))
+        if figures == 0:
+            raise RuntimeError("no figure was shown (a backend that draws off-screen, or a plot that never ran)")
+        if save:
+            nbformat.write(notebook, path)
+        print(f"notebook {path.name}: ok, {figures} figure(s){', saved with its outputs' if save else ''}")
     except Exception as err:  # a failing cell: report it and keep going, then fail the run
         failed += 1
         print(f"notebook {path.name}: FAILED\n{err}", file=sys.stderr)
