@@ -20,6 +20,7 @@ mod pins_cli;
 mod pins_fix;
 mod pins_rates;
 mod props;
+mod readme;
 mod shape;
 mod sim;
 mod transcripts;

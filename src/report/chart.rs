@@ -21,7 +21,11 @@ pub(crate) fn titled<DB: DrawingBackend>(
     let line_height = size + size / 3;
     let style = ("sans-serif", size).into_font().into_text_style(area).pos(Pos::new(HPos::Center, VPos::Top));
     for (i, line) in lines.iter().enumerate() {
-        area.draw(&Text::new(line.to_string(), (width as i32 / 2, 8 + (i as u32 * line_height) as i32), style.clone()))?;
+        area.draw(&Text::new(
+            line.to_string(),
+            (width as i32 / 2, 8 + (i as u32 * line_height) as i32),
+            style.clone(),
+        ))?;
     }
     let used = 8 + lines.len() as u32 * line_height + 4;
     Ok(area.split_vertically(used).1)

@@ -6,9 +6,9 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::setup;
-use crate::report::chart::titled;
 use crate::error::{Error, Result};
 use crate::perf::{PredictReport, Sweep};
+use crate::report::chart::titled;
 
 /// Draws one panel per sweep.
 ///
