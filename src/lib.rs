@@ -47,6 +47,7 @@ pub mod error;
 pub mod escape;
 pub mod evidence;
 pub mod input;
+pub mod matrix;
 pub mod perf;
 pub mod pins;
 pub mod report;

@@ -13,6 +13,7 @@ mod accept;
 pub mod curve;
 pub mod evidence;
 mod golden;
+mod matrix;
 mod perf;
 pub mod pins;
 mod sim;

@@ -6,6 +6,11 @@
 //! `SYNTHETIC_ACCEPTANCE=`, `SYNTHETIC_ACCEPTANCE_LENGTH=`, `DECODE_MTP_SIZE=`, …, in any order. A file is
 //! a master config because it has this shape, never because its text mentions `CONFIG_FILE=` (a
 //! recipe's comment may).
+//!
+//! Each point also keeps what it benchmarks ([`Shape`]): the scenario item's `isl`/`osl`, the point's
+//! concurrencies (`conc-list`, or `conc-start` to `conc-end` doubling, configs/CONFIGS.md) and its
+//! parallelism (`tp`, `ep`, `dp-attn`; a disaggregated point's `decode` workers, which set decode
+//! throughput). A value that is not a count is kept as a problem naming its line and field, never dropped.
 
 use crate::yaml::Node;
 
@@ -33,6 +38,118 @@ pub struct Point {
     pub settings: Vec<Setting>,
     /// The line of its first setting, else the entry's line.
     pub line: usize,
+    /// What the point benchmarks.
+    pub shape: Shape,
+}
+
+/// What one search-space point benchmarks, with the line its item starts on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shape {
+    /// The scenario item's `isl` (fixed-seq-len; agentic traces state none).
+    pub isl: Option<usize>,
+    /// The scenario item's `osl`.
+    pub osl: Option<usize>,
+    /// Concurrencies, in the order run.
+    pub concurrency: Vec<usize>,
+    /// Tensor parallelism (a multinode point's decode workers', or its prefill workers' when it has none).
+    pub tp: Option<usize>,
+    /// Expert parallelism.
+    pub ep: Option<usize>,
+    /// Data-parallel attention.
+    pub dp_attn: bool,
+    /// The 1-based line the point's item starts on (the entry's line when it cannot be found).
+    pub line: usize,
+    /// A field that is not what CONFIGS.md asks for (`file:line: field …`).
+    pub problem: Option<String>,
+}
+
+/// Largest count a search space may state (as `alsim predict`'s concurrency limit): a typo is reported.
+const MAX_COUNT: usize = crate::perf::MAX_CONCURRENCY;
+
+impl Shape {
+    fn read(item: &Node, point: &Node, at: &str) -> Shape {
+        let mut problems = Vec::new();
+        let mut count = |value: Option<&Node>, key: &str| -> Option<usize> {
+            let value = value?;
+            match value.as_f64() {
+                Some(x) if x >= 1.0 && x.fract() == 0.0 && x <= MAX_COUNT as f64 => Some(x as usize),
+                _ => {
+                    let text = value.as_scalar_text().unwrap_or_else(|| value.kind().to_string());
+                    problems.push(format!("{at}: {key} '{text}' is not a whole number from 1 to {MAX_COUNT}"));
+                    None
+                }
+            }
+        };
+        let isl = count(item.get("isl"), "isl");
+        let osl = count(item.get("osl"), "osl");
+        // An aggregated multinode point has `decode: {num-worker: 0}`: its `prefill` workers serve everything.
+        let block = |role: &str| point.get(role).filter(|b| matches!(b, Node::Map(_)));
+        let idle = |b: &&Node| b.get("num-worker").and_then(Node::as_f64) == Some(0.0);
+        let workers = block("decode").filter(|d| !idle(d)).or_else(|| block("prefill")).unwrap_or(point);
+        let tp = count(workers.get("tp"), "tp");
+        let ep = count(workers.get("ep"), "ep");
+        let dp_attn = matches!(workers.get("dp-attn"), Some(Node::Bool(true)));
+        let mut concurrency = Vec::new();
+        match point.get("conc-list") {
+            Some(Node::Seq(items)) => concurrency.extend(items.iter().filter_map(|c| count(Some(c), "conc-list"))),
+            Some(other) => problems.push(format!("{at}: conc-list is a {}, not a list", other.kind())),
+            None => {
+                if let (Some(start), Some(end)) =
+                    (count(point.get("conc-start"), "conc-start"), count(point.get("conc-end"), "conc-end"))
+                {
+                    if start > end {
+                        problems.push(format!("{at}: conc-start {start} is above conc-end {end}"));
+                    }
+                    // CONFIGS.md: the step from conc-start to conc-end is a factor of 2, the end included.
+                    concurrency.extend(std::iter::successors(Some(start), |c| Some(c * 2)).take_while(|c| *c <= end));
+                }
+            }
+        }
+        let problem = (!problems.is_empty()).then(|| problems.join("; "));
+        Shape { isl, osl, concurrency, tp, ep, dp_attn, line: 0, problem }
+    }
+}
+
+/// The 1-based lines where the search-space items of the entry starting at line index `from` begin, in
+/// document order: block items at the indentation of the first `-` after each `search-space:` key.
+fn item_lines(lines: &[&str], from: usize) -> Vec<usize> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let blank = |l: &str| l.trim().is_empty() || l.trim_start().starts_with('#');
+    let mut out = Vec::new();
+    let mut i = from + 1;
+    while i < lines.len() {
+        let l = lines[i];
+        if !blank(l) && indent(l) == 0 {
+            break;
+        }
+        if l.trim_start().starts_with("search-space:") && l.trim_end().ends_with(':') {
+            let key_indent = indent(l);
+            let mut item_indent = None;
+            i += 1;
+            while i < lines.len() {
+                let l = lines[i];
+                if blank(l) {
+                    i += 1;
+                    continue;
+                }
+                let at = indent(l);
+                let is_item = l.trim_start().starts_with('-');
+                match item_indent {
+                    None if is_item && at >= key_indent => item_indent = Some(at),
+                    Some(n) if at < n || (at == n && !is_item) => break,
+                    None => break,
+                    _ => {}
+                }
+                if item_indent == Some(at) && is_item {
+                    out.push(i + 1);
+                }
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    out
 }
 
 impl Point {
@@ -97,7 +214,7 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             for item in items {
                 let Some(Node::Seq(space)) = item.get("search-space") else { continue };
                 for point in space {
-                    points.push((scenario.as_scalar_text().unwrap_or_default(), point));
+                    points.push((scenario.as_scalar_text().unwrap_or_default(), item, point));
                 }
             }
         }
@@ -111,6 +228,9 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             .find(|(_, l)| l.starts_with(name.as_str()) && l[name.len()..].trim_start().starts_with(':'))
             .map_or(cursor, |(i, _)| i);
         cursor = entry_line;
+        // Flow-style search spaces (`search-space: [{…}]`) have no item lines: the entry's line stands in.
+        let starts = item_lines(&lines, entry_line);
+        let starts = if starts.len() == points.len() { starts } else { vec![entry_line + 1; points.len()] };
         let mut entry = Entry {
             name: name.clone(),
             file: rel.to_string(),
@@ -123,7 +243,9 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             multinode: value.get("multinode").is_some_and(|n| matches!(n, Node::Bool(true))),
             points: Vec::new(),
         };
-        for (scenario, point) in points {
+        for ((scenario, item, point), start) in points.into_iter().zip(starts) {
+            let mut shape = Shape::read(item, point, &format!("{rel}:{start}"));
+            shape.line = start;
             let mut settings = Vec::new();
             collect_settings(point, &mut |s: &str| {
                 let Some((k, v)) = s.split_once('=') else { return };
@@ -141,7 +263,7 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
                 settings.push(Setting { key: k.trim().to_string(), value: v.trim().to_string(), line, span });
             });
             let line = settings.first().map_or(entry.line, |s| s.line);
-            entry.points.push(Point { scenario, spec: text_of(point, "spec-decoding"), settings, line });
+            entry.points.push(Point { scenario, spec: text_of(point, "spec-decoding"), settings, line, shape });
         }
         entries.push(entry);
     }

@@ -7,19 +7,19 @@ use plotters::prelude::*;
 
 use super::setup;
 use crate::error::{Error, Result};
-use crate::perf::{PredictReport, Sweep};
+use crate::perf::Sweep;
 
-/// Draws one panel per sweep.
+/// Draws one panel per sweep (a [`crate::perf::PredictReport`]'s, or one entry's points in `alsim sweep`).
 ///
 /// # Errors
 /// [`Error::Io`] when the file cannot be written.
-pub fn plot_svg(report: &PredictReport, path: &Path) -> Result<()> {
-    let height = 560 * report.sweeps.len().max(1) as u32;
+pub fn plot_svg(sweeps: &[Sweep], path: &Path) -> Result<()> {
+    let height = 560 * sweeps.len().max(1) as u32;
     let root = SVGBackend::new(path, (980, height)).into_drawing_area();
     let draw_error =
         |e: &dyn std::fmt::Display| Error::io(path, std::io::Error::other(format!("drawing the chart failed: {e}")));
     root.fill(&WHITE).map_err(|e| draw_error(&e))?;
-    for (panel, sweep) in root.split_evenly((report.sweeps.len().max(1), 1)).iter().zip(&report.sweeps) {
+    for (panel, sweep) in root.split_evenly((sweeps.len().max(1), 1)).iter().zip(sweeps) {
         draw_sweep(panel, sweep).map_err(|e| draw_error(&e))?;
     }
     root.present().map_err(|e| draw_error(&e))?;
