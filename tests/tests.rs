@@ -19,6 +19,7 @@ mod pins_rates;
 mod props;
 mod shape;
 mod sim;
+mod sweep;
 mod transcripts;
 mod util;
 mod yaml_subset;

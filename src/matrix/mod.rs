@@ -25,11 +25,12 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use self::map::{MapKind, NameMap};
+use crate::curve::registry::normalize;
 use crate::curve::{CurveQuery, CurveSet, Resolved};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::perf::cost::{CostModel, Deployment, Workload};
-use crate::perf::profile::{Precision, Profiles};
+use crate::perf::profile::{DrafterProfile, ModelProfile, Precision, Profiles};
 use crate::perf::workload::{DEFAULT_ISL, DEFAULT_OSL};
 use crate::perf::{AcceptanceSource, Band, DEFAULT_MAX_K, Sweep};
 use crate::pins::graph::config::{Entry, Point};
@@ -252,6 +253,7 @@ pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
             Err(s) => skipped.push(s),
         }
     }
+    skipped.sort_by(|a, b| (&a.at, &a.entry).cmp(&(&b.at, &b.entry)));
     let covered = plots.len();
     let status = if rows.is_empty() {
         Status::Undecided
@@ -320,10 +322,17 @@ fn predict_point(
     };
     let own = point_pins(entry, point, pins);
     let ks: BTreeSet<usize> = own.iter().filter_map(|c| c.pin.k.value).collect();
+    let mut notes = Vec::new();
     if ks.len() > 1 {
+        // Branches of one script (`case $CONC`) may run different k; the sweep does not split the rows by them.
         let list: Vec<String> = ks.iter().map(usize::to_string).collect();
-        return Err(skip(format!("its pins run different k ({}); each needs its own point", list.join(", "))));
+        notes.push(format!(
+            "{} ({at}): its pins run k {} by branch; its rows have no verdict",
+            entry.name,
+            list.join(", ")
+        ));
     }
+    let k = (ks.len() == 1).then(|| ks.first().copied()).flatten();
     let pin = own.first().copied();
     let resolved = curve_of(entry, pin, curves).map_err(skip)?;
     // A model name's nearest golden key may belong to another model (DeepSeek-R1 to DeepSeek-V4's curve).
@@ -338,16 +347,8 @@ fn predict_point(
     let max_k = resolved.curve.max_k().min(DEFAULT_MAX_K);
     let acceptance =
         AcceptanceSource::from_curve(resolved.curve, &resolved.file.origin, max_k).map_err(|e| skip(e.to_string()))?;
-    // The pin's drafter (a staging path is matched on its last component), else the curve's, else the one
-    // drafter of the point's method, as `alsim predict` finds the drafter of its curve.
-    let named = pin.and_then(|c| c.pin.drafter.value.as_deref());
-    let last = named.map(|n| n.trim_end_matches('/').rsplit('/').next().unwrap_or(n));
-    let drafter = [named, last, resolved.file.provenance.drafter.as_deref()]
-        .into_iter()
-        .flatten()
-        .find_map(|name| profiles.drafter(model, Some(name), None).ok())
-        .map_or_else(|| profiles.drafter(model, None, point.spec.as_deref()), Ok)
-        .map_err(|e| skip(e.to_string()))?;
+    let drafter =
+        drafter_of(profiles, model, pin, &resolved, point.spec.as_deref()).map_err(|e| skip(e.to_string()))?;
     let gpus = if shape.dp_attn { tp.max(shape.ep.unwrap_or(1)) } else { tp };
     let deployment = Deployment { tp: gpus, precision, kv_precision: Precision::Bf16, dp_attention: shape.dp_attn };
     let cost = CostModel::new(hw, model, Some(drafter), &deployment).map_err(|e| skip(e.to_string()))?;
@@ -356,14 +357,12 @@ fn predict_point(
     let workload = Workload::Turns { isl: isl as f64, osl: osl as f64, prefix_hit: 0.0 };
     let sweep = Sweep::run(&cost, &acceptance, &shape.concurrency, &workload, None, options.band)
         .map_err(|e| skip(e.to_string()))?;
-    let mut notes = Vec::new();
     if stated.is_none() {
         notes.push(format!(
             "{} scenario points state no isl/osl: predicted at {isl}/{osl} tokens (alsim predict's default)",
             point.scenario
         ));
     }
-    let k = ks.first().copied();
     if let Some(k) = k.filter(|&k| k > max_k) {
         notes.push(format!("{}: k {k} is past the curve's last k {max_k}; its band is not judged", entry.name));
     }
@@ -388,7 +387,7 @@ fn predict_point(
                 workload_stated: stated.is_some(),
                 concurrency: choice.concurrency,
                 k,
-                k_from: pin.map(|c| c.pin.location.clone()),
+                k_from: k.and(pin).map(|c| c.pin.location.clone()),
                 best_k: choice.best_k,
                 top_k: choice.top_k,
                 band: choice.band.clone(),
@@ -400,6 +399,34 @@ fn predict_point(
         })
         .collect();
     Ok(Predicted { entry: entry.name.clone(), rows, sweep, notes })
+}
+
+/// The drafter profile of a point: its pin's drafter, else its curve's, else the one drafter of the point's
+/// method — as `alsim predict` finds the drafter of its curve. A name given as a path or under another
+/// organisation (`/models/Kimi-K3-DSpark`, `Org/MiniMax-M3-EAGLE3-GQA`) is matched on its last component.
+fn drafter_of<'p>(
+    profiles: &'p Profiles,
+    model: &ModelProfile,
+    pin: Option<&CheckedPin>,
+    resolved: &Resolved,
+    method: Option<&str>,
+) -> Result<&'p DrafterProfile> {
+    let last = |name: &str| normalize(name.trim_end_matches('/').rsplit('/').next().unwrap_or(name));
+    let named = [pin.and_then(|c| c.pin.drafter.value.as_deref()), resolved.file.provenance.drafter.as_deref()];
+    for name in named.into_iter().flatten() {
+        if let Ok(found) = profiles.drafter(model, Some(name), None) {
+            return Ok(found);
+        }
+        let wanted = last(name);
+        let mut same = profiles
+            .drafters
+            .iter()
+            .filter(|d| d.target == model.key && std::iter::once(&d.key).chain(&d.aliases).any(|n| last(n) == wanted));
+        if let (Some(found), None) = (same.next(), same.next()) {
+            return Ok(found);
+        }
+    }
+    profiles.drafter(model, None, method)
 }
 
 /// The golden curve of a point: its pin's, else the one the model, its engine's thinking default and the

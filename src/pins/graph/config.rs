@@ -59,7 +59,7 @@ pub struct Shape {
     pub dp_attn: bool,
     /// The 1-based line the point's item starts on (the entry's line when it cannot be found).
     pub line: usize,
-    /// A field that is not what CONFIGS.md asks for (`file:line: field …`).
+    /// A field that is not what CONFIGS.md asks for, named (`conc-start 64 is above conc-end 4`).
     pub problem: Option<String>,
 }
 
@@ -67,7 +67,7 @@ pub struct Shape {
 const MAX_COUNT: usize = crate::perf::MAX_CONCURRENCY;
 
 impl Shape {
-    fn read(item: &Node, point: &Node, at: &str) -> Shape {
+    fn read(item: &Node, point: &Node) -> Shape {
         let mut problems = Vec::new();
         let mut count = |value: Option<&Node>, key: &str| -> Option<usize> {
             let value = value?;
@@ -75,7 +75,7 @@ impl Shape {
                 Some(x) if x >= 1.0 && x.fract() == 0.0 && x <= MAX_COUNT as f64 => Some(x as usize),
                 _ => {
                     let text = value.as_scalar_text().unwrap_or_else(|| value.kind().to_string());
-                    problems.push(format!("{at}: {key} '{text}' is not a whole number from 1 to {MAX_COUNT}"));
+                    problems.push(format!("{key} '{text}' is not a whole number from 1 to {MAX_COUNT}"));
                     None
                 }
             }
@@ -92,13 +92,13 @@ impl Shape {
         let mut concurrency = Vec::new();
         match point.get("conc-list") {
             Some(Node::Seq(items)) => concurrency.extend(items.iter().filter_map(|c| count(Some(c), "conc-list"))),
-            Some(other) => problems.push(format!("{at}: conc-list is a {}, not a list", other.kind())),
+            Some(other) => problems.push(format!("conc-list is a {}, not a list", other.kind())),
             None => {
                 if let (Some(start), Some(end)) =
                     (count(point.get("conc-start"), "conc-start"), count(point.get("conc-end"), "conc-end"))
                 {
                     if start > end {
-                        problems.push(format!("{at}: conc-start {start} is above conc-end {end}"));
+                        problems.push(format!("conc-start {start} is above conc-end {end}"));
                     }
                     // CONFIGS.md: the step from conc-start to conc-end is a factor of 2, the end included.
                     concurrency.extend(std::iter::successors(Some(start), |c| Some(c * 2)).take_while(|c| *c <= end));
@@ -122,8 +122,10 @@ fn item_lines(lines: &[&str], from: usize) -> Vec<usize> {
         if !blank(l) && indent(l) == 0 {
             break;
         }
-        if l.trim_start().starts_with("search-space:") && l.trim_end().ends_with(':') {
-            let key_indent = indent(l);
+        // The key may open its scenario item (`- search-space:`).
+        let key = l.trim_start().trim_start_matches(['-', ' ']);
+        if key.starts_with("search-space:") && key.trim_end().ends_with(':') {
+            let key_indent = l.len() - key.len();
             let mut item_indent = None;
             i += 1;
             while i < lines.len() {
@@ -244,7 +246,7 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             points: Vec::new(),
         };
         for ((scenario, item, point), start) in points.into_iter().zip(starts) {
-            let mut shape = Shape::read(item, point, &format!("{rel}:{start}"));
+            let mut shape = Shape::read(item, point);
             shape.line = start;
             let mut settings = Vec::new();
             collect_settings(point, &mut |s: &str| {
@@ -309,5 +311,27 @@ mod tests {
         assert_eq!(p.get("CONFIG_FILE").unwrap().line, 14);
         let recipe = crate::yaml::parse("name: x\nbackend:\n  type: vllm\n", "r").unwrap();
         assert!(read("r.yaml", "", &recipe).is_none());
+    }
+
+    #[test]
+    fn shapes_keep_lengths_concurrencies_parallelism_and_item_lines() {
+        let text = "e:\n  model: org/M\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      # a comment between items\n      - { tp: 4, ep: 4, conc-start: 4, conc-end: 100, spec-decoding: mtp }\n      - spec-decoding: mtp\n        conc-list: [64]\n        prefill:\n          num-worker: 1\n          tp: 4\n        decode:\n          num-worker: 2\n          tp: 8\n          ep: 8\n          dp-attn: true\n      - spec-decoding: mtp\n        conc-list: [8]\n        prefill:\n          tp: 16\n        decode:\n          num-worker: 0\n          tp: 4\n    agentic-coding:\n    - search-space:\n      - { tp: x, conc-start: 8, conc-end: 4 }\n";
+        let root = crate::yaml::parse(text, "c.yaml").unwrap();
+        let entries = read("c.yaml", text, &root).unwrap();
+        let shapes: Vec<&Shape> = entries[0].points.iter().map(|p| &p.shape).collect();
+        let [flow, disagg, agg, bad] = shapes[..] else { panic!("{shapes:?}") };
+        // conc-start to conc-end doubling, the end included only when reached.
+        assert_eq!(flow.concurrency, [4, 8, 16, 32, 64]);
+        assert_eq!((flow.isl, flow.osl, flow.tp, flow.ep, flow.line), (Some(8192), Some(1024), Some(4), Some(4), 9));
+        // A disaggregated point is priced by its decode workers; an aggregated one (no decode workers) by its
+        // prefill workers.
+        assert_eq!((disagg.tp, disagg.ep, disagg.dp_attn, disagg.line), (Some(8), Some(8), true, 10));
+        assert_eq!((agg.tp, agg.concurrency.as_slice(), agg.line), (Some(16), &[8][..], 20));
+        assert_eq!((bad.isl, bad.line), (None, 29));
+        let problem = bad.problem.as_deref().unwrap();
+        assert!(
+            problem.contains("tp 'x' is not a whole number") && problem.contains("conc-start 8 is above conc-end 4")
+        );
+        assert!(flow.problem.is_none() && disagg.problem.is_none());
     }
 }
