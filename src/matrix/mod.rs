@@ -28,7 +28,7 @@ use self::map::{MapKind, NameMap};
 use crate::curve::registry::normalize;
 use crate::curve::{CurveQuery, CurveSet, Resolved};
 use crate::engine::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::perf::cost::{CostModel, Deployment, Workload};
 use crate::perf::profile::{DrafterProfile, ModelProfile, Precision, Profiles};
 use crate::perf::workload::{DEFAULT_ISL, DEFAULT_OSL};
@@ -285,6 +285,15 @@ struct Predicted {
     notes: Vec<String>,
 }
 
+/// An error as the reason a point is not predicted: an invalid value's message without the command-line flag
+/// it names (`--tp: …`), which a sweep's user never typed.
+fn reason(error: Error) -> String {
+    match error {
+        Error::Invalid { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
 /// The checked pins a point reaches on roles that decode (not prefill, not inert), with a k.
 fn point_pins<'p>(entry: &Entry, point: &Point, pins: &'p [CheckedPin]) -> Vec<&'p CheckedPin> {
     pins.iter()
@@ -314,8 +323,8 @@ fn predict_point(
         return Err(skip("the point states no concurrency (conc-list, or conc-start and conc-end)".into()));
     }
     let profiles = &options.profiles;
-    let model = profiles.model(&m.model).map_err(|e| skip(e.to_string()))?;
-    let hw = profiles.hardware(&m.hardware).map_err(|e| skip(e.to_string()))?;
+    let model = profiles.model(&m.model).map_err(|e| skip(reason(e)))?;
+    let hw = profiles.hardware(&m.hardware).map_err(|e| skip(reason(e)))?;
     let precision = match &entry.precision {
         Some(p) => p.parse::<Precision>().map_err(|e| skip(format!("precision: {e}")))?,
         None => model.default_precision,
@@ -346,17 +355,16 @@ fn predict_point(
     }
     let max_k = resolved.curve.max_k().min(DEFAULT_MAX_K);
     let acceptance =
-        AcceptanceSource::from_curve(resolved.curve, &resolved.file.origin, max_k).map_err(|e| skip(e.to_string()))?;
-    let drafter =
-        drafter_of(profiles, model, pin, &resolved, point.spec.as_deref()).map_err(|e| skip(e.to_string()))?;
+        AcceptanceSource::from_curve(resolved.curve, &resolved.file.origin, max_k).map_err(|e| skip(reason(e)))?;
+    let drafter = drafter_of(profiles, model, pin, &resolved, point.spec.as_deref()).map_err(|e| skip(reason(e)))?;
     let gpus = if shape.dp_attn { tp.max(shape.ep.unwrap_or(1)) } else { tp };
     let deployment = Deployment { tp: gpus, precision, kv_precision: Precision::Bf16, dp_attention: shape.dp_attn };
-    let cost = CostModel::new(hw, model, Some(drafter), &deployment).map_err(|e| skip(e.to_string()))?;
+    let cost = CostModel::new(hw, model, Some(drafter), &deployment).map_err(|e| skip(reason(e)))?;
     let stated = shape.isl.zip(shape.osl);
     let (isl, osl) = stated.unwrap_or((DEFAULT_ISL as usize, DEFAULT_OSL as usize));
     let workload = Workload::Turns { isl: isl as f64, osl: osl as f64, prefix_hit: 0.0 };
     let sweep = Sweep::run(&cost, &acceptance, &shape.concurrency, &workload, None, options.band)
-        .map_err(|e| skip(e.to_string()))?;
+        .map_err(|e| skip(reason(e)))?;
     if stated.is_none() {
         notes.push(format!(
             "{} scenario points state no isl/osl: predicted at {isl}/{osl} tokens (alsim predict's default)",
