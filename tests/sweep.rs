@@ -143,11 +143,27 @@ fn every_format_carries_the_same_rows() {
     assert!(best.lines().nth(1).unwrap().starts_with("entry,at,hardware,model,tp,ep,isl/osl,concurrency,k run"));
     assert_eq!(best.lines().count(), rows + 2, "title, header and one line per row");
     assert_eq!(not_predicted.trim_end().lines().count(), skipped + 2);
+    // Markdown is the pull-request comment: the rows outside the band (a point's concurrencies with one band
+    // on one line), the unmapped names and the reasons points were left out, with how many share each.
     let (code, md, _) = run(&["sweep", &repo(), "--map", &map(), "--format", "md"]);
     assert_eq!(code, 1);
-    assert!(md.starts_with("### Best k per entry and concurrency"), "{md}");
-    assert_eq!(md.lines().filter(|l| l.starts_with("| ") && l.contains(" | configs/")).count(), rows + skipped);
-    assert!(md.lines().any(|l| l.starts_with("- ") && l.contains("outside the band")));
+    assert!(md.starts_with("**alsim sweep**: ") && md.contains("outside the band"), "{md}");
+    let section = |title: &str| -> Vec<Vec<String>> {
+        let start = md.find(&format!("### {title}\n")).unwrap_or_else(|| panic!("no {title}: {md}"));
+        md[start..]
+            .lines()
+            .skip(4)
+            .take_while(|l| l.starts_with("| "))
+            .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect())
+            .collect()
+    };
+    let concurrencies: usize = section("k outside the band").iter().map(|r| r[7].split(", ").count()).sum();
+    let outside = report["rows"].as_array().unwrap().iter().filter(|r| r["in_band"] == false).count();
+    assert_eq!(concurrencies, outside);
+    let left_out: u64 = section("Not predicted").iter().map(|r| r[1].parse::<u64>().unwrap()).sum();
+    let points: u64 = report["skipped"].as_array().unwrap().iter().map(|s| s["points"].as_u64().unwrap()).sum();
+    assert_eq!(left_out, points);
+    assert!(md.contains("- runner `cluster:gbx`: "), "{md}");
     let (code, table, _) = run(&["sweep", &repo(), "--map", &map()]);
     assert_eq!(code, 1);
     assert!(table.contains("NO") && table.contains("yes") && table.contains("note: "), "{table}");

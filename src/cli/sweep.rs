@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use alsim::matrix::map::NameMap;
 use alsim::matrix::{self, MatrixReport, Options};
 use alsim::pins::Status;
-use alsim::report;
+use alsim::report::{self, Format};
 use anyhow::Context;
 
 use super::common::{BandArgs, OutputArgs};
@@ -71,7 +71,11 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(dir) = &args.plot {
         plot(&report, dir, args.force)?;
     }
-    emit(&report::render(&report, args.output.format))?;
+    let text = match args.output.format {
+        Format::Md => report::sweep_comment(&report),
+        format => report::render(&report, format),
+    };
+    emit(&text)?;
     Ok(match report.status {
         Status::Pass => Outcome::Pass,
         Status::Fail => Outcome::Problem,

@@ -14,7 +14,7 @@ use crate::perf::profile::Profiles;
 const MAP_CSV: &str = include_str!("../../profiles/sweep_map.csv");
 
 /// What a row maps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MapKind {
     /// A master config's `runner:` label, to a hardware profile.

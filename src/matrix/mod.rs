@@ -125,10 +125,21 @@ pub enum Skip {
 pub struct Skipped {
     /// The entry's name.
     pub entry: String,
-    /// The entry's line (unmapped) or the point's.
+    /// The entry's line (unmapped) or its first such point's.
     pub at: Location,
+    /// How many of the entry's points this stands for (0 for an unmapped entry: none was looked at).
+    pub points: usize,
     /// Why.
     pub skip: Skip,
+}
+
+/// A name no row of the mapping table matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unmapped<'a> {
+    /// Runner label or model.
+    pub what: MapKind,
+    /// The name as written.
+    pub name: &'a str,
 }
 
 /// One entry's sweeps, one per point, for its chart.
@@ -175,11 +186,11 @@ impl MatrixReport {
     }
 
     /// Names that no row of the mapping table matched, by kind, without repeats.
-    pub fn unmapped(&self) -> BTreeSet<(&'static str, &str)> {
+    pub fn unmapped(&self) -> BTreeSet<Unmapped<'_>> {
         self.skipped
             .iter()
             .filter_map(|s| match &s.skip {
-                Skip::Unmapped { what, name } => Some((what.name(), name.as_str())),
+                Skip::Unmapped { what, name } => Some(Unmapped { what: *what, name }),
                 Skip::NotPredicted { .. } => None,
             })
             .collect()
@@ -210,20 +221,25 @@ pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
         &CheckOptions::default(),
     );
     let speculative: Vec<&Entry> = entries.iter().filter(|e| e.points.iter().any(Point::speculative)).collect();
-    let mut skipped = Vec::new();
+    let mut skipped: Vec<Skipped> = Vec::new();
     let mut mapped = Vec::new();
     for entry in &speculative {
         let at = Location::new(&entry.file, entry.line);
         let mut unmapped = |what: MapKind, name: Option<&String>| -> Option<String> {
             let Some(name) = name else {
                 let why = format!("the entry names no {}", what.name());
-                skipped.push(Skipped { entry: entry.name.clone(), at: at.clone(), skip: Skip::NotPredicted { why } });
+                skipped.push(Skipped {
+                    entry: entry.name.clone(),
+                    at: at.clone(),
+                    points: 0,
+                    skip: Skip::NotPredicted { why },
+                });
                 return None;
             };
             let row = options.map.lookup(what, name);
             if row.is_none() {
                 let skip = Skip::Unmapped { what, name: name.clone() };
-                skipped.push(Skipped { entry: entry.name.clone(), at: at.clone(), skip });
+                skipped.push(Skipped { entry: entry.name.clone(), at: at.clone(), points: 0, skip });
             }
             row.map(|r| r.profile.clone())
         };
@@ -254,6 +270,15 @@ pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
         }
     }
     skipped.sort_by(|a, b| (&a.at, &a.entry).cmp(&(&b.at, &b.entry)));
+    // An entry's points left out for the same reason are one row (124 DeepSeek-R1 points share theirs).
+    let mut merged: Vec<Skipped> = Vec::with_capacity(skipped.len());
+    for s in skipped {
+        match merged.iter_mut().find(|m| m.entry == s.entry && m.at.file == s.at.file && m.skip == s.skip) {
+            Some(m) => m.points += s.points,
+            None => merged.push(s),
+        }
+    }
+    let skipped = merged;
     let covered = plots.len();
     let status = if rows.is_empty() {
         Status::Undecided
@@ -314,7 +339,12 @@ fn predict_point(
     let entry = m.entry;
     let shape = &point.shape;
     let at = Location::new(&entry.file, shape.line);
-    let skip = |why: String| Skipped { entry: entry.name.clone(), at: at.clone(), skip: Skip::NotPredicted { why } };
+    let skip = |why: String| Skipped {
+        entry: entry.name.clone(),
+        at: at.clone(),
+        points: 1,
+        skip: Skip::NotPredicted { why },
+    };
     if let Some(problem) = &shape.problem {
         return Err(skip(problem.clone()));
     }

@@ -18,6 +18,7 @@ mod perf;
 pub mod pins;
 mod sim;
 
+pub use matrix::sweep_comment;
 pub use perf::{plot_svg, residuals_csv};
 pub use sim::{PlotMetric, plot_requests};
 
