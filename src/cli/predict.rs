@@ -15,9 +15,7 @@ use alsim::report;
 use alsim::units::check_draft_len;
 use anyhow::Context;
 
-use super::common::{
-    BandArgs, CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, EvidenceFormatArgs, NumberList, OutputArgs, PlotArgs,
-};
+use super::common::{CurveArgs, DEFAULT_DRAFTER, DEFAULT_MODEL, EvidenceFormatArgs, NumberList, OutputArgs, PlotArgs};
 use super::{Outcome, emit};
 
 /// Flags of `alsim predict`.
@@ -85,7 +83,7 @@ pub struct Args {
     #[arg(long, allow_negative_numbers = true)]
     min_user_tps: Option<f64>,
     #[command(flatten)]
-    band: BandArgs,
+    band: super::common::BandArgs,
     // Chart: throughput per GPU against per-user speed, one line per k, and the Pareto frontier.
     #[command(flatten)]
     plot: PlotArgs,
@@ -213,7 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         notes,
     };
     if let Some(path) = plot {
-        report::plot_svg(&report.sweeps, path)?;
+        report::plot_svg(&report, path)?;
     }
     emit(&report::render(&report, args.output.format))?;
     Ok(Outcome::Pass)

@@ -109,7 +109,7 @@ fn plot(report: &MatrixReport, dir: &Path, force: bool) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(dir).with_context(|| format!("--plot: creating {}", dir.display()))?;
     for (path, sweeps) in targets {
-        report::plot_svg(sweeps, &path)?;
+        report::plot_sweeps_svg(sweeps, &path)?;
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ pub mod pins;
 mod sim;
 
 pub use matrix::sweep_comment;
-pub use perf::{plot_svg, residuals_csv};
+pub use perf::{plot_svg, plot_sweeps_svg, residuals_csv};
 pub use sim::{PlotMetric, plot_requests};
 
 use std::borrow::Cow;

@@ -7,13 +7,21 @@ use plotters::prelude::*;
 
 use super::setup;
 use crate::error::{Error, Result};
-use crate::perf::Sweep;
+use crate::perf::{PredictReport, Sweep};
 
-/// Draws one panel per sweep (a [`crate::perf::PredictReport`]'s, or one entry's points in `alsim sweep`).
+/// Draws one panel per sweep of `alsim predict`'s report.
 ///
 /// # Errors
 /// [`Error::Io`] when the file cannot be written.
-pub fn plot_svg(sweeps: &[Sweep], path: &Path) -> Result<()> {
+pub fn plot_svg(report: &PredictReport, path: &Path) -> Result<()> {
+    plot_sweeps_svg(&report.sweeps, path)
+}
+
+/// Draws one panel per sweep (one entry's points in `alsim sweep`).
+///
+/// # Errors
+/// [`Error::Io`] when the file cannot be written.
+pub fn plot_sweeps_svg(sweeps: &[Sweep], path: &Path) -> Result<()> {
     let height = 560 * sweeps.len().max(1) as u32;
     let root = SVGBackend::new(path, (980, height)).into_drawing_area();
     let draw_error =
