@@ -225,7 +225,7 @@ pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
     let mut mapped = Vec::new();
     for entry in &speculative {
         let at = Location::new(&entry.file, entry.line);
-        let mut unmapped = |what: MapKind, name: Option<&String>| -> Option<String> {
+        let mut profile_of = |what: MapKind, name: Option<&String>| -> Option<String> {
             let Some(name) = name else {
                 let why = format!("the entry names no {}", what.name());
                 skipped.push(Skipped {
@@ -243,8 +243,8 @@ pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
             }
             row.map(|r| r.profile.clone())
         };
-        let hardware = unmapped(MapKind::Runner, entry.runner.as_ref());
-        let model = unmapped(MapKind::Model, entry.model.as_ref());
+        let hardware = profile_of(MapKind::Runner, entry.runner.as_ref());
+        let model = profile_of(MapKind::Model, entry.model.as_ref());
         if let (Some(hardware), Some(model)) = (hardware, model) {
             mapped.push(Mapped { entry, hardware, model });
         }
