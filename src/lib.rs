@@ -48,6 +48,7 @@ pub mod escape;
 pub mod evidence;
 pub mod explain;
 pub mod input;
+pub mod matrix;
 pub mod perf;
 pub mod pins;
 pub mod report;

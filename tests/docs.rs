@@ -80,6 +80,10 @@ fn page_refs(line: &str) -> Vec<PageRef> {
         if start == at {
             continue; // `*.md`, `".md"`: a pattern, not a file
         }
+        let before = line[..start].trim_end();
+        if before.ends_with("--export-md") || before.ends_with('>') {
+            continue; // a file the command writes, not a page it cites
+        }
         let path = format!("{}.md", &line[start..at]);
         let anchor = after.strip_prefix('#').map(|a| {
             let end = a.find(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_'))).unwrap_or(a.len());

@@ -194,8 +194,11 @@ fn config_file_names_a_recipe_and_injected_values_are_checked_at_the_entry() {
     assert!(strip.iter().any(|p| p["entries"][0]["name"] == "qwen-gbx-trt-agentic"));
     // Negative twins: a recipe whose comment spells CONFIG_FILE= is no master config (every entry comes
     // from the master), and a length without SYNTHETIC_ACCEPTANCE=true is never injected.
-    let entries =
-        std::fs::read_to_string(fixture().join(MASTER)).unwrap().lines().filter(|l| l.ends_with("-agentic:")).count();
+    let count = |file: &str, key: fn(&str) -> bool| {
+        std::fs::read_to_string(fixture().join(file)).unwrap().lines().filter(|l| key(l)).count()
+    };
+    let entries = count(MASTER, |l| l.ends_with("-agentic:"))
+        + count("configs/sweep-master.yaml", |l| !l.starts_with([' ', '#']) && l.ends_with(':'));
     assert_eq!(report()["entries"].as_u64(), Some(entries as u64));
     let line = line_of_nth(MASTER, "SYNTHETIC_ACCEPTANCE_LENGTH=3.39", 1);
     assert!(pins_at(MASTER, line).is_empty());

@@ -17,7 +17,8 @@ const NOT_RUN: [(&str, &str); 4] = [
 ];
 
 /// Files the examples name, from the project's fixtures (sandbox name, source).
-const FILES: [(&str, &str); 11] = [
+const FILES: [(&str, &str); 12] = [
+    ("my_labels.csv", "tests/fixtures/benchrepo_sweep_map.csv"),
     ("after.prom", "tests/fixtures/evidence/vllm_mtbench_after.prom"),
     ("before.prom", "tests/fixtures/evidence/vllm_mtbench_before.prom"),
     ("server.log", "tests/fixtures/evidence/vllm_mtbench.log"),
@@ -66,7 +67,7 @@ fn examples(readme: &str) -> Vec<Example> {
         }
         transcript = command.is_some();
         let text = command.unwrap_or(line);
-        if !(text.starts_with("alsim ") || !pending.is_empty()) {
+        if !text.starts_with("alsim ") && pending.is_empty() {
             continue;
         }
         let text = text.split(" #").next().unwrap_or(text).trim();

@@ -23,6 +23,7 @@ mod props;
 mod readme;
 mod shape;
 mod sim;
+mod sweep;
 mod transcripts;
 mod util;
 mod yaml_subset;

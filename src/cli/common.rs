@@ -328,3 +328,32 @@ impl RealAcceptanceArgs {
         Ok(real)
     }
 }
+
+/// `--model-error` and `--objective`: the band of k the model cannot tell apart, and the choice in it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BandArgs {
+    /// The model's relative error on throughput, percent: k within it of the top form the band, of which
+    /// --objective chooses [default: 5, the median speedup error on the measured serving pairs].
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    model_error: Option<f64>,
+    /// What the choice inside the band optimises: smallest-k (the default: the band's k are not told apart,
+    /// and the smallest drafts least — least waste when real acceptance falls below the pin, least variance),
+    /// throughput (the top predicted throughput, trusting differences inside the model's error) or per-user
+    /// (the top per-user speed, the same k at one concurrency).
+    #[arg(long, value_enum, default_value_t)]
+    objective: alsim::perf::Objective,
+}
+
+impl BandArgs {
+    /// The band these flags give.
+    pub fn band(&self) -> anyhow::Result<alsim::perf::Band> {
+        let error = match self.model_error {
+            Some(pct) if !(pct > 0.0 && pct < 100.0) => {
+                anyhow::bail!("--model-error: {pct} must be a percentage in (0, 100)")
+            }
+            Some(pct) => pct / 100.0,
+            None => alsim::perf::DEFAULT_MODEL_ERROR,
+        };
+        Ok(alsim::perf::Band { error, objective: self.objective })
+    }
+}

@@ -12,6 +12,7 @@ mod golden;
 mod pins;
 mod predict;
 mod simulate;
+mod sweep;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -62,6 +63,9 @@ enum Command {
     /// Predicted step time, throughput per GPU, per-user speed and speedup for every concurrency and draft
     /// length k = 0..8; the best k per concurrency with its band and the Pareto frontier (docs/model.md §6).
     Predict(predict::Args),
+    /// The benchmark matrix against the cost model: for every master-config entry with speculative decoding
+    /// and every concurrency of its search space, the best k, its band and whether the entry's k lies in it.
+    Sweep(sweep::Args),
     /// Fit the step-time model to measured step times or serving pairs (CSV), score it on what the fit did
     /// not see, and optionally save a hardware profile.
     Calibrate(calibrate::Args),
@@ -102,6 +106,7 @@ pub fn main() -> ExitCode {
         Command::Pins(args) => pins::run(args),
         Command::Pin(args) => pins::run_pin(args),
         Command::Predict(args) => predict::run(args),
+        Command::Sweep(args) => sweep::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Completions { shell } => {

@@ -9,9 +9,8 @@ use alsim::curve::Curve;
 use alsim::evidence;
 use alsim::perf::cost::{CostModel, Deployment, Workload};
 use alsim::perf::profile::{Precision, ProfileKind, Profiles};
-use alsim::perf::{
-    AcceptanceSource, Band, DEFAULT_MAX_K, DEFAULT_MODEL_ERROR, MAX_CONCURRENCY, PredictReport, Sweep, choice,
-};
+use alsim::perf::workload::{DEFAULT_ISL, DEFAULT_OSL};
+use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, MAX_CONCURRENCY, PredictReport, Sweep, choice};
 use alsim::report;
 use alsim::units::check_draft_len;
 use anyhow::Context;
@@ -50,10 +49,10 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["isl", "osl", "prefix_hit"], allow_negative_numbers = true)]
     context: Option<NumberList>,
     /// Input tokens per turn (prefill of the uncached part is charged to each request).
-    #[arg(long, default_value_t = 1024.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_ISL, allow_negative_numbers = true)]
     isl: f64,
     /// Output tokens per turn.
-    #[arg(long, default_value_t = 1024.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_OSL, allow_negative_numbers = true)]
     osl: f64,
     /// Fraction of each turn's input served from the prefix cache, in [0, 1].
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
@@ -83,16 +82,8 @@ pub struct Args {
     /// Pick the best k among those with at least this many tokens/s per request.
     #[arg(long, allow_negative_numbers = true)]
     min_user_tps: Option<f64>,
-    /// The model's relative error on throughput, percent: k within it of the top form the band, of which
-    /// --objective chooses [default: 5, the median speedup error on the measured serving pairs].
-    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
-    model_error: Option<f64>,
-    /// What the choice inside the band optimises: smallest-k (the default: the band's k are not told apart,
-    /// and the smallest drafts least — least waste when real acceptance falls below the pin, least variance),
-    /// throughput (the top predicted throughput, trusting differences inside the model's error) or per-user
-    /// (the top per-user speed, the same k at one concurrency).
-    #[arg(long, value_enum, default_value_t)]
-    objective: choice::Objective,
+    #[command(flatten)]
+    band: super::common::BandArgs,
     // Chart: throughput per GPU against per-user speed, one line per k, and the Pareto frontier.
     #[command(flatten)]
     plot: PlotArgs,
@@ -147,14 +138,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     let model_name = args.curve.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let model = profiles.model(&model_name)?;
-    let model_error = match args.model_error {
-        Some(pct) if !(pct > 0.0 && pct < 100.0) => {
-            anyhow::bail!("--model-error: {pct} must be a percentage in (0, 100)")
-        }
-        Some(pct) => pct / 100.0,
-        None => DEFAULT_MODEL_ERROR,
-    };
-    let band = Band { error: model_error, objective: args.objective };
+    let band = args.band.band()?;
+    let model_error = band.error;
 
     let mut notes = Vec::new();
     let (acceptance, curve_drafter) = resolve_acceptance(&args, &args.curve, &mut notes)?;

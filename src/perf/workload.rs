@@ -9,6 +9,11 @@ use crate::error::{Error, Result};
 /// so a typo (`--osl 1e18`) is refused rather than priced.
 pub const MAX_TOKENS: f64 = 10_000_000.0;
 
+/// Input tokens per turn when nothing states them (`alsim predict --isl`, agentic points in `alsim sweep`).
+pub const DEFAULT_ISL: f64 = 1024.0;
+/// Output tokens per turn when nothing states them.
+pub const DEFAULT_OSL: f64 = 1024.0;
+
 /// What the requests look like: a fixed decode context, or turns of input and output with prefill.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -49,7 +49,10 @@ pub use allow::{AllowEntry, AllowList};
 pub use fix::{FixPlan, plan_fixes};
 pub use golden::model_key;
 pub use native::{NativeSetting, native_setting};
-pub use verify::{CheckOptions, CheckReport, CheckedPin, GoldenRef, Status, Summary, Verdict, check};
+pub use verify::{
+    CheckOptions, CheckReport, CheckedPin, GoldenRef, GoldenSet, Status, Summary, Verdict, check, check_inventory,
+    golden_curves,
+};
 
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
@@ -652,6 +655,9 @@ pub struct Inventory {
     pub files_read: usize,
     /// Config entries found in master configs.
     pub entries: usize,
+    /// Those entries with their search-space points, for what reads the benchmark matrix (`alsim sweep`).
+    #[serde(skip)]
+    pub config_entries: Vec<graph::config::Entry>,
     /// The pins, by file and line.
     pub pins: Vec<Pin>,
     /// Findings from discovery.

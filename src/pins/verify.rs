@@ -181,8 +181,29 @@ pub struct CheckReport {
 /// [`crate::Error::Io`] when `repo` cannot be read; errors reading the golden directory (naming the file).
 pub fn check(repo: &Path, options: &CheckOptions) -> Result<CheckReport> {
     let inventory = super::scan(repo)?;
+    let golden = golden_curves(repo, options.golden.as_deref())?;
+    Ok(check_inventory(inventory, &golden.curves, golden.source, golden.own, repo, options))
+}
+
+/// The golden curves a repository's pins are checked against, and where they came from.
+#[derive(Debug, Clone)]
+pub struct GoldenSet {
+    /// The curves.
+    pub curves: CurveSet,
+    /// Where they came from, for the report.
+    pub source: String,
+    /// Whether they are the user's or the repository's (whose own problems are reported), not alsim's.
+    pub own: bool,
+}
+
+/// `--golden DIR` when given, else the repository's own `golden_al_distribution/`, else alsim's embedded
+/// curves.
+///
+/// # Errors
+/// Errors reading the golden directory (naming the file).
+pub fn golden_curves(repo: &Path, golden: Option<&Path>) -> Result<GoldenSet> {
     let repo_golden = repo.join("golden_al_distribution");
-    let (curves, golden_source, golden_dir) = match &options.golden {
+    let (curves, source, own) = match golden {
         Some(dir) => (CurveSet::read_dir(dir)?, format!("{} (--golden)", dir.display()), true),
         // Links leaving the repository are not followed here either: the walk reports them.
         None if repo_golden.is_dir() && walk::inside(repo, &repo_golden) => (
@@ -196,7 +217,7 @@ pub fn check(repo: &Path, options: &CheckOptions) -> Result<CheckReport> {
             false,
         ),
     };
-    Ok(check_inventory(inventory, &curves, golden_source, golden_dir, repo, options))
+    Ok(GoldenSet { curves, source, own })
 }
 
 /// Checks an already scanned inventory against `curves` (`judge_curves`: whether their own problems are

@@ -16,11 +16,12 @@ pub mod evidence;
 pub mod explain;
 mod golden;
 pub mod layout;
+mod matrix;
 mod perf;
 pub mod pins;
 mod sim;
 
-pub use perf::{plot_svg, residuals_csv};
+pub use perf::{plot_svg, plot_sweeps_svg, residuals_csv};
 pub use sim::{PlotMetric, plot_requests};
 
 use std::borrow::Cow;

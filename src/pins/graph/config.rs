@@ -6,6 +6,11 @@
 //! `SYNTHETIC_ACCEPTANCE=`, `SYNTHETIC_ACCEPTANCE_LENGTH=`, `DECODE_MTP_SIZE=`, …, in any order. A file is
 //! a master config because it has this shape, never because its text mentions `CONFIG_FILE=` (a
 //! recipe's comment may).
+//!
+//! Each point also keeps what it benchmarks ([`Shape`]): the scenario item's `isl`/`osl`, the point's
+//! concurrencies (`conc-list`, or `conc-start` to `conc-end` doubling, configs/CONFIGS.md) and its
+//! parallelism (`tp`, `ep`, `dp-attn`; a disaggregated point's `decode` workers, which set decode
+//! throughput). A value that is not a count is kept as a problem naming its line and field, never dropped.
 
 use crate::yaml::Node;
 
@@ -33,6 +38,120 @@ pub struct Point {
     pub settings: Vec<Setting>,
     /// The line of its first setting, else the entry's line.
     pub line: usize,
+    /// What the point benchmarks.
+    pub shape: Shape,
+}
+
+/// What one search-space point benchmarks, with the line its item starts on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shape {
+    /// The scenario item's `isl` (fixed-seq-len; agentic traces state none).
+    pub isl: Option<usize>,
+    /// The scenario item's `osl`.
+    pub osl: Option<usize>,
+    /// Concurrencies, in the order run.
+    pub concurrency: Vec<usize>,
+    /// Tensor parallelism (a multinode point's decode workers', or its prefill workers' when it has none).
+    pub tp: Option<usize>,
+    /// Expert parallelism.
+    pub ep: Option<usize>,
+    /// Data-parallel attention.
+    pub dp_attn: bool,
+    /// The 1-based line the point's item starts on (the entry's line when it cannot be found).
+    pub line: usize,
+    /// A field that is not what configs/CONFIGS.md asks for, named (`conc-start 64 is above conc-end 4`).
+    pub problem: Option<String>,
+}
+
+/// Largest count a search space may state (as `alsim predict`'s concurrency limit): a typo is reported.
+const MAX_COUNT: usize = crate::perf::MAX_CONCURRENCY;
+
+impl Shape {
+    fn read(item: &Node, point: &Node) -> Shape {
+        let mut problems = Vec::new();
+        let mut count = |value: Option<&Node>, key: &str| -> Option<usize> {
+            let value = value?;
+            match value.as_f64() {
+                Some(x) if x >= 1.0 && x.fract() == 0.0 && x <= MAX_COUNT as f64 => Some(x as usize),
+                _ => {
+                    let text = value.as_scalar_text().unwrap_or_else(|| value.kind().to_string());
+                    problems.push(format!("{key} '{text}' is not a whole number from 1 to {MAX_COUNT}"));
+                    None
+                }
+            }
+        };
+        let isl = count(item.get("isl"), "isl");
+        let osl = count(item.get("osl"), "osl");
+        // An aggregated multinode point has `decode: {num-worker: 0}`: its `prefill` workers serve everything.
+        let block = |role: &str| point.get(role).filter(|b| matches!(b, Node::Map(_)));
+        let idle = |b: &&Node| b.get("num-worker").and_then(Node::as_f64) == Some(0.0);
+        let workers = block("decode").filter(|d| !idle(d)).or_else(|| block("prefill")).unwrap_or(point);
+        let tp = count(workers.get("tp"), "tp");
+        let ep = count(workers.get("ep"), "ep");
+        let dp_attn = matches!(workers.get("dp-attn"), Some(Node::Bool(true)));
+        let mut concurrency = Vec::new();
+        match point.get("conc-list") {
+            Some(Node::Seq(items)) => concurrency.extend(items.iter().filter_map(|c| count(Some(c), "conc-list"))),
+            Some(other) => problems.push(format!("conc-list is a {}, not a list", other.kind())),
+            None => {
+                if let (Some(start), Some(end)) =
+                    (count(point.get("conc-start"), "conc-start"), count(point.get("conc-end"), "conc-end"))
+                {
+                    if start > end {
+                        problems.push(format!("conc-start {start} is above conc-end {end}"));
+                    }
+                    // configs/CONFIGS.md: the step from conc-start to conc-end is a factor of 2, the end included.
+                    concurrency.extend(std::iter::successors(Some(start), |c| Some(c * 2)).take_while(|c| *c <= end));
+                }
+            }
+        }
+        let problem = (!problems.is_empty()).then(|| problems.join("; "));
+        Shape { isl, osl, concurrency, tp, ep, dp_attn, line: 0, problem }
+    }
+}
+
+/// The 1-based lines where the search-space items of the entry starting at line index `from` begin, in
+/// document order: block items at the indentation of the first `-` after each `search-space:` key.
+fn item_lines(lines: &[&str], from: usize) -> Vec<usize> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let blank = |l: &str| l.trim().is_empty() || l.trim_start().starts_with('#');
+    let mut out = Vec::new();
+    let mut i = from + 1;
+    while i < lines.len() {
+        let l = lines[i];
+        if !blank(l) && indent(l) == 0 {
+            break;
+        }
+        // The key may open its scenario item (`- search-space:`).
+        let key = l.trim_start().trim_start_matches(['-', ' ']);
+        if key.starts_with("search-space:") && key.trim_end().ends_with(':') {
+            let key_indent = l.len() - key.len();
+            let mut item_indent = None;
+            i += 1;
+            while i < lines.len() {
+                let l = lines[i];
+                if blank(l) {
+                    i += 1;
+                    continue;
+                }
+                let at = indent(l);
+                let is_item = l.trim_start().starts_with('-');
+                match item_indent {
+                    None if is_item && at >= key_indent => item_indent = Some(at),
+                    Some(n) if at < n || (at == n && !is_item) => break,
+                    None => break,
+                    _ => {}
+                }
+                if item_indent == Some(at) && is_item {
+                    out.push(i + 1);
+                }
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    out
 }
 
 impl Point {
@@ -97,7 +216,7 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             for item in items {
                 let Some(Node::Seq(space)) = item.get("search-space") else { continue };
                 for point in space {
-                    points.push((scenario.as_scalar_text().unwrap_or_default(), point));
+                    points.push((scenario.as_scalar_text().unwrap_or_default(), item, point));
                 }
             }
         }
@@ -111,6 +230,9 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             .find(|(_, l)| l.starts_with(name.as_str()) && l[name.len()..].trim_start().starts_with(':'))
             .map_or(cursor, |(i, _)| i);
         cursor = entry_line;
+        // Flow-style search spaces (`search-space: [{…}]`) have no item lines: the entry's line stands in.
+        let starts = item_lines(&lines, entry_line);
+        let starts = if starts.len() == points.len() { starts } else { vec![entry_line + 1; points.len()] };
         let mut entry = Entry {
             name: name.clone(),
             file: rel.to_string(),
@@ -123,7 +245,9 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             multinode: value.get("multinode").is_some_and(|n| matches!(n, Node::Bool(true))),
             points: Vec::new(),
         };
-        for (scenario, point) in points {
+        for ((scenario, item, point), start) in points.into_iter().zip(starts) {
+            let mut shape = Shape::read(item, point);
+            shape.line = start;
             let mut settings = Vec::new();
             collect_settings(point, &mut |s: &str| {
                 let Some((k, v)) = s.split_once('=') else { return };
@@ -141,7 +265,7 @@ pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
                 settings.push(Setting { key: k.trim().to_string(), value: v.trim().to_string(), line, span });
             });
             let line = settings.first().map_or(entry.line, |s| s.line);
-            entry.points.push(Point { scenario, spec: text_of(point, "spec-decoding"), settings, line });
+            entry.points.push(Point { scenario, spec: text_of(point, "spec-decoding"), settings, line, shape });
         }
         entries.push(entry);
     }
@@ -187,5 +311,27 @@ mod tests {
         assert_eq!(p.get("CONFIG_FILE").unwrap().line, 14);
         let recipe = crate::yaml::parse("name: x\nbackend:\n  type: vllm\n", "r").unwrap();
         assert!(read("r.yaml", "", &recipe).is_none());
+    }
+
+    #[test]
+    fn shapes_keep_lengths_concurrencies_parallelism_and_item_lines() {
+        let text = "e:\n  model: org/M\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      # a comment between items\n      - { tp: 4, ep: 4, conc-start: 4, conc-end: 100, spec-decoding: mtp }\n      - spec-decoding: mtp\n        conc-list: [64]\n        prefill:\n          num-worker: 1\n          tp: 4\n        decode:\n          num-worker: 2\n          tp: 8\n          ep: 8\n          dp-attn: true\n      - spec-decoding: mtp\n        conc-list: [8]\n        prefill:\n          tp: 16\n        decode:\n          num-worker: 0\n          tp: 4\n    agentic-coding:\n    - search-space:\n      - { tp: x, conc-start: 8, conc-end: 4 }\n";
+        let root = crate::yaml::parse(text, "c.yaml").unwrap();
+        let entries = read("c.yaml", text, &root).unwrap();
+        let shapes: Vec<&Shape> = entries[0].points.iter().map(|p| &p.shape).collect();
+        let [flow, disagg, agg, bad] = shapes[..] else { panic!("{shapes:?}") };
+        // conc-start to conc-end doubling, the end included only when reached.
+        assert_eq!(flow.concurrency, [4, 8, 16, 32, 64]);
+        assert_eq!((flow.isl, flow.osl, flow.tp, flow.ep, flow.line), (Some(8192), Some(1024), Some(4), Some(4), 9));
+        // A disaggregated point is priced by its decode workers; an aggregated one (no decode workers) by its
+        // prefill workers.
+        assert_eq!((disagg.tp, disagg.ep, disagg.dp_attn, disagg.line), (Some(8), Some(8), true, 10));
+        assert_eq!((agg.tp, agg.concurrency.as_slice(), agg.line), (Some(16), &[8][..], 20));
+        assert_eq!((bad.isl, bad.line), (None, 29));
+        let problem = bad.problem.as_deref().unwrap();
+        assert!(
+            problem.contains("tp 'x' is not a whole number") && problem.contains("conc-start 8 is above conc-end 4")
+        );
+        assert!(flow.problem.is_none() && disagg.problem.is_none());
     }
 }

@@ -406,7 +406,8 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         shell_knobs,
     };
     let files_read = files.texts.len();
-    let entries = graph.entries.len();
+    let config_entries = graph.entries.clone();
+    let entries = config_entries.len();
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
     let (pins, mut findings) = assemble::assemble(graph);
     let mut inline_allows = AllowList::default();
@@ -414,7 +415,16 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         inline_allows.extend(list);
         findings.append(&mut bad);
     }
-    Inventory { repo: String::new(), files_read, entries, pins, findings, tables: tables_found, inline_allows }
+    Inventory {
+        repo: String::new(),
+        files_read,
+        entries,
+        config_entries,
+        pins,
+        findings,
+        tables: tables_found,
+        inline_allows,
+    }
 }
 
 /// Whether a config-shaped YAML file sits in a `deprecated/` directory. Such a directory is where a

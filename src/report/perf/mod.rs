@@ -5,7 +5,7 @@ mod calibrate;
 mod plot;
 
 pub use calibrate::residuals_csv;
-pub use plot::plot_svg;
+pub use plot::{plot_svg, plot_sweeps_svg};
 
 use super::{Cell, Report, Table, fixed};
 use crate::perf::{Objective, PredictReport, Sweep};

@@ -10,18 +10,26 @@ use crate::error::{Error, Result};
 use crate::perf::{PredictReport, Sweep};
 use crate::report::chart::titled;
 
-/// Draws one panel per sweep.
+/// Draws one panel per sweep of `alsim predict`'s report.
 ///
 /// # Errors
 /// [`Error::Io`] when the file cannot be written.
 pub fn plot_svg(report: &PredictReport, path: &Path) -> Result<()> {
-    let height = 560 * report.sweeps.len().max(1) as u32;
+    plot_sweeps_svg(&report.sweeps, report.min_user_tps, path)
+}
+
+/// Draws one panel per sweep (one entry's points in `alsim sweep`), with the per-user floor when one is set.
+///
+/// # Errors
+/// [`Error::Io`] when the file cannot be written.
+pub fn plot_sweeps_svg(sweeps: &[Sweep], min_user_tps: Option<f64>, path: &Path) -> Result<()> {
+    let height = 560 * sweeps.len().max(1) as u32;
     let root = SVGBackend::new(path, (980, height)).into_drawing_area();
     let draw_error =
         |e: &dyn std::fmt::Display| Error::io(path, std::io::Error::other(format!("drawing the chart failed: {e}")));
     root.fill(&WHITE).map_err(|e| draw_error(&e))?;
-    for (panel, sweep) in root.split_evenly((report.sweeps.len().max(1), 1)).iter().zip(&report.sweeps) {
-        draw_sweep(panel, sweep, report.min_user_tps).map_err(|e| draw_error(&e))?;
+    for (panel, sweep) in root.split_evenly((sweeps.len().max(1), 1)).iter().zip(sweeps) {
+        draw_sweep(panel, sweep, min_user_tps).map_err(|e| draw_error(&e))?;
     }
     root.present().map_err(|e| draw_error(&e))?;
     Ok(())

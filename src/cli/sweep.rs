@@ -1,0 +1,112 @@
+//! `alsim sweep [REPO]`: the benchmark matrix against the cost model — per master-config entry with
+//! speculative decoding and per concurrency, the best k, its band and whether the entry's k lies in it.
+
+use std::path::{Path, PathBuf};
+
+use alsim::matrix::map::NameMap;
+use alsim::matrix::{self, MatrixReport, Options};
+use alsim::pins::Status;
+use alsim::report;
+use anyhow::Context;
+
+use super::Outcome;
+use super::common::{BandArgs, OutputArgs};
+use super::predict::ProfileArgs;
+
+const HELP: &str = "\
+Runner labels and model names map to alsim's profiles through profiles/sweep_map.csv (embedded; --map rows
+are tried first). A name no row matches is listed as unmapped, never guessed. The k an entry runs comes from
+its pins (decode or aggregated roles); without one the row has no verdict.
+
+Exit status:
+  0  every entry's k that is known lies in its band
+  1  some entry's k lies outside its band
+  2  usage or input error (unreadable repository, map, profile or golden directory)
+  3  nothing could be predicted (every entry unmapped or missing what a prediction needs)";
+
+/// Flags of `alsim sweep`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// Benchmark repository root (default: the current directory).
+    #[arg(default_value = ".")]
+    repo: PathBuf,
+    /// Golden directory to use instead of the repository's golden_al_distribution/.
+    #[arg(long, value_name = "DIR")]
+    golden: Option<PathBuf>,
+    /// Mapping table (the columns of profiles/sweep_map.csv: kind, pattern, profile, source), tried before
+    /// the embedded rows.
+    #[arg(long, value_name = "FILE")]
+    map: Option<PathBuf>,
+    #[command(flatten)]
+    profiles: ProfileArgs,
+    #[command(flatten)]
+    band: BandArgs,
+    /// Also draw each covered entry's chart (throughput per GPU against per-user speed, one panel per
+    /// point) to DIR/ENTRY.svg; DIR is created when missing.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Overwrite existing charts in --plot DIR.
+    #[arg(long, requires = "plot")]
+    force: bool,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    args.output.export.check()?;
+    if let Some(dir) = &args.plot
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        anyhow::bail!("--plot: {} is not a directory", dir.display());
+    }
+    let band = args.band.band()?;
+    let (profiles, _) = args.profiles.load()?;
+    let mut map = NameMap::embedded(&profiles).context("the embedded mapping table against the profiles given")?;
+    if let Some(path) = &args.map {
+        map = NameMap::read(path, &profiles).context("--map")?.before(map);
+    }
+    let options = Options { golden: args.golden.clone(), map, profiles, band };
+    let report = matrix::sweep(&args.repo, &options).context("sweeping the benchmark matrix")?;
+    if let Some(dir) = &args.plot {
+        plot(&report, dir, args.force)?;
+    }
+    args.output.emit(&report)?;
+    Ok(match report.status {
+        Status::Pass => Outcome::Pass,
+        Status::Fail => Outcome::Problem,
+        Status::Undecided => Outcome::Undecided,
+    })
+}
+
+/// One chart per covered entry, named after it (characters a file name cannot hold become `_`); every
+/// target is checked before any is written, so a refusal leaves nothing half done.
+fn plot(report: &MatrixReport, dir: &Path, force: bool) -> anyhow::Result<()> {
+    let mut taken = std::collections::BTreeSet::new();
+    let mut targets = Vec::new();
+    for entry in &report.plots {
+        let stem: String = entry
+            .entry
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+            .collect();
+        let stem = stem.trim_start_matches('.').to_string();
+        let mut name = format!("{stem}.svg");
+        let mut n = 1;
+        while !taken.insert(name.clone()) {
+            n += 1;
+            name = format!("{stem}-{n}.svg");
+        }
+        let path = dir.join(name);
+        if path.exists() && !force {
+            anyhow::bail!("--plot: {} already exists; pass --force to overwrite it", path.display());
+        }
+        targets.push((path, &entry.sweeps));
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("--plot: creating {}", dir.display()))?;
+    for (path, sweeps) in targets {
+        report::plot_sweeps_svg(sweeps, None, &path)?;
+    }
+    Ok(())
+}

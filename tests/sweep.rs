@@ -1,0 +1,225 @@
+//! `alsim sweep` on the fixture benchmark repository: entries covered, unmapped and not predicted, the k
+//! an entry runs against its band, every format, the charts, and each exit status.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::pins::{check_json, fixture};
+use crate::util::run;
+
+const SWEEP_MASTER: &str = "configs/sweep-master.yaml";
+
+fn repo() -> String {
+    fixture().to_str().unwrap().to_string()
+}
+
+/// The fixture's own labels and model names (`--map`): its clusters are named after no real GPU.
+fn map() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/benchrepo_sweep_map.csv").to_str().unwrap().into()
+}
+
+fn rows_of<'a>(report: &'a Value, entry: &str) -> Vec<&'a Value> {
+    report["rows"].as_array().unwrap().iter().filter(|r| r["entry"] == entry).collect()
+}
+
+fn skipped_of<'a>(report: &'a Value, entry: &str) -> Vec<&'a Value> {
+    report["skipped"].as_array().unwrap().iter().filter(|s| s["entry"] == entry).collect()
+}
+
+fn line_of(needle: &str) -> u64 {
+    crate::pins::line_of_nth(SWEEP_MASTER, needle, 0) as u64
+}
+
+/// Every row's band holds its chosen k, and a verdict is given exactly where the entry's k is known.
+fn rows_are_consistent(report: &Value) {
+    for r in report["rows"].as_array().unwrap() {
+        let band: Vec<u64> = r["band"].as_array().unwrap().iter().map(|k| k.as_u64().unwrap()).collect();
+        assert!(band.windows(2).all(|w| w[0] < w[1]) && band.contains(&r["best_k"].as_u64().unwrap()), "{r}");
+        match r["k"].as_u64() {
+            Some(k) => {
+                assert_eq!(r["in_band"].as_bool(), Some(band.contains(&k)), "{r}");
+                assert!(r["k_from"]["file"].as_str().unwrap().starts_with("benchmarks/"), "the pin that states k: {r}");
+            }
+            None => assert!(r["in_band"].is_null() && r["k_from"].is_null(), "{r}"),
+        }
+    }
+}
+
+#[test]
+fn the_committed_table_covers_real_labels_and_lists_the_rest_as_unmapped() {
+    let (code, report) = check_json(&["sweep", &repo(), "--format", "json"]);
+    assert_eq!(code, 0, "no entry's k is known without the fixture's map, so none is outside its band");
+    rows_are_consistent(&report);
+    // Concurrencies from conc-start to conc-end doubling, and a conc-list; ISL/OSL from each scenario item.
+    let dsv4 = rows_of(&report, "dsv4-fp4-mi355x-sglang-mtp");
+    let by_point = |line: u64| -> Vec<u64> {
+        dsv4.iter().filter(|r| r["at"]["line"] == line).map(|r| r["concurrency"].as_u64().unwrap()).collect()
+    };
+    let doubling = line_of("conc-start: 4, conc-end: 64, spec-decoding: mtp");
+    assert_eq!(by_point(doubling), [4, 8, 16, 32, 64]);
+    assert_eq!(by_point(line_of("conc-list: [1, 32]")), [1, 32]);
+    assert!(dsv4.iter().all(|r| r["hardware"] == "mi355x" && r["model"] == "deepseek-v4-pro" && r["tp"] == 8));
+    let first = dsv4.iter().find(|r| r["at"]["line"] == doubling).unwrap();
+    assert_eq!((first["workload"]["isl"].as_f64(), first["workload"]["osl"].as_f64()), (Some(1024.0), Some(1024.0)));
+    assert_eq!(first["ep"], 8);
+    let dp = dsv4.iter().find(|r| r["dp_attn"] == true).unwrap();
+    assert_eq!(dp["workload"]["isl"].as_f64(), Some(8192.0));
+    // The best k never rises with concurrency on one deployment (model.md §6: engines shorten k at large batch).
+    let best: Vec<u64> =
+        dsv4.iter().filter(|r| r["at"]["line"] == doubling).map(|r| r["best_k"].as_u64().unwrap()).collect();
+    assert!(best.windows(2).all(|w| w[1] <= w[0]), "{best:?}");
+    // The point without speculative decoding and the entry without any are not swept.
+    assert!(
+        rows_of(&report, "dsv4-fp4-b200-sglang").is_empty() && skipped_of(&report, "dsv4-fp4-b200-sglang").is_empty()
+    );
+    // Names no row of the table matches are listed, with the entry, never guessed.
+    let unmapped = |entry: &str| -> Vec<(String, String)> {
+        skipped_of(&report, entry)
+            .iter()
+            .filter(|s| s["skip"]["kind"] == "unmapped")
+            .map(|s| (s["skip"]["what"].as_str().unwrap().into(), s["skip"]["name"].as_str().unwrap().into()))
+            .collect()
+    };
+    assert_eq!(unmapped("qwen3.5-fp4-rtx6000pro-vllm-mtp"), [("runner".into(), "rtx6000pro-lat".into())]);
+    assert_eq!(unmapped("glm5.1-fp8-b200-sglang-mtp"), [("model".into(), "zai-org/GLM-5.1-FP8".into())]);
+    assert_eq!(unmapped("qwen-fp8-h100x-sglang-agentic"), [("runner".into(), "cluster:h100x".into())]);
+    // A point whose concurrencies run backwards is named by its line and field; the entry's other point runs.
+    let [bad] = skipped_of(&report, "qwen3.5-fp8-h200-sglang-mtp")[..] else { panic!("{report}") };
+    assert_eq!(bad["at"]["line"].as_u64(), Some(line_of("conc-start: 64, conc-end: 4")));
+    assert!(bad["skip"]["why"].as_str().unwrap().contains("conc-start 64 is above conc-end 4"));
+    assert_eq!(rows_of(&report, "qwen3.5-fp8-h200-sglang-mtp").len(), 2);
+    // A model with a profile but no golden curve is not priced on another model's curve.
+    let [dsr1] = skipped_of(&report, "dsr1-fp8-b200-sglang-mtp")[..] else { panic!("{report}") };
+    let why = dsr1["skip"]["why"].as_str().unwrap();
+    assert!(why.starts_with("no golden curve for dsr1") && why.contains("another model's"), "{why}");
+    let entries = report["entries"].as_u64().unwrap();
+    assert_eq!(report["speculative"].as_u64(), Some(entries - 1), "every fixture entry but one runs spec decoding");
+    assert_eq!(report["covered"].as_u64(), Some(2));
+}
+
+#[test]
+fn the_k_an_entry_runs_comes_from_its_pins_and_some_lie_outside_their_band() {
+    let args = ["sweep", &repo(), "--map", &map(), "--format", "json"];
+    let (code, report) = check_json(&args);
+    rows_are_consistent(&report);
+    let rows = report["rows"].as_array().unwrap();
+    let outside: Vec<&Value> = rows.iter().filter(|r| r["in_band"] == false).collect();
+    let inside = rows.iter().filter(|r| r["in_band"] == true).count();
+    assert!(!outside.is_empty() && inside > 0, "{report}");
+    assert_eq!(code, 1, "an entry's k outside its band fails the sweep");
+    // The k is the one the pin check reads for the entry's launch script.
+    let (_, pins) = check_json(&["pins", "check", &repo(), "--format", "json"]);
+    for r in outside {
+        let pin = pins["pins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| {
+                p["location"] == r["k_from"] && p["entries"].as_array().unwrap().iter().any(|e| e["name"] == r["entry"])
+            })
+            .unwrap_or_else(|| panic!("no pin at {}", r["k_from"]));
+        assert_eq!(pin["k"]["value"], r["k"]);
+    }
+    // Branches of one script that run different k give rows without a verdict, and a note.
+    let glm = rows_of(&report, "glm-fp8-mi3x-sglang-agentic");
+    assert!(!glm.is_empty() && glm.iter().all(|r| r["k"].is_null()));
+    assert!(
+        report["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("glm-fp8-mi3x-sglang-agentic"))
+    );
+    // Agentic points state no ISL/OSL: predicted at predict's defaults, said in a note and in each row.
+    let agentic = rows_of(&report, "mm3-fp4-h100x-vllm-agentic");
+    assert!(!agentic.is_empty() && agentic.iter().all(|r| r["workload_stated"] == false));
+    assert!(report["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("state no isl/osl")));
+    // The fixture's map names its model spelling; the committed table alone leaves it unmapped.
+    assert_eq!(rows_of(&report, "mm3-fp4-h100x-vllm-agentic")[0]["model"], "minimax-m3");
+}
+
+#[test]
+fn every_format_carries_the_same_rows() {
+    let (_, report) = check_json(&["sweep", &repo(), "--map", &map(), "--format", "json"]);
+    let rows = report["rows"].as_array().unwrap().len();
+    let skipped = report["skipped"].as_array().unwrap().len();
+    let (code, csv, _) = run(&["sweep", &repo(), "--map", &map(), "--format", "csv"]);
+    assert_eq!(code, 1);
+    let blocks: Vec<&str> = csv.split("\n\n").collect();
+    let [best, not_predicted] = blocks[..] else { panic!("{csv}") };
+    assert!(best.lines().nth(1).unwrap().starts_with("entry,at,hardware,model,tp,ep,isl/osl,concurrency,k run"));
+    assert_eq!(best.lines().count(), rows + 2, "title, header and one line per row");
+    assert_eq!(not_predicted.trim_end().lines().count(), skipped + 2);
+    // Markdown is the pull-request comment: the rows outside the band (a point's concurrencies with one band
+    // on one line), the unmapped names and the reasons points were left out, with how many share each.
+    let (code, md, _) = run(&["sweep", &repo(), "--map", &map(), "--format", "md"]);
+    assert_eq!(code, 1);
+    assert!(md.starts_with("**alsim sweep**: ") && md.contains("outside the band"), "{md}");
+    let section = |title: &str| -> Vec<Vec<String>> {
+        let start = md.find(&format!("### {title}\n")).unwrap_or_else(|| panic!("no {title}: {md}"));
+        md[start..]
+            .lines()
+            .skip(4)
+            .take_while(|l| l.starts_with("| "))
+            .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect())
+            .collect()
+    };
+    let concurrencies: usize = section("k outside the band").iter().map(|r| r[7].split(", ").count()).sum();
+    let outside = report["rows"].as_array().unwrap().iter().filter(|r| r["in_band"] == false).count();
+    assert_eq!(concurrencies, outside);
+    let left_out: u64 = section("Not predicted").iter().map(|r| r[1].parse::<u64>().unwrap()).sum();
+    let points: u64 = report["skipped"].as_array().unwrap().iter().map(|s| s["points"].as_u64().unwrap()).sum();
+    assert_eq!(left_out, points);
+    assert!(md.contains("- runner `cluster:gbx`: "), "{md}");
+    let (code, table, _) = run(&["sweep", &repo(), "--map", &map()]);
+    assert_eq!(code, 1);
+    assert!(table.contains("NO") && table.contains("yes") && table.contains("note: "), "{table}");
+    assert_eq!(report["schema_version"], "2");
+}
+
+#[test]
+fn plot_writes_one_chart_per_covered_entry_and_keeps_existing_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let charts = dir.path().join("charts");
+    let charts_arg = charts.to_str().unwrap();
+    let (code, report) = check_json(&["sweep", &repo(), "--plot", charts_arg, "--format", "json"]);
+    assert_eq!(code, 0);
+    let mut written: Vec<String> =
+        std::fs::read_dir(&charts).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    let mut covered: Vec<String> =
+        report["rows"].as_array().unwrap().iter().map(|r| format!("{}.svg", r["entry"].as_str().unwrap())).collect();
+    covered.sort();
+    covered.dedup();
+    assert_eq!(written, covered);
+    let svg = std::fs::read_to_string(charts.join(&written[0])).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("Pareto frontier"));
+    let (code, _, stderr) = run(&["sweep", &repo(), "--plot", charts_arg]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("already exists; pass --force"), "{stderr}");
+    assert_eq!(run(&["sweep", &repo(), "--plot", charts_arg, "--force"]).0, 0);
+}
+
+#[test]
+fn nothing_predicted_is_undecided_and_bad_input_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("configs")).unwrap();
+    std::fs::write(
+        dir.path().join("configs/x-master.yaml"),
+        "a:\n  model: zai-org/GLM-5.1-FP8\n  runner: b200\n  precision: fp8\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-list: [4], spec-decoding: mtp }\n",
+    )
+    .unwrap();
+    let (code, report) = check_json(&["sweep", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 3, "every entry unmapped: nothing predicted");
+    assert!(report["rows"].as_array().unwrap().is_empty());
+    assert_eq!(report["status"], "undecided");
+
+    let bad_map = dir.path().join("map.csv");
+    std::fs::write(&bad_map, "kind,pattern,profile,source\n# ok\nrunner,b200,b200,s\ngpu,x,b200,s\n").unwrap();
+    let (code, _, stderr) = run(&["sweep", &repo(), "--map", bad_map.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains(&format!("{}:4: column 'kind'", bad_map.display())), "{stderr}");
+    let (code, _, stderr) = run(&["sweep", &repo(), "--map", "/nonexistent/map.csv"]);
+    assert!(code == 2 && stderr.contains("/nonexistent/map.csv"), "{stderr}");
+    let (code, _, stderr) = run(&["sweep", &repo(), "--model-error", "0"]);
+    assert!(code == 2 && stderr.contains("--model-error"), "{stderr}");
+    let (code, _, stderr) = run(&["sweep", "/nonexistent/repo"]);
+    assert!(code == 2 && stderr.contains("/nonexistent/repo"), "{stderr}");
+}
