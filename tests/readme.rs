@@ -4,7 +4,7 @@
 //! output under a `$ alsim …` line, the output must be exactly that. So the examples cannot drift from the
 //! tool.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::util::alsim;
 
@@ -86,23 +86,10 @@ fn examples(readme: &str) -> Vec<Example> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 fn sandbox() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    copy_dir(&root.join("tests/fixtures/benchrepo"), dir.path());
+    crate::pins_cli::copy_dir(&root.join("tests/fixtures/benchrepo"), dir.path());
     for (name, source) in FILES {
         let target = dir.path().join(name);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
