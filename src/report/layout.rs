@@ -137,8 +137,8 @@ fn records(headers: &[String], rows: &[Vec<String>], width: usize) -> String {
             let pad = label.saturating_sub(display_width(&header));
             let first = format!("  {header}{}  ", " ".repeat(pad));
             let rest = " ".repeat(label + 4);
-            if display_width(&first) > width / 2 {
-                // A header too long to sit beside its value: the value goes under it.
+            if pad == 0 && display_width(&header) > label {
+                // A header wider than the label column: the value goes under it, aligned with the others.
                 out.push_str(&wrap(&header, width, "  ", "  "));
                 out.push_str(&wrap(cell, width, &rest, &rest));
             } else {
