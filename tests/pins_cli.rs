@@ -514,3 +514,27 @@ fn bad_input_is_exit_2_never_a_panic() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// A tree that has only the MHA drafter's curve (as InferenceX before its GQA file): a GQA drafter's pin
+/// cannot be judged, so it is unresolved naming the drafter, whether it holds the MHA value (which used to
+/// pass) or the GQA one (which used to be a false mismatch).
+#[test]
+fn a_drafter_whose_curve_is_not_in_the_tree_is_unresolved_not_judged() {
+    let plain = std::fs::read_to_string(fixture().join("golden_al_distribution/minimaxm3_eagle3.yaml")).unwrap();
+    for value in ["2.83", "2.78"] {
+        let script = format!(
+            "#!/usr/bin/env bash\nif [ \"$EVAL_ONLY\" != \"true\" ]; then\n    SPEC='{{\"method\": \"eagle3\", \"model\": \"Org/MiniMax-M3-EAGLE3-GQA\", \"num_speculative_tokens\": 3, \"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": {value}}}'\nfi\nvllm serve MiniMaxAI/MiniMax-M3 --default-chat-template-kwargs '{{\"thinking_mode\":\"enabled\"}}' --speculative-config \"$SPEC\"\n"
+        );
+        let repo = scratch(&[
+            ("golden_al_distribution/minimaxm3_eagle3.yaml", &plain),
+            ("benchmarks/single_node/minimaxm3_fp8_vllm_mtp.sh", &script),
+        ]);
+        let (code, report) = check_json(&["pins", "check", repo.path().to_str().unwrap(), "--format", "json"]);
+        let found = classes(&report);
+        assert_eq!(code, 3, "{value}: {found:?}");
+        let unresolved = report["findings"].as_array().unwrap().iter().find(|f| f["class"] == "unresolved").unwrap();
+        let message = unresolved["message"].as_str().unwrap();
+        assert!(message.contains("Org/MiniMax-M3-EAGLE3-GQA") && message.contains("'gqa' variant"), "{message}");
+        assert!(found.iter().all(|(class, _, _)| class != "mismatch" && class != "wrong-drafter"), "{found:?}");
+    }
+}

@@ -191,7 +191,7 @@ impl CurveSet {
         }
         let mut drafter_match = DrafterMatch::NotAsked;
         if let Some(drafter) = &query.drafter {
-            (candidates, drafter_match) = match_drafter(candidates, drafter)?;
+            (candidates, drafter_match) = self.match_drafter(candidates, drafter)?;
         }
         if candidates.len() > 1 {
             return Err(Error::Lookup(format!(
@@ -259,38 +259,75 @@ fn narrow<'a>(
     Ok(kept)
 }
 
-fn match_drafter<'a>(candidates: Vec<&'a CurveFile>, drafter: &str) -> Result<(Vec<&'a CurveFile>, DrafterMatch)> {
-    let wanted = normalize(drafter);
-    let by_header: Vec<&CurveFile> = candidates
-        .iter()
-        .copied()
-        .filter(|f| f.provenance.drafter.as_deref().is_some_and(|d| normalize(d) == wanted))
-        .collect();
-    if !by_header.is_empty() {
-        return Ok((by_header, DrafterMatch::Header));
+impl CurveSet {
+    fn match_drafter<'a>(
+        &self,
+        candidates: Vec<&'a CurveFile>,
+        drafter: &str,
+    ) -> Result<(Vec<&'a CurveFile>, DrafterMatch)> {
+        let wanted = normalize(drafter);
+        let by_header: Vec<&CurveFile> = candidates
+            .iter()
+            .copied()
+            .filter(|f| f.provenance.drafter.as_deref().is_some_and(|d| normalize(d) == wanted))
+            .collect();
+        if !by_header.is_empty() {
+            return Ok((by_header, DrafterMatch::Header));
+        }
+        // No header names this drafter: fall back to variant words in the file names of files whose header
+        // names no drafter. A file matches when all its variant words appear in the drafter's name and it
+        // lacks no variant the drafter names; among those, the most specific wins, so `…-EAGLE3-GQA` picks
+        // `_gqa` and `…-EAGLE3` picks the plain file.
+        let drafter_words = words(drafter);
+        let scored: Vec<(usize, &CurveFile)> = candidates
+            .iter()
+            .copied()
+            .filter(|f| f.provenance.drafter.is_none())
+            .filter(|f| self.variant_missing(f, drafter).is_none())
+            .filter_map(|f| {
+                let variant = variant_words(f);
+                variant.iter().all(|w| drafter_words.contains(w)).then_some((variant.len(), f))
+            })
+            .collect();
+        let best = scored.iter().map(|(n, _)| *n).max();
+        let kept: Vec<&CurveFile> = scored.iter().filter(|(n, _)| Some(*n) == best).map(|(_, f)| *f).collect();
+        if kept.is_empty() {
+            let missing: Vec<String> = candidates.iter().filter_map(|f| self.variant_missing(f, drafter)).collect();
+            return Err(Error::Lookup(format!(
+                "no golden curve for drafter '{drafter}' among {}{}",
+                candidates.iter().map(|f| describe(f)).collect::<Vec<_>>().join("; "),
+                match missing.first() {
+                    Some(variant) => format!(
+                        "; the drafter is the '{variant}' variant, whose curve is not here (alsim's embedded curves \
+                         may have it: alsim curve list)"
+                    ),
+                    None => String::new(),
+                }
+            )));
+        }
+        Ok((kept, DrafterMatch::FileName))
     }
-    // No header names this drafter: fall back to variant words in the file names of files whose header
-    // names no drafter. A file matches when all its variant words appear in the drafter's name; among
-    // those, the most specific wins, so `…-EAGLE3-GQA` picks `_gqa` and `…-EAGLE3` picks the plain file.
-    let drafter_words = words(drafter);
-    let scored: Vec<(usize, &CurveFile)> = candidates
-        .iter()
-        .copied()
-        .filter(|f| f.provenance.drafter.is_none())
-        .filter_map(|f| {
-            let variant = variant_words(f);
-            variant.iter().all(|w| drafter_words.contains(w)).then_some((variant.len(), f))
-        })
-        .collect();
-    let best = scored.iter().map(|(n, _)| *n).max();
-    let kept: Vec<&CurveFile> = scored.iter().filter(|(n, _)| Some(*n) == best).map(|(_, f)| *f).collect();
-    if kept.is_empty() {
-        return Err(Error::Lookup(format!(
-            "no golden curve for drafter '{drafter}' among {}",
-            candidates.iter().map(|f| describe(f)).collect::<Vec<_>>().join("; ")
-        )));
+
+    /// The drafter variant (`gqa`) that `drafter` names and `file` is not a curve of, if any: a word of the
+    /// drafter's name (after its organisation) that is a variant word of some file here or of alsim's embedded
+    /// curves, but not of `file`. A drafter is never matched to its sibling's curve for want of its own.
+    pub fn variant_missing(&self, file: &CurveFile, drafter: &str) -> Option<String> {
+        if file.provenance.drafter.is_some() {
+            return None;
+        }
+        let name = drafter.rsplit('/').next().unwrap_or(drafter);
+        let own = variant_words(file);
+        words(name)
+            .into_iter()
+            .filter(|w| !own.contains(w))
+            .find(|w| embedded_variants().contains(w) || self.files.iter().any(|f| variant_words(f).contains(w)))
     }
-    Ok((kept, DrafterMatch::FileName))
+}
+
+/// The variant words of alsim's embedded golden files, read once.
+fn embedded_variants() -> &'static Vec<String> {
+    static VARIANTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    VARIANTS.get_or_init(|| CurveSet::embedded().files.iter().flat_map(variant_words).collect())
 }
 
 /// Words of a file name that name neither the model nor the method: the drafter variant (`gqa`).
@@ -333,6 +370,23 @@ mod tests {
 
     fn query(model: &str, drafter: Option<&str>, mode: Option<ThinkingMode>) -> CurveQuery {
         CurveQuery { model: model.into(), drafter: drafter.map(Into::into), mode, ..Default::default() }
+    }
+
+    /// A tree with only the MHA drafter's curve has no curve for the GQA drafter: the lookup says so (naming
+    /// the variant) instead of handing over the sibling's curve, while the MHA drafter still finds its own.
+    #[test]
+    fn a_drafter_variant_never_gets_its_siblings_curve() {
+        // InferenceX's own header, which names no drafter.
+        let text = include_str!("../../tests/fixtures/benchrepo/golden_al_distribution/minimaxm3_eagle3.yaml");
+        let set = CurveSet::new(vec![CurveFile::parse(text, "minimaxm3_eagle3.yaml", "minimaxm3_eagle3").unwrap()]);
+        let on = Some(ThinkingMode::On);
+        let err = set.lookup(&query("minimax-m3", Some("Org/MiniMax-M3-EAGLE3-GQA"), on)).unwrap_err().to_string();
+        assert!(err.contains("MiniMax-M3-EAGLE3-GQA") && err.contains("the 'gqa' variant"), "{err}");
+        let mha = set.lookup(&query("minimax-m3", Some("Org/MiniMax-M3-EAGLE3"), on)).unwrap();
+        assert_eq!(mha.curve.al(3).unwrap(), 2.83);
+        assert_eq!(set.variant_missing(mha.file, "Org/MiniMax-M3-EAGLE3-GQA").as_deref(), Some("gqa"));
+        // An organisation's name is not a variant, even one that spells a variant word.
+        assert_eq!(set.variant_missing(mha.file, "gqa/MiniMax-M3-EAGLE3"), None);
     }
 
     #[test]

@@ -76,10 +76,16 @@ pub(super) fn lookup<'a>(
     let resolved = match curves.lookup(query) {
         Ok(r) => r,
         Err(first) => {
-            // A drafter name that matches no file name is fine when the model has one file (MTP heads).
+            // A drafter name that matches no file name is fine when the model has one file (MTP heads), unless
+            // the drafter is a variant that file is not a curve of (a GQA drafter in a tree with only the MHA
+            // drafter's curve): then the value cannot be judged, and saying so beats a false verdict.
             let fallback = CurveQuery { drafter: None, ..query.clone() };
-            match (query.drafter.is_some(), curves.lookup(&fallback)) {
-                (true, Ok(r)) if files_for(curves, &query.model).len() == 1 => r,
+            match (&query.drafter, curves.lookup(&fallback)) {
+                (Some(drafter), Ok(r))
+                    if files_for(curves, &query.model).len() == 1 && curves.variant_missing(r.file, drafter).is_none() =>
+                {
+                    r
+                }
                 _ => return Err(first.to_string()),
             }
         }
