@@ -141,3 +141,56 @@ fn convert_every_spelling() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// One noise model for both commands: on every golden directory the project has, `pins check` reports as
+/// curve problems exactly the entries `curve check` finds beyond noise (and its drafter ambiguities).
+#[test]
+fn curve_check_and_pins_check_judge_the_same_curves_alike() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["golden", "tests/fixtures/inferencex_golden", "tests/fixtures/benchrepo/golden_al_distribution"] {
+        let golden = root.join(dir);
+        let (_, out, _) = run(&["curve", "check", golden.to_str().unwrap(), "--format", "json"]);
+        let checked: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mut by_curve_check: Vec<(String, String)> = checked["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["severity"] == "error" && p["kind"] != "missing-k" || p["kind"] == "drafter-ambiguity")
+            .map(|p| {
+                let file = p["origin"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+                (file, p["message"].as_str().unwrap().to_string())
+            })
+            .collect();
+        // A repository holding nothing but those curves, so that no pin rests on any entry.
+        let repo = tempfile::tempdir().unwrap();
+        let (_, out, _) = run(&[
+            "pins",
+            "check",
+            repo.path().to_str().unwrap(),
+            "--golden",
+            golden.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        let pins: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mut by_pins_check: Vec<(String, String)> = pins["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["class"] == "curve-problem")
+            .map(|f| {
+                let file = f["location"]["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+                let message =
+                    f["message"].as_str().unwrap().trim_end_matches(" (no pin's expected value rests on this entry)");
+                // The pin check names the entry before curve check's message.
+                let message =
+                    message.split_once(": ").filter(|(head, _)| !head.contains(' ')).map_or(message, |(_, m)| m);
+                (file, message.to_string())
+            })
+            .collect();
+        by_curve_check.sort();
+        by_pins_check.sort();
+        assert!(!by_curve_check.is_empty() || dir == "golden", "{dir}: the fixtures have problems to compare");
+        assert_eq!(by_pins_check, by_curve_check, "{dir}");
+    }
+}

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::CurveFile;
+use super::{Curve, CurveFile, ThinkingMode};
 
 /// Default standard error of one golden run's AL: a few hundredths for ~80 prompts of 4,096 tokens.
 pub const DEFAULT_RUN_SE: f64 = 0.03;
@@ -59,12 +59,26 @@ pub struct Problem {
     pub origin: String,
     /// The key path (`minimax-m3.thinking_on.8`), empty for whole-file problems.
     pub field: String,
+    /// The curve entry the problem is about; `None` for whole-file problems.
+    #[serde(skip)]
+    pub point: Option<Point>,
     /// The size of the violation in AL units, when it has one.
     pub size: Option<f64>,
     /// The standard error noise would give it, when judged against noise.
     pub noise_se: Option<f64>,
     /// What is wrong, in full.
     pub message: String,
+}
+
+/// One entry of a curve: model key, thinking mode and draft length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Point {
+    /// Model key.
+    pub model: String,
+    /// Thinking mode.
+    pub mode: ThinkingMode,
+    /// Draft length.
+    pub k: usize,
 }
 
 /// How strictly to judge.
@@ -92,8 +106,17 @@ pub fn check_files(files: &[CurveFile], options: &CheckOptions) -> Vec<Problem> 
 /// Checks the curves of one file.
 pub fn check_file(file: &CurveFile, options: &CheckOptions) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let mut add = |severity, kind, field: String, size, noise_se, message: String| {
-        problems.push(Problem { severity, kind, origin: file.origin.clone(), field, size, noise_se, message })
+    let mut add = |severity, kind, curve: &Curve, k: usize, size, noise_se, message: String| {
+        problems.push(Problem {
+            severity,
+            kind,
+            origin: file.origin.clone(),
+            field: curve.field(k),
+            point: Some(Point { model: curve.model().to_string(), mode: curve.mode(), k }),
+            size,
+            noise_se,
+            message,
+        })
     };
     let s = options.run_se;
     for curve in &file.curves {
@@ -103,7 +126,8 @@ pub fn check_file(file: &CurveFile, options: &CheckOptions) -> Vec<Problem> {
                 add(
                     Severity::Error,
                     ProblemKind::OutOfRange,
-                    curve.field(k),
+                    curve,
+                    k,
                     None,
                     None,
                     format!("AL {al} is outside [1, {}] for k = {k}", k + 1),
@@ -117,7 +141,8 @@ pub fn check_file(file: &CurveFile, options: &CheckOptions) -> Vec<Problem> {
             add(
                 if inside { Severity::Error } else { Severity::Warning },
                 ProblemKind::MissingK,
-                curve.field(k),
+                curve,
+                k,
                 None,
                 None,
                 format!(
@@ -144,7 +169,8 @@ pub fn check_file(file: &CurveFile, options: &CheckOptions) -> Vec<Problem> {
                 add(
                     judge(-p),
                     ProblemKind::Dip,
-                    curve.field(k),
+                    curve,
+                    k,
                     Some(-p),
                     Some(se),
                     format!(
@@ -159,7 +185,8 @@ pub fn check_file(file: &CurveFile, options: &CheckOptions) -> Vec<Problem> {
                 add(
                     judge(p - 1.0),
                     ProblemKind::IncrementAboveOne,
-                    curve.field(k),
+                    curve,
+                    k,
                     Some(p - 1.0),
                     Some(se),
                     format!(
@@ -176,7 +203,8 @@ pub fn check_file(file: &CurveFile, options: &CheckOptions) -> Vec<Problem> {
                     add(
                         severity,
                         ProblemKind::Rise,
-                        curve.field(k),
+                        curve,
+                        k,
                         Some(rise),
                         Some(rise_se),
                         format!(
@@ -223,16 +251,19 @@ fn drafter_ambiguities(files: &[CurveFile]) -> Vec<Problem> {
             }
             for (this, other) in [(a, b), (b, a)] {
                 problems.push(Problem {
-                    severity: Severity::Error,
+                    // A warning: lookups tell the files apart by name and say so; a repository is not failed
+                    // for a header line InferenceX's own files lack.
+                    severity: Severity::Warning,
                     kind: ProblemKind::DrafterAmbiguity,
                     origin: this.origin.clone(),
                     field: shared.join(", "),
+                    point: None,
                     size: None,
                     noise_se: None,
                     message: format!(
                         "same key '{}' and the same header as {}, and neither records its drafter: only the file name tells them apart (add a '# drafter: …' line)",
                         shared.join(", "),
-                        other.origin
+                        other.origin.rsplit('/').next().unwrap_or(&other.origin)
                     ),
                 });
             }

@@ -82,7 +82,8 @@ pub(super) fn lookup<'a>(
             let fallback = CurveQuery { drafter: None, ..query.clone() };
             match (&query.drafter, curves.lookup(&fallback)) {
                 (Some(drafter), Ok(r))
-                    if files_for(curves, &query.model).len() == 1 && curves.variant_missing(r.file, drafter).is_none() =>
+                    if files_for(curves, &query.model).len() == 1
+                        && curves.variant_missing(r.file, drafter).is_none() =>
                 {
                     r
                 }
