@@ -37,6 +37,17 @@
 //! Modules follow the data's path: [`curve`] → [`accept`] → the report ([`report`]); [`units`] converts
 //! between the engines' spellings of one figure; [`stats`] holds the estimate shape every module uses.
 //! [`sim`] runs requests through those laws: seeded Monte Carlo and the exact steps-to-N distribution.
+//!
+//! ## Features
+//!
+//! - `cli` (default): the `alsim` binary and what only it needs — argument parsing, terminal tables, SVG
+//!   charts, progress bars, the allocator. Implies `pins`.
+//! - `pins`: the pin check of a benchmark repository, the sweep over its matrix and `explain` (a bash
+//!   parser).
+//!
+//! `alsim = { version = "0.1", default-features = false }` builds the library alone: curves, acceptance,
+//! simulation, evidence and the cost model, with every report as JSON, CSV or Markdown (58 crates in its
+//! normal dependency tree, where the default build has 147).
 
 #![warn(missing_docs)]
 
@@ -46,10 +57,13 @@ pub mod engine;
 pub mod error;
 pub mod escape;
 pub mod evidence;
+#[cfg(feature = "pins")]
 pub mod explain;
 pub mod input;
+#[cfg(feature = "pins")]
 pub mod matrix;
 pub mod perf;
+#[cfg(feature = "pins")]
 pub mod pins;
 pub mod report;
 pub mod sim;

@@ -25,7 +25,8 @@ use crate::error::{Error, Result};
 use crate::units::{MAX_DRAFT_LEN, check_draft_len};
 
 /// A way of fitting a chain to a curve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FitKind {
     /// Constrained least squares on the cumulative curve.

@@ -15,7 +15,8 @@ use super::sweep::{Prediction, Sweep};
 pub const DEFAULT_MODEL_ERROR: f64 = 0.05;
 
 /// What the choice inside the band optimises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Objective {
     /// The smallest k in the band (the default): the model cannot tell the band's k apart, and the smallest

@@ -2,7 +2,9 @@
 
 use serde::Serialize;
 
-use super::{Report, Table, fixed, layout};
+#[cfg(feature = "cli")]
+use super::layout;
+use super::{Report, Table, fixed};
 use crate::accept::fit::FitSummary;
 use crate::curve::check::{CheckReport, ProblemKind, Severity};
 use crate::curve::{CurveSummary, CurveView};
@@ -108,6 +110,7 @@ impl Report for CheckReport {
         vec![t]
     }
 
+    #[cfg(feature = "cli")]
     fn human(&self, width: usize) -> String {
         let mut out = String::new();
         for p in &self.problems {

@@ -10,19 +10,29 @@
 //! `|`, CSV quotes per RFC 4180, and GitHub workflow commands use GitHub's own `%XX` escapes.
 
 mod accept;
+#[cfg(feature = "cli")]
 mod chart;
 pub mod curve;
 pub mod evidence;
+#[cfg(feature = "pins")]
 pub mod explain;
 mod golden;
+#[cfg(feature = "cli")]
 pub mod layout;
+#[cfg(feature = "pins")]
 mod matrix;
 mod perf;
+#[cfg(feature = "pins")]
 pub mod pins;
+#[cfg(feature = "cli")]
+mod request_chart;
 mod sim;
 
-pub use perf::{plot_svg, plot_sweeps_svg, residuals_csv};
-pub use sim::{PlotMetric, plot_requests};
+pub use perf::residuals_csv;
+#[cfg(feature = "cli")]
+pub use perf::{plot_svg, plot_sweeps_svg};
+#[cfg(feature = "cli")]
+pub use request_chart::{PlotMetric, plot_requests};
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -33,7 +43,8 @@ use serde::Serialize;
 pub const SCHEMA_VERSION: &str = "2";
 
 /// How to print a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Format {
     /// Aligned tables for a terminal.
     Table,
@@ -42,7 +53,7 @@ pub enum Format {
     /// Comma-separated values, one block per table.
     Csv,
     /// GitHub-flavoured Markdown.
-    #[value(alias = "markdown")]
+    #[cfg_attr(feature = "cli", value(alias = "markdown"))]
     Md,
 }
 
@@ -119,6 +130,7 @@ impl Table {
     }
 
     /// The table for a terminal `width` columns wide (see [`layout::grid`]).
+    #[cfg(feature = "cli")]
     pub(crate) fn text(&self, width: usize) -> String {
         format!("{}{}", layout::wrap(&self.title, width, "", "  "), layout::grid(&self.headers, &self.shown(), width))
     }
@@ -186,11 +198,13 @@ fn csv_cell(cell: &str) -> String {
 }
 
 /// A GitHub workflow command's message (after `::`): GitHub's own escapes for `%`, CR and LF.
+#[cfg(feature = "pins")]
 pub(crate) fn workflow_data(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 /// A GitHub workflow command's property value (`file=`, `title=`): [`workflow_data`] and `:` and `,`.
+#[cfg(feature = "pins")]
 pub(crate) fn workflow_property(text: &str) -> String {
     workflow_data(text).replace(':', "%3A").replace(',', "%2C")
 }
@@ -218,12 +232,14 @@ pub trait Report: Serialize {
     }
     /// The report for a terminal `width` columns wide: [`tables_text`]. A report of findings shows them as
     /// blocks instead.
+    #[cfg(feature = "cli")]
     fn human(&self, width: usize) -> String {
         tables_text(self, width)
     }
 }
 
 /// A report's tables laid out to a terminal `width` columns wide, then its notes.
+#[cfg(feature = "cli")]
 pub fn tables_text<R: Report + ?Sized>(report: &R, width: usize) -> String {
     let mut out = String::new();
     for table in report.tables() {
@@ -261,7 +277,11 @@ pub fn render<R: Report>(report: &R, format: Format) -> String {
                 .join("\n")
         }
         Format::Md => report.markdown(),
+        #[cfg(feature = "cli")]
         Format::Table => report.human(layout::width()),
+        // Without the terminal layout (a library built without `cli`), the tables as Markdown.
+        #[cfg(not(feature = "cli"))]
+        Format::Table => report.markdown(),
     }
 }
 

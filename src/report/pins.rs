@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{Report, Table, fixed, layout, md_cell, one_line, workflow_data, workflow_property};
+#[cfg(feature = "cli")]
+use super::layout;
+use super::{Report, Table, fixed, md_cell, one_line, workflow_data, workflow_property};
 use crate::pins::diff::{Change, ComparedFinding, Comparison};
 use crate::pins::fix::FixPlan;
 use crate::pins::verify::GoldenRef;
@@ -173,6 +175,7 @@ impl Report for CheckReport {
         markdown(self)
     }
 
+    #[cfg(feature = "cli")]
     fn human(&self, width: usize) -> String {
         human(self, width)
     }
@@ -205,6 +208,7 @@ impl Report for Comparison {
         markdown_against(self)
     }
 
+    #[cfg(feature = "cli")]
     fn human(&self, width: usize) -> String {
         human_against(self, width)
     }
@@ -335,7 +339,9 @@ fn rank(f: &Finding) -> u8 {
 }
 
 /// The check for a terminal `width` columns wide: each finding as a block, errors first (wrong values before
-/// eval leaks, as in annotations), with how to mend it; then the summary. Every pin's facts are in `--format table` and `--format md`.
+/// eval leaks, as in annotations), with how to mend it; then the summary. Every pin's facts are in
+/// `--format table` and `--format md`.
+#[cfg(feature = "cli")]
 pub fn human(report: &CheckReport, width: usize) -> String {
     let findings: Vec<(Option<Change>, &Finding)> = report.findings.iter().map(|f| (None, f)).collect();
     let mut out = blocks(&findings, None, width);
@@ -344,6 +350,7 @@ pub fn human(report: &CheckReport, width: usize) -> String {
 }
 
 /// The check against a base revision for a terminal: new findings first, then unchanged and fixed ones.
+#[cfg(feature = "cli")]
 pub fn human_against(comparison: &Comparison, width: usize) -> String {
     let findings: Vec<(Option<Change>, &Finding)> =
         comparison.findings.iter().map(|c| (Some(c.change), &c.finding)).collect();
@@ -354,6 +361,7 @@ pub fn human_against(comparison: &Comparison, width: usize) -> String {
     out
 }
 
+#[cfg(feature = "cli")]
 fn blocks(findings: &[(Option<Change>, &Finding)], base: Option<&str>, width: usize) -> String {
     let mut order: Vec<&(Option<Change>, &Finding)> = findings.iter().collect();
     order.sort_by_key(|(change, f)| (*change, rank(f), class_rank(f.class)));
@@ -375,6 +383,7 @@ fn blocks(findings: &[(Option<Change>, &Finding)], base: Option<&str>, width: us
     out
 }
 
+#[cfg(feature = "cli")]
 fn human_summary(report: &CheckReport, width: usize) -> String {
     let read = format!(
         "{} pins in {} files read ({} config entries); golden curves: {}. Every pin's facts: --format table or md.",

@@ -2,9 +2,11 @@
 //! benchmark engineers read.
 
 mod calibrate;
+#[cfg(feature = "cli")]
 mod plot;
 
 pub use calibrate::residuals_csv;
+#[cfg(feature = "cli")]
 pub use plot::{plot_svg, plot_sweeps_svg};
 
 use super::{Cell, Report, Table, fixed};
