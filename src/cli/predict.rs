@@ -10,7 +10,7 @@ use alsim::evidence;
 use alsim::perf::cost::{CostModel, Deployment, Workload};
 use alsim::perf::profile::{Precision, ProfileKind, Profiles};
 use alsim::perf::workload::{DEFAULT_ISL, DEFAULT_OSL};
-use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, MAX_CONCURRENCY, PredictReport, Sweep, choice};
+use alsim::perf::{AcceptanceSource, DEFAULT_MAX_K, MAX_CONCURRENCY, PredictReport, Sweep, versus};
 use alsim::report;
 use alsim::units::check_draft_len;
 use anyhow::Context;
@@ -206,7 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         workloads,
         min_user_tps: args.min_user_tps,
         model_error,
-        comparison: choice::compare_drafters(&sweeps, model_error),
+        comparison: versus::compare_drafters(&sweeps, model_error),
         sweeps,
         notes,
     };

@@ -23,7 +23,8 @@ use std::io::{BufRead, Read};
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::prometheus::{Reducer, Snapshot, family_of};
+use super::scrape::{Snapshot, family_of};
+use super::snapshots::Reducer;
 use super::validate::{self, metrics};
 use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
 use crate::engine::Engine;

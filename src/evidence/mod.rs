@@ -29,6 +29,7 @@ pub mod estimate;
 pub mod json;
 pub mod logs;
 pub mod prometheus;
+mod scrape;
 mod snapshots;
 pub mod validate;
 pub mod verdict;

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::prometheus::{Family, Sample, SeriesId, Snapshot, series_name};
+use super::scrape::{Family, Sample, SeriesId, Snapshot, series_name};
 use super::validate::{self, metrics};
 use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
 use crate::engine::Engine;

@@ -42,16 +42,20 @@ pub mod calibrate;
 pub mod choice;
 pub mod cost;
 pub mod csv;
+pub mod prediction;
 pub mod profile;
 pub mod sweep;
 pub mod terms;
+pub mod versus;
 pub mod workload;
 
 use serde::Serialize;
 
 pub use acceptance::AcceptanceSource;
-pub use choice::{Band, Choice, DEFAULT_MODEL_ERROR, DrafterComparison, Objective};
-pub use sweep::{Prediction, Sweep};
+pub use choice::{Band, Choice, DEFAULT_MODEL_ERROR, Objective};
+pub use prediction::Prediction;
+pub use sweep::Sweep;
+pub use versus::DrafterComparison;
 
 use cost::Workload;
 
