@@ -11,11 +11,13 @@
 //! ([`schedule`]); [`pin`] writes a curve's own chain as a per-position rates pin.
 
 pub mod compare;
+pub mod convert;
 pub mod fit;
 pub mod pin;
 pub mod schedule;
 
 pub use compare::PinAnalysis;
+pub use convert::Conversion;
 pub use pin::{RatesPin, RatesSetting};
 pub use schedule::geometric_chain;
 

@@ -1,8 +1,9 @@
 //! `alsim convert`: one acceptance figure in every engine's spelling, and as each pin shape's rates.
 
 use alsim::accept::Acceptance;
+use alsim::accept::Conversion;
 use alsim::report;
-use alsim::units::{Conversion, Spelling};
+use alsim::units::Spelling;
 
 use super::common::{NumberList, OutputArgs};
 use super::{Outcome, emit};

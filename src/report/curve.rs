@@ -5,10 +5,10 @@ use serde::Serialize;
 #[cfg(feature = "cli")]
 use super::layout;
 use super::{Report, Table, fixed};
+use crate::accept::Conversion;
 use crate::accept::fit::FitSummary;
 use crate::curve::check::{CheckReport, ProblemKind, Severity};
 use crate::curve::{CurveSummary, CurveView};
-use crate::units::Conversion;
 
 fn opt(value: &Option<String>) -> String {
     value.clone().unwrap_or_else(|| "not recorded".into())
