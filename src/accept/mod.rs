@@ -15,14 +15,17 @@ pub mod convert;
 pub mod fit;
 pub mod pin;
 pub mod schedule;
+pub mod view;
 
 pub use compare::PinAnalysis;
 pub use convert::Conversion;
 pub use pin::{RatesPin, RatesSetting};
 pub use schedule::geometric_chain;
+pub use view::CurveView;
 
 use serde::Serialize;
 
+use crate::curve::Curve;
 use crate::error::{Error, Result};
 use crate::units::{RANGE_EPS, check_al, check_draft_len};
 
@@ -39,6 +42,26 @@ fn short(p: f64) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Acceptance {
     unconditional: Vec<f64>,
+}
+
+// The chain a golden curve implies is defined here, beside the acceptance model, so that `curve` (below
+// `accept` in the layering) knows nothing of it.
+impl Curve {
+    /// The chain implied directly by the curve's increments up to `k` (docs/model.md §2).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the increments are not a valid chain (a dip or a rise); fit the curve with
+    /// [`fit`] instead.
+    pub fn chain(&self, k: usize) -> Result<Acceptance> {
+        self.al(k)?;
+        let p = self.increments(k)?;
+        Acceptance::from_unconditional(p, &self.field(k)).map_err(|e| {
+            Error::invalid(
+                self.field(k),
+                format!("{e}; the measured increments are not a valid chain: fit one to the curve (a concave fit)"),
+            )
+        })
+    }
 }
 
 impl Acceptance {

@@ -2,9 +2,10 @@
 
 use std::path::PathBuf;
 
+use alsim::accept::CurveView;
 use alsim::accept::fit::FitSummary;
 use alsim::curve::check::{CheckOptions, CheckReport, DEFAULT_RUN_SE, DEFAULT_Z, check_files};
-use alsim::curve::{CurveFile, CurveSet, CurveView};
+use alsim::curve::{CurveFile, CurveSet};
 use alsim::report::curve::CurveListing;
 
 use super::Outcome;

@@ -29,7 +29,6 @@ use serde::Serialize;
 pub use provenance::Provenance;
 pub use registry::{CurveQuery, CurveSet, Resolved};
 
-use crate::accept::Acceptance;
 use crate::error::{Error, Result};
 use crate::units::{MAX_DRAFT_LEN, check_al};
 use crate::yaml::{self, Node};
@@ -195,22 +194,6 @@ impl Curve {
             })
             .collect()
     }
-
-    /// The chain implied directly by the curve's increments up to `k` (docs/model.md §2).
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] when the increments are not a valid chain (a dip or a rise); fit the curve with
-    /// [`crate::accept::fit`] instead.
-    pub fn chain(&self, k: usize) -> Result<Acceptance> {
-        self.al(k)?;
-        let p = self.increments(k)?;
-        Acceptance::from_unconditional(p, &self.field(k)).map_err(|e| {
-            Error::invalid(
-                self.field(k),
-                format!("{e}; the measured increments are not a valid chain, use a fitted chain (--fit concave)"),
-            )
-        })
-    }
 }
 
 /// A parsed golden file: its header's provenance and its curves.
@@ -348,73 +331,6 @@ pub struct CurveSummary {
     pub source_run: Option<String>,
     /// Layout of the file.
     pub shape: Shape,
-}
-
-/// One curve shown in full: values, increments and conditional rates as measured, problems and fits.
-#[derive(Debug, Clone, Serialize)]
-pub struct CurveView {
-    /// The file.
-    pub origin: String,
-    /// What the header says.
-    pub provenance: Provenance,
-    /// The model key.
-    pub model: String,
-    /// The thinking mode.
-    pub mode: ThinkingMode,
-    /// Per k: AL, the increment p_k = AL(k) − AL(k−1) and the conditional rate p_k/p_{k−1}, as measured.
-    pub points: Vec<CurvePoint>,
-    /// What the check finds in this curve.
-    pub problems: Vec<check::Problem>,
-    /// Every fit, best leave-one-k-out error first.
-    pub fits: Vec<crate::accept::fit::Fit>,
-}
-
-/// One row of [`CurveView`].
-#[derive(Debug, Clone, Serialize)]
-pub struct CurvePoint {
-    /// Draft length.
-    pub k: usize,
-    /// Golden AL(k).
-    pub al: f64,
-    /// AL(k) − AL(k−1), when k−1 is measured (AL(0) = 1).
-    pub increment: Option<f64>,
-    /// increment(k)/increment(k−1), when both exist and the earlier one is positive.
-    pub conditional: Option<f64>,
-}
-
-impl CurveView {
-    /// Everything about `curve` from `file`.
-    pub fn new(file: &CurveFile, curve: &Curve) -> CurveView {
-        let points = curve.points();
-        let increment = |k: usize| -> Option<f64> {
-            let previous = if k == 1 { Some(1.0) } else { points.get(&(k - 1)).copied() };
-            Some(points.get(&k)? - previous?)
-        };
-        let rows = points
-            .iter()
-            .map(|(&k, &al)| {
-                let conditional = match (increment(k), if k > 1 { increment(k - 1) } else { Some(1.0) }) {
-                    (Some(p), Some(before)) if before > 0.0 => Some(p / before),
-                    _ => None,
-                };
-                CurvePoint { k, al, increment: increment(k), conditional }
-            })
-            .collect();
-        let prefix = format!("{}.", curve.name());
-        let problems = check::check_file(file, &check::CheckOptions::default())
-            .into_iter()
-            .filter(|p| p.field.starts_with(&prefix))
-            .collect();
-        CurveView {
-            origin: file.origin.clone(),
-            provenance: file.provenance.clone(),
-            model: curve.model().to_string(),
-            mode: curve.mode(),
-            points: rows,
-            problems,
-            fits: crate::accept::fit::fit_all(curve),
-        }
-    }
 }
 
 fn parse_model(model: &str, body: &Node, origin: &str) -> Result<(Shape, Vec<Curve>)> {

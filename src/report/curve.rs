@@ -6,9 +6,10 @@ use serde::Serialize;
 use super::layout;
 use super::{Report, Table, fixed};
 use crate::accept::Conversion;
+use crate::accept::CurveView;
 use crate::accept::fit::FitSummary;
+use crate::curve::CurveSummary;
 use crate::curve::check::{CheckReport, ProblemKind, Severity};
-use crate::curve::{CurveSummary, CurveView};
 
 fn opt(value: &Option<String>) -> String {
     value.clone().unwrap_or_else(|| "not recorded".into())
