@@ -34,6 +34,47 @@
 //! # Ok::<(), alsim::Error>(())
 //! ```
 //!
+//! Is the pin honest? A real-verification run's counters (here forty Prometheus scrapes of a vLLM server,
+//! whose windows accept 1,800 or 1,860 drafts per 1,000 verify steps) estimated and judged against it:
+//!
+//! ```
+//! use alsim::evidence::{self, Pin};
+//! use alsim::{ReadOptions, Verdict};
+//!
+//! let mut page = String::new();
+//! let (mut drafts, mut accepted) = (0, 0);
+//! for scrape in 0..40 {
+//!     drafts += 1000;
+//!     accepted += if scrape % 2 == 0 { 1800 } else { 1860 };
+//!     page += &format!("vllm:spec_decode_num_drafts_total {drafts}\nvllm:spec_decode_num_accepted_tokens_total {accepted}\n");
+//! }
+//! let runs = evidence::read(page.as_bytes(), "server.prom", &ReadOptions { k: Some(3), ..Default::default() })?;
+//! let pin = Pin::new(2.83, 3, evidence::verdict::DEFAULT_TOLERANCE, 0.95, "golden")?;
+//! assert_eq!(evidence::evaluate(&pin, &runs)?.overall, Verdict::Consistent);
+//! # Ok::<(), alsim::Error>(())
+//! ```
+//!
+//! Which draft length? The seed's deployment (MiniMax-M3 in FP4 on four MI355X, 1k/1k turns) predicted for
+//! every k, and the k chosen per concurrency with the band of k the model cannot tell apart:
+//!
+//! ```
+//! use alsim::{AcceptanceSource, Band, CostModel, Deployment, Precision, Profiles, Sweep, Workload};
+//!
+//! let profiles = Profiles::embedded();
+//! let model = profiles.model("minimax-m3")?;
+//! let drafter = profiles.drafter(model, Some("Inferact/MiniMax-M3-EAGLE3"), None)?;
+//! let deployment = Deployment::new(4, Precision::Fp4, Precision::Bf16);
+//! let cost = CostModel::new(profiles.hardware("mi355x")?, model, Some(drafter), &deployment)?;
+//! let al = AcceptanceSource::explicit(&[1.78, 2.38, 2.83, 3.11])?; // AL(k), k = 1..4
+//! let workload = Workload::Turns { isl: 1024.0, osl: 1024.0, prefix_hit: 0.0 };
+//! let sweep = Sweep::run(&cost, &al, &[1, 64], &workload, None, Band::default())?;
+//! let at_1 = &sweep.best[0];
+//! assert!(at_1.band.contains(&at_1.best_k.unwrap()) && at_1.speedup.unwrap() > 2.0);
+//! # Ok::<(), alsim::Error>(())
+//! ```
+//!
+//! `examples/library.rs` runs the three in one program.
+//!
 //! Modules follow the data's path: [`curve`] → [`accept`] → the report ([`report`]); [`units`] converts
 //! between the engines' spellings of one figure; [`stats`] holds the estimate shape every module uses.
 //! [`sim`] runs requests through those laws: seeded Monte Carlo and the exact steps-to-N distribution.
@@ -72,3 +113,15 @@ pub mod units;
 pub mod yaml;
 
 pub use error::{Error, Result};
+
+// The types of the three jobs, at the crate root: what a pin means (a curve, the chain it implies, the
+// distribution of accepted drafts, an engine's forced schedule), whether it is honest (evidence read from a
+// run, the pin under test, the report and its verdict), and which draft length to run (a deployment's cost
+// model, the sweep over concurrency and k, its predictions and band).
+pub use accept::schedule::{ScheduleKind, SyntheticSchedule};
+pub use accept::{Acceptance, Distribution};
+pub use curve::{Curve, CurveFile, CurveQuery, CurveSet, ThinkingMode};
+pub use evidence::{EvalReport, Evidence, ReadOptions, Verdict};
+pub use perf::cost::{CostModel, Deployment, Workload};
+pub use perf::profile::{Precision, Profiles};
+pub use perf::{AcceptanceSource, Band, Prediction, Sweep};
