@@ -66,3 +66,18 @@ fn an_export_that_cannot_be_written_is_refused_before_any_work() {
     assert!(stderr.contains("is a directory"), "{stderr}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing was written");
 }
+
+/// An estimate shown `2.830 [2.826, 2.834]` is three numbers in CSV, each in a column of its own.
+#[test]
+fn csv_gives_an_interval_three_columns_of_numbers() {
+    let (code, csv, stderr) = run(&["simulate", "--requests", "300", "--no-batch", "--format", "csv"]);
+    assert_eq!(code, 0, "{stderr}");
+    let header = csv.lines().find(|l| l.starts_with("source,")).unwrap();
+    let names: Vec<&str> = header.split(',').collect();
+    let at = names.iter().position(|h| h.ends_with(" low")).expect("a low column");
+    assert!(names[at - 1].len() + 4 == names[at].len() && names[at + 1].ends_with(" high"), "{header}");
+    let real = csv.lines().find(|l| l.starts_with("real,")).unwrap();
+    let fields: Vec<f64> = real.split(',').skip(1).map(|f| f.parse().unwrap()).collect();
+    let (point, low, high) = (fields[at - 2], fields[at - 1], fields[at]);
+    assert!(low < point && point < high, "{real}");
+}

@@ -89,7 +89,7 @@ fn table_prints_the_seed_and_csv_has_every_table() {
     }
     let (code, csv, _) = run(&["simulate", "--requests", "1000", "--format", "csv"]);
     assert_eq!(code, 0);
-    assert!(csv.contains("# Time per output token") && csv.contains("source,mean,sd,p50"), "{csv}");
+    assert!(csv.contains("# Time per output token") && csv.contains("source,mean,mean low,mean high,sd,p50,"), "{csv}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Report, Table, fixed};
+use super::{Cell, Report, Table, fixed};
 use crate::evidence::{EvalReport, FileResult, Verdict};
 use crate::stats::Estimate;
 
@@ -33,25 +33,34 @@ fn verdict_cell(r: &FileResult) -> String {
     }
 }
 
-fn result_row(r: &FileResult) -> Vec<String> {
+fn result_row(r: &FileResult) -> Vec<Cell> {
     let e = &r.estimate;
+    let error = &r.throughput_error;
     vec![
-        r.location.to_string(),
-        format!("{}{}", r.engine.display_name(), r.format.map(|f| format!(" {f}")).unwrap_or_default()),
-        format!("{:.0}", e.steps),
-        format!("{:.0}", e.accepted),
-        interval(&e.independent, 3),
+        r.location.to_string().into(),
+        format!("{}{}", r.engine.display_name(), r.format.map(|f| format!(" {f}")).unwrap_or_default()).into(),
+        Cell::number(e.steps, 0),
+        Cell::number(e.accepted, 0),
+        Cell::estimate(&e.independent, 3),
         match (&e.design, e.design_effect) {
-            (Some(d), Some(deff)) => format!("{} deff {deff:.2} ({} {})", interval(d, 3), e.batches, e.batch_source),
-            (Some(d), None) => format!("{} ({} {})", interval(d, 3), e.batches, e.batch_source),
+            (Some(d), Some(deff)) => {
+                format!("{} deff {deff:.2} ({} {})", interval(d, 3), e.batches, e.batch_source).into()
+            }
+            (Some(d), None) => format!("{} ({} {})", interval(d, 3), e.batches, e.batch_source).into(),
             _ => "-".into(),
         },
-        verdict_cell(r),
-        format!(
-            "{} [{}, {}]",
-            percent(r.throughput_error.point_estimate),
-            percent(r.throughput_error.lower_bound),
-            percent(r.throughput_error.upper_bound)
+        verdict_cell(r).into(),
+        Cell::quantity_interval(
+            100.0 * error.point_estimate,
+            100.0 * error.lower_bound,
+            100.0 * error.upper_bound,
+            format!(
+                "{} [{}, {}]",
+                percent(error.point_estimate),
+                percent(error.lower_bound),
+                percent(error.upper_bound)
+            ),
+            "%",
         ),
     ]
 }

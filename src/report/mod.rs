@@ -75,36 +75,57 @@ pub struct Cell {
     shown: String,
     value: Option<f64>,
     unit: Option<&'static str>,
+    /// An interval's bounds around `value`: CSV gives them columns of their own (`… low`, `… high`).
+    bounds: Option<(f64, f64)>,
 }
 
 impl Cell {
     /// A number shown with `digits` decimals.
     pub fn number(value: f64, digits: usize) -> Cell {
-        Cell { shown: fixed(value, digits), value: Some(value), unit: None }
+        Cell { shown: fixed(value, digits), value: Some(value), unit: None, bounds: None }
     }
 
     /// A quantity shown as `shown` (e.g. `2.43x`, `+1.7%`, `0.120 ms`), `value` in `unit` for CSV.
     pub fn quantity(value: f64, shown: String, unit: &'static str) -> Cell {
-        Cell { shown, value: Some(value), unit: Some(unit) }
+        Cell { shown, value: Some(value), unit: Some(unit), bounds: None }
+    }
+
+    /// An estimate and its interval, shown `2.830 [2.826, 2.834]` with `digits` decimals.
+    pub fn estimate(estimate: &crate::stats::Estimate, digits: usize) -> Cell {
+        let (low, high) = (estimate.confidence_interval.lower_bound, estimate.confidence_interval.upper_bound);
+        let shown =
+            format!("{} [{}, {}]", fixed(estimate.point_estimate, digits), fixed(low, digits), fixed(high, digits));
+        Cell { shown, value: Some(estimate.point_estimate), unit: None, bounds: Some((low, high)) }
+    }
+
+    /// A quantity in `unit` with its interval, shown as `shown`.
+    pub fn quantity_interval(value: f64, low: f64, high: f64, shown: String, unit: &'static str) -> Cell {
+        Cell { shown, value: Some(value), unit: Some(unit), bounds: Some((low, high)) }
     }
 
     /// No value: `-` for a person, an empty field in CSV.
     pub fn missing() -> Cell {
-        Cell { shown: "-".into(), value: Some(f64::NAN), unit: None }
+        Cell { shown: "-".into(), value: Some(f64::NAN), unit: None, bounds: None }
     }
 
-    fn csv(&self) -> Cow<'_, str> {
-        match self.value {
-            Some(v) if v.is_nan() => "".into(),
-            Some(v) => v.to_string().into(),
+    /// The cell's CSV fields: one, or three (value, low, high) in a column that holds intervals.
+    fn csv(&self, with_bounds: bool) -> Vec<Cow<'_, str>> {
+        let number = |v: f64| if v.is_nan() { Cow::from("") } else { Cow::from(v.to_string()) };
+        let mut fields = vec![match self.value {
+            Some(v) => number(v),
             None => csv_cell(&self.shown).into(),
+        }];
+        if with_bounds {
+            let (low, high) = self.bounds.unwrap_or((f64::NAN, f64::NAN));
+            fields.extend([number(low), number(high)]);
         }
+        fields
     }
 }
 
 impl From<String> for Cell {
     fn from(shown: String) -> Cell {
-        Cell { shown, value: None, unit: None }
+        Cell { shown, value: None, unit: None, bounds: None }
     }
 }
 
@@ -149,22 +170,24 @@ impl Table {
         out
     }
 
-    /// The table as CSV: the header line (a quantity's unit after its column's name), then one line per row
-    /// with numbers in full (no title).
+    /// The table as CSV: the header line (a quantity's unit after its column's name; a column of intervals
+    /// as three, `name`, `name low`, `name high`), then one line per row with numbers in full (no title).
     pub fn csv(&self) -> String {
-        let headers: Vec<String> = self
-            .headers
-            .iter()
-            .enumerate()
-            .map(|(i, h)| match self.rows.iter().find_map(|r| r.get(i).and_then(|c| c.unit)) {
-                Some(unit) => csv_cell(&format!("{h} ({unit})")),
-                None => csv_cell(h),
-            })
-            .collect();
+        let column = |i: usize| self.rows.iter().filter_map(move |r| r.get(i));
+        let with_bounds: Vec<bool> = (0..self.headers.len()).map(|i| column(i).any(|c| c.bounds.is_some())).collect();
+        let mut headers = Vec::new();
+        for (i, h) in self.headers.iter().enumerate() {
+            let unit = column(i).find_map(|c| c.unit).map(|u| format!(" ({u})")).unwrap_or_default();
+            headers.push(csv_cell(&format!("{h}{unit}")));
+            if with_bounds[i] {
+                headers.extend([csv_cell(&format!("{h} low{unit}")), csv_cell(&format!("{h} high{unit}"))]);
+            }
+        }
         let mut out = headers.join(",");
         out.push('\n');
         for row in &self.rows {
-            let _ = writeln!(out, "{}", row.iter().map(Cell::csv).collect::<Vec<_>>().join(","));
+            let fields: Vec<Cow<'_, str>> = row.iter().zip(&with_bounds).flat_map(|(c, &b)| c.csv(b)).collect();
+            let _ = writeln!(out, "{}", fields.join(","));
         }
         out
     }

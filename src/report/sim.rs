@@ -1,19 +1,9 @@
 //! Tables for [`SimReport`] (`alsim simulate`); its chart is in `request_chart`.
 
-use super::{Cell, Report, Table, fixed};
+use super::{Cell, Report, Table};
 use crate::accept::schedule::ScheduleKind;
 use crate::sim::{Metric, SimReport, SourceResult};
 use crate::stats::Estimate;
-
-/// "2.830 [2.826, 2.834]".
-fn with_interval(e: &Estimate, digits: usize) -> String {
-    format!(
-        "{} [{}, {}]",
-        fixed(e.point_estimate, digits),
-        fixed(e.confidence_interval.lower_bound, digits),
-        fixed(e.confidence_interval.upper_bound, digits)
-    )
-}
 
 /// One pin's TPOT tails against real acceptance's.
 struct TailGap<'a> {
@@ -47,9 +37,12 @@ impl SimReport {
         let mut table = Table::new(title, &["source", "mean", "sd", "p50", tails[0], tails[1]]);
         for source in &self.sources {
             let m = metric(source);
-            let mut row =
-                vec![source.label.clone(), with_interval(&m.mean, digits), fixed(m.standard_deviation, digits)];
-            row.extend(slow_tail(m, higher_is_better).iter().map(|e| with_interval(e, digits)));
+            let mut row = vec![
+                Cell::from(source.label.clone()),
+                Cell::estimate(&m.mean, digits),
+                Cell::number(m.standard_deviation, digits),
+            ];
+            row.extend(slow_tail(m, higher_is_better).iter().map(|e| Cell::estimate(e, digits)));
             table.row(row);
         }
         table
@@ -140,8 +133,12 @@ impl Report for SimReport {
         };
         for s in &self.sources {
             let step = &s.summary.per_step;
-            let mut row = vec![s.label.clone(), with_interval(&step.tokens_per_step, 3), fixed(step.variance, 3)];
-            row.extend(step.distribution.iter().map(|q| fixed(*q, 3)));
+            let mut row = vec![
+                Cell::from(s.label.clone()),
+                Cell::estimate(&step.tokens_per_step, 3),
+                Cell::number(step.variance, 3),
+            ];
+            row.extend(step.distribution.iter().map(|q| Cell::number(*q, 3)));
             steps.row(row);
         }
         tables.push(steps);
@@ -178,16 +175,16 @@ impl Report for SimReport {
             for row in &self.batch {
                 let b = &row.summary;
                 batch.row(vec![
-                    row.label.clone(),
+                    Cell::from(row.label.clone()),
                     match b.draws {
                         crate::sim::Draws::PerRequest => "per request".into(),
                         crate::sim::Draws::SharedByBatch => "shared by batch".into(),
                     },
-                    with_interval(&b.acceptance_length, 3),
-                    fixed(b.batch_al_sd, 4),
-                    fixed(b.request_sd, 4),
-                    fixed(b.intra_batch_correlation, 3),
-                    fixed(b.design_effect, 2),
+                    Cell::estimate(&b.acceptance_length, 3),
+                    Cell::number(b.batch_al_sd, 4),
+                    Cell::number(b.request_sd, 4),
+                    Cell::number(b.intra_batch_correlation, 3),
+                    Cell::number(b.design_effect, 2),
                 ]);
             }
             tables.push(batch);
@@ -199,12 +196,12 @@ impl Report for SimReport {
             );
             for row in &self.exact {
                 let mc = &row.monte_carlo;
-                let pct = |p: f64| with_interval(mc.percentile(p).expect("standard percentile"), 0);
+                let pct = |p: f64| Cell::estimate(mc.percentile(p).expect("standard percentile"), 0);
                 exact.row(vec![
-                    row.label.clone(),
-                    fixed(row.exact_mean, 2),
-                    with_interval(&mc.mean, 2),
-                    row.exact_percentiles.iter().map(u64::to_string).collect::<Vec<_>>().join(" / "),
+                    Cell::from(row.label.clone()),
+                    Cell::number(row.exact_mean, 2),
+                    Cell::estimate(&mc.mean, 2),
+                    row.exact_percentiles.iter().map(u64::to_string).collect::<Vec<_>>().join(" / ").into(),
                     pct(50.0),
                     pct(90.0),
                     pct(99.0),
