@@ -50,7 +50,7 @@ fn result_row(r: &FileResult) -> Vec<Cell> {
             _ => "-".into(),
         },
         verdict_cell(r).into(),
-        Cell::quantity_interval(
+        Cell::interval(
             100.0 * error.point_estimate,
             100.0 * error.lower_bound,
             100.0 * error.upper_bound,
@@ -60,7 +60,7 @@ fn result_row(r: &FileResult) -> Vec<Cell> {
                 percent(error.lower_bound),
                 percent(error.upper_bound)
             ),
-            "%",
+            Some("%"),
         ),
     ]
 }

@@ -1,6 +1,6 @@
 //! Tables for golden curves from eval runs: `alsim golden collect` and `alsim golden check` (drift).
 
-use super::{Report, Table, fixed};
+use super::{Cell, Report, Table, fixed};
 use crate::curve::collect::Collection;
 use crate::curve::drift::Drift;
 use crate::evidence::Verdict;
@@ -95,27 +95,26 @@ impl Report for Drift {
                 self.points.len(),
                 self.per_k_confidence
             ),
-            &["k", "golden AL", "measured AL", "difference", "interval", "verdict", "steps", "runs", "further steps"],
+            &["k", "golden AL", "measured AL", "difference [CI]", "verdict", "steps", "runs", "further steps"],
         );
         for p in &self.points {
-            let (measured, difference, ci) = match (&p.measured, &p.difference) {
-                (Some(m), Some(d)) => (
-                    fixed(m.point_estimate, 3),
-                    format!("{:+.3}", d.point_estimate),
-                    interval(d.confidence_interval.lower_bound, d.confidence_interval.upper_bound, 3),
-                ),
-                _ => ("-".into(), "-".into(), "runs disagree".into()),
+            let (measured, difference) = match (&p.measured, &p.difference) {
+                (Some(m), Some(d)) => {
+                    let (low, high) = (d.confidence_interval.lower_bound, d.confidence_interval.upper_bound);
+                    let shown = format!("{:+.3} {}", d.point_estimate, interval(low, high, 3));
+                    (Cell::number(m.point_estimate, 3), Cell::interval(d.point_estimate, low, high, shown, None))
+                }
+                _ => (Cell::missing(), "runs disagree".into()),
             };
             t.row(vec![
-                p.k.to_string(),
-                fixed(p.golden, 3),
+                Cell::from(p.k.to_string()),
+                Cell::number(p.golden, 3),
                 measured,
                 difference,
-                ci,
                 drift_label(p.verdict).into(),
-                format!("{:.0}", p.steps),
-                p.runs.to_string(),
-                steps(p.further_steps),
+                Cell::number(p.steps, 0),
+                p.runs.to_string().into(),
+                p.further_steps.map_or_else(Cell::missing, |s| Cell::number(s, 0)),
             ]);
         }
         vec![t]

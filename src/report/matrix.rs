@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Report, Table, fixed, md_cell, one_line};
+use super::perf::speedup;
+use super::{Cell, Report, Table, fixed, md_cell, one_line};
 use crate::matrix::{MatrixReport, Row, Skip};
 use crate::perf::cost::Workload;
 
@@ -58,28 +59,28 @@ impl Report for MatrixReport {
         );
         for r in &self.rows {
             rows.row(vec![
-                r.entry.clone(),
-                r.at.to_string(),
-                r.hardware.clone(),
-                r.model.clone(),
+                Cell::from(r.entry.clone()),
+                r.at.to_string().into(),
+                r.hardware.clone().into(),
+                r.model.clone().into(),
                 match (r.dp_attn, r.gpus == r.tp) {
-                    (false, _) => r.tp.to_string(),
-                    (true, true) => format!("{} dp-attn", r.tp),
-                    (true, false) => format!("{} dp-attn ({} GPUs)", r.tp, r.gpus),
+                    (false, _) => r.tp.to_string().into(),
+                    (true, true) => format!("{} dp-attn", r.tp).into(),
+                    (true, false) => format!("{} dp-attn ({} GPUs)", r.tp, r.gpus).into(),
                 },
-                or_dash(r.ep),
-                shape(&r.workload, r.workload_stated),
-                r.concurrency.to_string(),
-                or_dash(r.k),
-                or_dash(r.best_k),
-                ks(&r.band),
+                r.ep.map_or_else(Cell::missing, |ep| Cell::number(ep as f64, 0)),
+                shape(&r.workload, r.workload_stated).into(),
+                r.concurrency.to_string().into(),
+                or_dash(r.k).into(),
+                or_dash(r.best_k).into(),
+                ks(&r.band).into(),
                 match r.in_band {
                     Some(true) => "yes".into(),
                     Some(false) => "NO".into(),
                     None => "-".into(),
                 },
-                or_dash(r.speedup.map(|s| fixed(s, 2))),
-                or_dash(r.k_speedup.map(|s| fixed(s, 2))),
+                r.speedup.map_or_else(Cell::missing, speedup),
+                r.k_speedup.map_or_else(Cell::missing, speedup),
             ]);
         }
         let mut skipped = Table::new("Not predicted", &["entry", "at", "points", "why"]);

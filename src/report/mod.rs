@@ -95,12 +95,12 @@ impl Cell {
         let (low, high) = (estimate.confidence_interval.lower_bound, estimate.confidence_interval.upper_bound);
         let shown =
             format!("{} [{}, {}]", fixed(estimate.point_estimate, digits), fixed(low, digits), fixed(high, digits));
-        Cell { shown, value: Some(estimate.point_estimate), unit: None, bounds: Some((low, high)) }
+        Cell::interval(estimate.point_estimate, low, high, shown, None)
     }
 
-    /// A quantity in `unit` with its interval, shown as `shown`.
-    pub fn quantity_interval(value: f64, low: f64, high: f64, shown: String, unit: &'static str) -> Cell {
-        Cell { shown, value: Some(value), unit: Some(unit), bounds: Some((low, high)) }
+    /// A value with its interval, shown as `shown`, in `unit` when it has one.
+    pub fn interval(value: f64, low: f64, high: f64, shown: String, unit: Option<&'static str>) -> Cell {
+        Cell { shown, value: Some(value), unit, bounds: Some((low, high)) }
     }
 
     /// No value: `-` for a person, an empty field in CSV.

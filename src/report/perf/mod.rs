@@ -26,7 +26,7 @@ fn setup(sweep: &Sweep) -> String {
 }
 
 /// A speedup as `2.43x`.
-fn speedup(value: f64) -> Cell {
+pub(super) fn speedup(value: f64) -> Cell {
     Cell::quantity(value, format!("{}x", fixed(value, 2)), "x")
 }
 
