@@ -57,18 +57,27 @@ fn classes(report: &Value) -> Vec<(String, String, String)> {
 }
 
 #[test]
-fn an_assumed_thinking_mode_warns_and_fails_only_when_strict() {
+fn a_documented_default_thinking_mode_decides_like_a_literal() {
+    // Qwen3.5 serves thinking unless told otherwise (its chat template's default): the thinking_on value at
+    // k = 3 (3.39 in the scratch golden file) passes even under --strict, with nothing assumed.
     let dir = scratch(&[("agentic/qwen.sh", &sglang_script("3.39"))]);
     let repo = dir.path().to_str().unwrap();
-    let (code, report) = check_json(&["pins", "check", repo, "--format", "json"]);
+    let (code, report) = check_json(&["pins", "check", repo, "--format", "json", "--strict"]);
     assert_eq!(code, 0, "{report}");
-    assert_eq!(report["pins"][0]["verdict"], "ok");
-    assert!(classes(&report).contains(&("assumption".into(), "warning".into(), "agentic/qwen.sh".into())));
-    assert_eq!(run(&["pins", "check", repo, "--strict"]).0, 1);
-    // Negative twin: the mode stated, nothing to assume.
-    let stated = sglang_script("3.39").replace(
+    assert_eq!(
+        (report["pins"][0]["verdict"].as_str(), report["pins"][0]["mode"]["how"].as_str()),
+        (Some("ok"), Some("default"))
+    );
+    assert!(classes(&report).iter().all(|(c, ..)| c != "assumption"), "{report}");
+    // Negative twin: the thinking_off value (3.33) under that default is an error of its class, not a warning.
+    let dir = scratch(&[("agentic/qwen.sh", &sglang_script("3.33"))]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1, "{report}");
+    assert!(classes(&report).contains(&("wrong-thinking-mode".into(), "error".into(), "agentic/qwen.sh".into())));
+    // Stating the other mode makes the same value right.
+    let stated = sglang_script("3.33").replace(
         "--speculative-num-steps 3",
-        "--speculative-num-steps 3 --default-chat-template-kwargs '{\"enable_thinking\": true}'",
+        "--speculative-num-steps 3 --default-chat-template-kwargs '{\"enable_thinking\": false}'",
     );
     let dir = scratch(&[("agentic/qwen.sh", &stated)]);
     assert_eq!(run(&["pins", "check", dir.path().to_str().unwrap(), "--strict"]).0, 0);
@@ -282,7 +291,7 @@ fn formats_for_ci_logs_pr_comments_and_spreadsheets() {
     assert!(first.contains(": error[") && !first.starts_with(' '), "errors first, one block each: {human}");
     assert!(human.contains(&format!("{MASTER}:{wrong_k}: error[wrong-k]: ")), "{human}");
     assert!(human.contains("  help: pin the golden value for the k this role runs"), "{human}");
-    assert!(human.contains("39 pins, 28 ok; 22 errors (") && human.contains("status fail"), "{human}");
+    assert!(human.contains("39 pins, 28 ok; 23 errors (") && human.contains("status fail"), "{human}");
     let (_, table, _) = run(&["pins", "check", repo, "--format", "table"]);
     assert!(table.contains("wrong-drafter") && table.contains("note: ") && table.contains("── 1 of 39"), "{table}");
     let (code, csv, _) = run(&["pins", "check", repo, "--format", "csv"]);
@@ -384,6 +393,8 @@ fn fix_sets_each_wrong_literal_to_its_golden_value_and_nothing_else() {
         (format!("{SN}minimaxm3_fp8_h100x_vllm_mtp.sh"), "2.83", "2.78"),
         (format!("{SN}minimaxm3_fp4_h100x_trt_mtp.sh"), "=2.78", "=1.78"),
         (format!("{RC}sglang/glm/disagg.yaml"), "'2.5'", "'1.84'"),
+        // The thinking_on value where vLLM's documented default serves thinking_off.
+        (format!("{SN}dsv4_fp4_h100x_vllm_mtp.sh"), "2.49", "2.97"),
     ] {
         assert!(
             got.iter().any(|(f, o, n)| *f == file && o.contains(from) && n.contains(to) && o.replace(from, to) == *n),
@@ -391,13 +402,13 @@ fn fix_sets_each_wrong_literal_to_its_golden_value_and_nothing_else() {
         );
     }
     // Only the value changes, and the sanctioned exception is left as it is.
-    assert_eq!(got.len(), 5, "{got:#?}");
+    assert_eq!(got.len(), 6, "{got:#?}");
     assert!(!diff.contains("trtllm/dsv4"), "{diff}");
     // Refused, with the reason: a literal two case arms need at different values, and a computed rate.
     assert!(stderr.contains("minimaxm3_bf16_h100x_vllm_mtp.sh") && stderr.contains("ambiguous"), "{stderr}");
     assert!(stderr.contains("minimaxm3_bf16_mi3x_mtp.sh") && stderr.contains("not one literal"), "{stderr}");
     let (_, plan) = check_json(&[&args[..], &["--format", "json"]].concat());
-    assert_eq!(plan["changes"].as_array().unwrap().len(), 5);
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 6);
 }
 
 #[test]
