@@ -83,6 +83,83 @@ fn a_documented_default_thinking_mode_decides_like_a_literal() {
     assert_eq!(run(&["pins", "check", dir.path().to_str().unwrap(), "--strict"]).0, 0);
 }
 
+/// A Qwen3.5 SGLang script whose value is `$AL`, with `source LINE` written where `at` says.
+fn sourcing_script(source: &str, before_pin: bool) -> String {
+    let script = sglang_script("$AL");
+    let (head, tail) = script.split_once("if [").unwrap();
+    if before_pin { format!("{head}{source}\nif [{tail}") } else { format!("{head}if [{tail}{source}\n") }
+}
+
+#[test]
+fn a_sourced_file_gives_its_variables_and_facts_where_bash_reads_it() {
+    // env.sh states thinking off and sets the value: the thinking_off golden value at k = 3 (3.33) is right.
+    let env = "export SGLANG_DEFAULT_THINKING=0\nAL=3.33\n";
+    let script = sourcing_script("source \"$(dirname \"$0\")/env.sh\"", true);
+    let dir = scratch(&[("agentic/qwen.sh", &script), ("agentic/env.sh", env)]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json", "--strict"]);
+    assert_eq!(code, 0, "{report}");
+    let pin = &report["pins"][0];
+    assert_eq!((pin["mode"]["value"].as_str(), pin["mode"]["how"].as_str()), (Some("thinking_off"), Some("literal")));
+    assert_eq!(
+        (pin["mode"]["at"]["file"].as_str(), pin["mode"]["at"]["line"].as_u64()),
+        (Some("agentic/env.sh"), Some(1))
+    );
+    assert_eq!((pin["written"]["value"].as_f64(), pin["written"]["at"]["line"].as_u64()), (Some(3.33), Some(2)));
+    assert_eq!(pin["written"]["at"]["file"], "agentic/env.sh");
+    // The same idioms through a variable, a path from the root and `.`: the file is read all the same.
+    for source in [
+        "DIR=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\n. \"$DIR/env.sh\"",
+        "source \"$GITHUB_WORKSPACE/agentic/env.sh\"",
+        ". ${BASH_SOURCE%/*}/env.sh",
+    ] {
+        let dir = scratch(&[("agentic/qwen.sh", &sourcing_script(source, true)), ("agentic/env.sh", env)]);
+        let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+        assert_eq!((code, report["pins"][0]["verdict"].as_str()), (0, Some("ok")), "{source}: {report}");
+    }
+    // Negative twin: sourced after the pin, nothing it sets reaches the pin.
+    let dir = scratch(&[
+        ("agentic/qwen.sh", &sourcing_script("source \"$(dirname \"$0\")/env.sh\"", false)),
+        ("agentic/env.sh", env),
+    ]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["pins"][0]["written"]["how"], "unresolved");
+}
+
+#[test]
+fn a_source_that_cannot_be_followed_is_unresolved_naming_the_path() {
+    let dir = scratch(&[("agentic/qwen.sh", &sourcing_script("source \"$WS_PATH/missing.sh\"", true))]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 3, "{report}");
+    let unresolved: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["class"] == "unresolved" && f["location"]["line"] == 2)
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert!(unresolved.iter().any(|m| m.contains("missing.sh") && m.contains("$WS_PATH")), "{report}");
+    // Two files that source each other: each is read once, and the check ends.
+    let a = sourcing_script("source \"$(dirname \"$0\")/b.sh\"", true);
+    let b = "source \"$(dirname \"${BASH_SOURCE[0]}\")/qwen.sh\"\nAL=3.39\n";
+    let dir = scratch(&[("agentic/qwen.sh", &a), ("agentic/b.sh", b)]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!((code, report["pins"][0]["verdict"].as_str()), (0, Some("ok")), "{report}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_sourced_link_out_of_the_root_is_not_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("env.sh"), "AL=3.39\n").unwrap();
+    let dir = scratch(&[("agentic/qwen.sh", &sourcing_script("source \"$(dirname \"$0\")/env.sh\"", true))]);
+    std::os::unix::fs::symlink(outside.path().join("env.sh"), dir.path().join("agentic/env.sh")).unwrap();
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(report["pins"][0]["written"]["how"], "unresolved", "{report}");
+    assert!(!report.to_string().contains("3.39"), "{report}");
+}
+
 #[test]
 fn an_unresolved_value_is_undecided_naming_the_missing_fact() {
     let dir = scratch(&[("agentic/env.sh", &sglang_script("$AL_FROM_CI"))]);

@@ -381,6 +381,23 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         }
         tables = super::shell::resolve::tables(&scripts);
     }
+    // What the parsed scripts `source`: parsed once each, whoever sources them. Only files the walk read
+    // are followed, so a link out of the root never is.
+    let before = scripts.len();
+    let mut index_of = |rel: &str, scripts: &mut Vec<Script>| -> Option<usize> {
+        if let Some(&i) = script_index.get(rel) {
+            return Some(i);
+        }
+        let script = parse_script(by_path.get(rel)?).ok()?;
+        script_index.insert(rel.to_string(), scripts.len());
+        scripts.push(script);
+        Some(scripts.len() - 1)
+    };
+    let readable = |p: &str| by_path.contains_key(p);
+    super::shell::include::resolve_all(&mut scripts, &mut index_of, &readable);
+    if scripts.len() > before {
+        tables = super::shell::resolve::tables(&scripts);
+    }
     let mut prefix_models = BTreeMap::new();
     for e in &entries {
         if let (Some(p), Some(m)) = (&e.model_prefix, &e.model) {
