@@ -127,6 +127,27 @@ fn a_sourced_file_gives_its_variables_and_facts_where_bash_reads_it() {
 }
 
 #[test]
+fn a_sourced_files_pins_run_with_the_sourcing_scripts_variables() {
+    let pins = sglang_script("3.39").replace("--speculative-num-steps 3", "--speculative-num-steps $K");
+    let run = |k_first: bool| {
+        let (k, source) = ("K=3", "source \"$(dirname \"$0\")/pin.sh\"");
+        let text = if k_first { format!("{k}\n{source}\n") } else { format!("{source}\n{k}\n") };
+        let dir = scratch(&[("agentic/run.sh", &text), ("agentic/pin.sh", &pins)]);
+        check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"])
+    };
+    // The pin is reported where it is written, with the k the sourcing script set before reading it.
+    let (code, report) = run(true);
+    assert_eq!(code, 0, "{report}");
+    let pin = &report["pins"][0];
+    assert_eq!((pin["location"]["file"].as_str(), pin["verdict"].as_str()), (Some("agentic/pin.sh"), Some("ok")));
+    assert_eq!((pin["k"]["value"].as_u64(), pin["k"]["at"]["file"].as_str()), (Some(3), Some("agentic/run.sh")));
+    // Negative twin: K set only after the file is read does not reach its pin.
+    let (code, report) = run(false);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["pins"][0]["k"]["how"], "unresolved", "{report}");
+}
+
+#[test]
 fn a_source_that_cannot_be_followed_is_unresolved_naming_the_path() {
     let dir = scratch(&[("agentic/qwen.sh", &sourcing_script("source \"$WS_PATH/missing.sh\"", true))]);
     let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);

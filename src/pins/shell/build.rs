@@ -22,6 +22,7 @@ pub(super) fn parse(rel: &str, text: &str) -> Result<Script, ParseFailure> {
             line_starts,
             assigns: HashMap::new(),
             includes: Vec::new(),
+            sourced_by: Vec::new(),
             facts: std::sync::OnceLock::new(),
         },
         text,

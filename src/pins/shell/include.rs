@@ -8,6 +8,9 @@
 //! mount of the checkout) is taken to be the script's own directory, then the root, when the file is
 //! there. Paths that leave the repository, absolute paths and files the walk did not read (a link out of
 //! the root is never read) are unresolved, with the reason.
+//!
+//! Both ways are recorded: a script's [`Include`]s (what it reads, [`Script::includes`]) and the scripts
+//! that read it ([`Script::sourced_by`]), whose variables its own pins see.
 
 use super::word::{Part, VarOp, Word};
 use super::{Kind, Script};
@@ -111,8 +114,14 @@ fn expand(word: &Word, script: &Script, top: &str, hops: usize) -> Result<String
             }
             Part::Other(text) if text.starts_with("${BASH_SOURCE[0]%/*") => out.push_str(dir(&script.rel)),
             Part::Var { name, op: VarOp::Plain | VarOp::Default(_) } => {
-                let assigned = script.assignments_of(name);
-                let value = match assigned {
+                // `WS=${WS:-…}` reads the value from before: the environment's, which the repository does not set.
+                let assigned: Vec<usize> = script
+                    .assignments_of(name)
+                    .iter()
+                    .copied()
+                    .filter(|&i| !matches!(&script.stmts[i].kind, Kind::Assign(a) if a.value.words()[0].reads(name)))
+                    .collect();
+                let value = match assigned.as_slice() {
                     [only] if hops < MAX_HOPS => match &script.stmts[*only].kind {
                         Kind::Assign(a) => Some(expand(&a.value.words()[0], script, top, hops + 1)?),
                         Kind::Command(_) => None,
@@ -224,6 +233,13 @@ pub fn resolve_all(
         done += 1;
     }
     cut_cycles(scripts);
+    for from in 0..scripts.len() {
+        let edges: Vec<(usize, usize)> =
+            scripts[from].includes.iter().filter_map(|inc| Some((*inc.target.as_ref().ok()?, inc.stmt))).collect();
+        for (target, stmt) in edges {
+            scripts[target].sourced_by.push((from, stmt));
+        }
+    }
 }
 
 /// Stops every include that reads a file the run is already inside (a depth-first walk from each script

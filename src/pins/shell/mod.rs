@@ -317,6 +317,8 @@ pub struct Script {
     assigns: HashMap<String, Vec<usize>>,
     /// The files it `source`s, in source order (filled once every script is parsed: [`include::resolve_all`]).
     pub includes: Vec<include::Include>,
+    /// The scripts that `source` this one: (script index, statement index of the `source`).
+    pub sourced_by: Vec<(usize, usize)>,
     /// The facts each statement writes, read the first time a script that sources this one needs them.
     facts: std::sync::OnceLock<Vec<Vec<written::FactSite>>>,
 }

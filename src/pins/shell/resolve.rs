@@ -336,8 +336,11 @@ impl Resolver<'_> {
                 }
             }
         }
+        let sourcing = || if out.is_empty() { self.in_sourcing_scripts(name, ctx, depth) } else { Vec::new() };
         if let Some((_, values)) = included {
             out.extend(values);
+        } else if let values @ [_, ..] = sourcing().as_slice() {
+            out.extend(values.iter().cloned());
         } else if let Some(env) = self.env.get(name) {
             let mut v = self.literal(&env.value, None, ctx, line);
             v.how = How::Entry;
@@ -394,6 +397,34 @@ impl Resolver<'_> {
                 .collect();
             Some((stmt.line, values))
         })
+    }
+
+    /// For a file that others `source`: the values `name` has in each sourcing script where its `source`
+    /// statement runs (bash reads the file with the sourcing script's variables), where that script sets it.
+    fn in_sourcing_scripts(&self, name: &str, ctx: &Ctx, depth: usize) -> Vec<Val> {
+        if depth > MAX_DEPTH {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for &(from, stmt) in &self.script.sourced_by {
+            let outer = self.on(&self.scripts[from]);
+            let at = &outer.script.stmts[stmt];
+            if !outer.sets_before(name, at.line) {
+                continue;
+            }
+            // The sourcing script's arms are not this file's: a value holds wherever the reader does.
+            out.extend(outer.var(name, &at.ctx, at.line, depth + 1).into_iter().map(|mut v| {
+                v.ctx = ctx.clone();
+                v
+            }));
+        }
+        out
+    }
+
+    /// Whether this script assigns `name` before `line`, itself or in a file it sources there.
+    fn sets_before(&self, name: &str, line: usize) -> bool {
+        self.script.assignments_of(name).iter().any(|&i| self.script.stmts[i].line < line)
+            || self.includes_before(&Ctx::default(), line).any(|(_, file)| self.on(file).sets(name, 1))
     }
 
     /// Whether this script, or a file it sources, assigns `name`.
