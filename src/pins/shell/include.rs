@@ -114,22 +114,22 @@ fn expand(word: &Word, script: &Script, top: &str, hops: usize) -> Result<String
             }
             Part::Other(text) if text.starts_with("${BASH_SOURCE[0]%/*") => out.push_str(dir(&script.rel)),
             Part::Var { name, op: VarOp::Plain | VarOp::Default(_) } => {
-                // `WS=${WS:-…}` reads the value from before: the environment's, which the repository does not set.
-                let assigned: Vec<usize> = script
-                    .assignments_of(name)
-                    .iter()
-                    .copied()
-                    .filter(|&i| !matches!(&script.stmts[i].kind, Kind::Assign(a) if a.value.words()[0].reads(name)))
-                    .collect();
-                let value = match assigned.as_slice() {
-                    [only] if hops < MAX_HOPS => match &script.stmts[*only].kind {
+                let assigned = script.assignments_of(name);
+                let reads_itself =
+                    |i: &usize| matches!(&script.stmts[*i].kind, Kind::Assign(a) if a.value.words()[0].reads(name));
+                // `WS=${WS:-…}` reads the value from before, the environment's, which the repository does
+                // not set: its default decides.
+                let only_itself = !assigned.is_empty() && assigned.iter().all(reads_itself);
+                let value = match (assigned, part) {
+                    (_, Part::Var { op: VarOp::Default(default), .. }) if assigned.is_empty() || only_itself => {
+                        Some(expand(default, script, top, hops + 1)?)
+                    }
+                    ([only], _) if hops < MAX_HOPS => match &script.stmts[*only].kind {
                         Kind::Assign(a) => Some(expand(&a.value.words()[0], script, top, hops + 1)?),
                         Kind::Command(_) => None,
                     },
-                    [] => match &part {
-                        Part::Var { op: VarOp::Default(default), .. } => Some(expand(default, script, top, hops + 1)?),
-                        _ => None,
-                    },
+                    ([], _) => None,
+                    ([_], _) => return Err(format!("${name} goes through more than {MAX_HOPS} variables")),
                     _ => return Err(format!("${name} is assigned more than once in {}", script.rel)),
                 };
                 match value {
@@ -302,7 +302,8 @@ mod tests {
                     DIR=\"$(cd \"$(dirname \"$0\")\" && pwd)\"\nsource \"$DIR/x.sh\"\n\
                     source $SGLANG_WS_PATH/env.sh\nsource helpers.sh\nsource /workspace/lib.sh\n\
                     source ../../../../../etc/passwd\n\
-                    ROOT=\"$(cd \"$DIR/../../..\" && pwd)\"\nsource \"$ROOT/benchmarks/benchmark_lib.sh\"\n";
+                    ROOT=\"$(cd \"$DIR/../../..\" && pwd)\"\nsource \"$ROOT/benchmarks/benchmark_lib.sh\"\n\
+                    WS=\"${WS:-$(dirname \"${BASH_SOURCE[0]}\")}\"\nsource \"$WS/server.sh\"\n";
         let got = paths(text, "benchmarks/single_node/agentic/run.sh");
         let repo = |p: &str| Ok(Path::Repo(p.to_string()));
         assert_eq!(got[0], repo("benchmarks/benchmark_lib.sh"));
@@ -314,6 +315,8 @@ mod tests {
         assert!(got[6].as_ref().unwrap_err().contains("absolute"), "{:?}", got[6]);
         assert!(got[7].as_ref().unwrap_err().contains("leaves the repository"), "{:?}", got[7]);
         assert_eq!(got[8], repo("benchmarks/benchmark_lib.sh"));
+        // `WS=${WS:-…}` reads the environment's WS, which nothing sets: its default decides.
+        assert_eq!(got[9], repo("benchmarks/single_node/agentic/server.sh"));
     }
 
     #[test]
