@@ -273,25 +273,27 @@ fn thinking_mode_is_decided_per_deployment_and_says_how() {
     );
     assert_eq!(mode(&format!("{RC}trtllm/dsv4/disagg.yaml")), [(Some("thinking_off".into()), "literal".into())]);
     assert_eq!(mode(&format!("{SN}dsv4_fp4_h100x_sglang_mtp.sh")), [(Some("thinking_on".into()), "literal".into())]);
-    // Defaults, each with its source, and a warning that the verdict rests on one.
-    let dsv4 = only_pin(&format!("{SN}dsv4_fp4_h100x_vllm_mtp.sh"));
+    // Defaults, each with its source, decide like a literal: a value written for the other mode is an error
+    // of its class, and a value right under the default needs no warning.
+    let dsv4_file = format!("{SN}dsv4_fp4_h100x_vllm_mtp.sh");
+    let dsv4 = only_pin(&dsv4_file);
     assert_eq!(
         (dsv4["mode"]["value"].as_str(), dsv4["mode"]["how"].as_str(), dsv4["verdict"].as_str()),
-        (Some("thinking_off"), Some("inferred"), Some("unconfirmed"))
+        (Some("thinking_off"), Some("default"), Some("mismatch"))
     );
     assert!(dsv4["mode"]["text"].as_str().unwrap().contains("DeepSeek-V4"));
-    let qwen = only_pin(&format!("{SN}qwen3.5_fp8_h100x_mtp.sh"));
-    assert_eq!((qwen["mode"]["how"].as_str(), qwen["verdict"].as_str()), (Some("inferred"), Some("ok")));
-    assert!(
-        findings_in(report(), &format!("{SN}qwen3.5_fp8_h100x_mtp.sh"))
-            .iter()
-            .any(|(c, _, s, _)| c == "assumption" && s == "warning")
-    );
+    let wrong_mode = findings_in(report(), &dsv4_file);
+    assert!(wrong_mode.iter().any(|(c, _, s, _)| c == "wrong-thinking-mode" && s == "error"), "{wrong_mode:?}");
+    assert!(!wrong_mode.iter().any(|(c, ..)| c == "assumption"), "{wrong_mode:?}");
+    let qwen_file = format!("{SN}qwen3.5_fp8_h100x_mtp.sh");
+    let qwen = only_pin(&qwen_file);
+    assert_eq!((qwen["mode"]["how"].as_str(), qwen["verdict"].as_str()), (Some("default"), Some("ok")));
+    assert!(findings_in(report(), &qwen_file).iter().all(|(c, ..)| c != "assumption"));
     // SGLANG_ENABLE_THINKING does nothing: noted, and the mode comes from the model's default instead.
     let glm = format!("{RC}sglang/glm/disagg.yaml");
     let note = line_of(&glm, "SGLANG_ENABLE_THINKING");
     assert!(message_at(report(), &glm, note, "inert").contains("SGLANG_DEFAULT_THINKING"));
-    assert!(mode(&glm).iter().all(|m| m.1 == "inferred"));
+    assert!(mode(&glm).iter().all(|m| m.1 == "default"));
 }
 
 #[test]
@@ -314,7 +316,7 @@ fn request_side_thinking_overrides_the_engines_default() {
     let plain = only_pin(&format!("{SN}dsv4_fp4_h100x_vllm_mtp.sh"));
     assert_eq!(
         (plain["mode"]["value"].as_str(), plain["mode"]["how"].as_str()),
-        (Some("thinking_off"), Some("inferred"))
+        (Some("thinking_off"), Some("default"))
     );
     assert!(!plain["mode"]["text"].as_str().unwrap().contains("AIPERF_EXTRA_INPUTS"));
 }

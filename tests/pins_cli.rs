@@ -57,21 +57,128 @@ fn classes(report: &Value) -> Vec<(String, String, String)> {
 }
 
 #[test]
-fn an_assumed_thinking_mode_warns_and_fails_only_when_strict() {
+fn a_documented_default_thinking_mode_decides_like_a_literal() {
+    // Qwen3.5 serves thinking unless told otherwise (its chat template's default): the thinking_on value at
+    // k = 3 (3.39 in the scratch golden file) passes even under --strict, with nothing assumed.
     let dir = scratch(&[("agentic/qwen.sh", &sglang_script("3.39"))]);
     let repo = dir.path().to_str().unwrap();
-    let (code, report) = check_json(&["pins", "check", repo, "--format", "json"]);
+    let (code, report) = check_json(&["pins", "check", repo, "--format", "json", "--strict"]);
     assert_eq!(code, 0, "{report}");
-    assert_eq!(report["pins"][0]["verdict"], "ok");
-    assert!(classes(&report).contains(&("assumption".into(), "warning".into(), "agentic/qwen.sh".into())));
-    assert_eq!(run(&["pins", "check", repo, "--strict"]).0, 1);
-    // Negative twin: the mode stated, nothing to assume.
-    let stated = sglang_script("3.39").replace(
+    assert_eq!(
+        (report["pins"][0]["verdict"].as_str(), report["pins"][0]["mode"]["how"].as_str()),
+        (Some("ok"), Some("default"))
+    );
+    assert!(classes(&report).iter().all(|(c, ..)| c != "assumption"), "{report}");
+    // Negative twin: the thinking_off value (3.33) under that default is an error of its class, not a warning.
+    let dir = scratch(&[("agentic/qwen.sh", &sglang_script("3.33"))]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1, "{report}");
+    assert!(classes(&report).contains(&("wrong-thinking-mode".into(), "error".into(), "agentic/qwen.sh".into())));
+    // Stating the other mode makes the same value right.
+    let stated = sglang_script("3.33").replace(
         "--speculative-num-steps 3",
-        "--speculative-num-steps 3 --default-chat-template-kwargs '{\"enable_thinking\": true}'",
+        "--speculative-num-steps 3 --default-chat-template-kwargs '{\"enable_thinking\": false}'",
     );
     let dir = scratch(&[("agentic/qwen.sh", &stated)]);
     assert_eq!(run(&["pins", "check", dir.path().to_str().unwrap(), "--strict"]).0, 0);
+}
+
+/// A Qwen3.5 SGLang script whose value is `$AL`, with `source LINE` written where `at` says.
+fn sourcing_script(source: &str, before_pin: bool) -> String {
+    let script = sglang_script("$AL");
+    let (head, tail) = script.split_once("if [").unwrap();
+    if before_pin { format!("{head}{source}\nif [{tail}") } else { format!("{head}if [{tail}{source}\n") }
+}
+
+#[test]
+fn a_sourced_file_gives_its_variables_and_facts_where_bash_reads_it() {
+    // env.sh states thinking off and sets the value: the thinking_off golden value at k = 3 (3.33) is right.
+    let env = "export SGLANG_DEFAULT_THINKING=0\nAL=3.33\n";
+    let script = sourcing_script("source \"$(dirname \"$0\")/env.sh\"", true);
+    let dir = scratch(&[("agentic/qwen.sh", &script), ("agentic/env.sh", env)]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json", "--strict"]);
+    assert_eq!(code, 0, "{report}");
+    let pin = &report["pins"][0];
+    assert_eq!((pin["mode"]["value"].as_str(), pin["mode"]["how"].as_str()), (Some("thinking_off"), Some("literal")));
+    assert_eq!(
+        (pin["mode"]["at"]["file"].as_str(), pin["mode"]["at"]["line"].as_u64()),
+        (Some("agentic/env.sh"), Some(1))
+    );
+    assert_eq!((pin["written"]["value"].as_f64(), pin["written"]["at"]["line"].as_u64()), (Some(3.33), Some(2)));
+    assert_eq!(pin["written"]["at"]["file"], "agentic/env.sh");
+    // The same idioms through a variable, a path from the root and `.`: the file is read all the same.
+    for source in [
+        "DIR=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\n. \"$DIR/env.sh\"",
+        "source \"$GITHUB_WORKSPACE/agentic/env.sh\"",
+        ". ${BASH_SOURCE%/*}/env.sh",
+    ] {
+        let dir = scratch(&[("agentic/qwen.sh", &sourcing_script(source, true)), ("agentic/env.sh", env)]);
+        let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+        assert_eq!((code, report["pins"][0]["verdict"].as_str()), (0, Some("ok")), "{source}: {report}");
+    }
+    // Negative twin: sourced after the pin, nothing it sets reaches the pin.
+    let dir = scratch(&[
+        ("agentic/qwen.sh", &sourcing_script("source \"$(dirname \"$0\")/env.sh\"", false)),
+        ("agentic/env.sh", env),
+    ]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["pins"][0]["written"]["how"], "unresolved");
+}
+
+#[test]
+fn a_sourced_files_pins_run_with_the_sourcing_scripts_variables() {
+    let pins = sglang_script("3.39").replace("--speculative-num-steps 3", "--speculative-num-steps $K");
+    let run = |k_first: bool| {
+        let (k, source) = ("K=3", "source \"$(dirname \"$0\")/pin.sh\"");
+        let text = if k_first { format!("{k}\n{source}\n") } else { format!("{source}\n{k}\n") };
+        let dir = scratch(&[("agentic/run.sh", &text), ("agentic/pin.sh", &pins)]);
+        check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"])
+    };
+    // The pin is reported where it is written, with the k the sourcing script set before reading it.
+    let (code, report) = run(true);
+    assert_eq!(code, 0, "{report}");
+    let pin = &report["pins"][0];
+    assert_eq!((pin["location"]["file"].as_str(), pin["verdict"].as_str()), (Some("agentic/pin.sh"), Some("ok")));
+    assert_eq!((pin["k"]["value"].as_u64(), pin["k"]["at"]["file"].as_str()), (Some(3), Some("agentic/run.sh")));
+    // Negative twin: K set only after the file is read does not reach its pin.
+    let (code, report) = run(false);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["pins"][0]["k"]["how"], "unresolved", "{report}");
+}
+
+#[test]
+fn a_source_that_cannot_be_followed_is_unresolved_naming_the_path() {
+    let dir = scratch(&[("agentic/qwen.sh", &sourcing_script("source \"$WS_PATH/missing.sh\"", true))]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 3, "{report}");
+    let unresolved: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["class"] == "unresolved" && f["location"]["line"] == 2)
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert!(unresolved.iter().any(|m| m.contains("missing.sh") && m.contains("$WS_PATH")), "{report}");
+    // Two files that source each other: each is read once, and the check ends.
+    let a = sourcing_script("source \"$(dirname \"$0\")/b.sh\"", true);
+    let b = "source \"$(dirname \"${BASH_SOURCE[0]}\")/qwen.sh\"\nAL=3.39\n";
+    let dir = scratch(&[("agentic/qwen.sh", &a), ("agentic/b.sh", b)]);
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!((code, report["pins"][0]["verdict"].as_str()), (0, Some("ok")), "{report}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_sourced_link_out_of_the_root_is_not_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("env.sh"), "AL=3.39\n").unwrap();
+    let dir = scratch(&[("agentic/qwen.sh", &sourcing_script("source \"$(dirname \"$0\")/env.sh\"", true))]);
+    std::os::unix::fs::symlink(outside.path().join("env.sh"), dir.path().join("agentic/env.sh")).unwrap();
+    let (code, report) = check_json(&["pins", "check", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(report["pins"][0]["written"]["how"], "unresolved", "{report}");
+    assert!(!report.to_string().contains("3.39"), "{report}");
 }
 
 #[test]
@@ -282,7 +389,7 @@ fn formats_for_ci_logs_pr_comments_and_spreadsheets() {
     assert!(first.contains(": error[") && !first.starts_with(' '), "errors first, one block each: {human}");
     assert!(human.contains(&format!("{MASTER}:{wrong_k}: error[wrong-k]: ")), "{human}");
     assert!(human.contains("  help: pin the golden value for the k this role runs"), "{human}");
-    assert!(human.contains("39 pins, 28 ok; 22 errors (") && human.contains("status fail"), "{human}");
+    assert!(human.contains("39 pins, 28 ok; 23 errors (") && human.contains("status fail"), "{human}");
     let (_, table, _) = run(&["pins", "check", repo, "--format", "table"]);
     assert!(table.contains("wrong-drafter") && table.contains("note: ") && table.contains("── 1 of 39"), "{table}");
     let (code, csv, _) = run(&["pins", "check", repo, "--format", "csv"]);
@@ -384,6 +491,8 @@ fn fix_sets_each_wrong_literal_to_its_golden_value_and_nothing_else() {
         (format!("{SN}minimaxm3_fp8_h100x_vllm_mtp.sh"), "2.83", "2.78"),
         (format!("{SN}minimaxm3_fp4_h100x_trt_mtp.sh"), "=2.78", "=1.78"),
         (format!("{RC}sglang/glm/disagg.yaml"), "'2.5'", "'1.84'"),
+        // The thinking_on value where vLLM's documented default serves thinking_off.
+        (format!("{SN}dsv4_fp4_h100x_vllm_mtp.sh"), "2.49", "2.97"),
     ] {
         assert!(
             got.iter().any(|(f, o, n)| *f == file && o.contains(from) && n.contains(to) && o.replace(from, to) == *n),
@@ -391,13 +500,13 @@ fn fix_sets_each_wrong_literal_to_its_golden_value_and_nothing_else() {
         );
     }
     // Only the value changes, and the sanctioned exception is left as it is.
-    assert_eq!(got.len(), 5, "{got:#?}");
+    assert_eq!(got.len(), 6, "{got:#?}");
     assert!(!diff.contains("trtllm/dsv4"), "{diff}");
     // Refused, with the reason: a literal two case arms need at different values, and a computed rate.
     assert!(stderr.contains("minimaxm3_bf16_h100x_vllm_mtp.sh") && stderr.contains("ambiguous"), "{stderr}");
     assert!(stderr.contains("minimaxm3_bf16_mi3x_mtp.sh") && stderr.contains("not one literal"), "{stderr}");
     let (_, plan) = check_json(&[&args[..], &["--format", "json"]].concat());
-    assert_eq!(plan["changes"].as_array().unwrap().len(), 5);
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 6);
 }
 
 #[test]

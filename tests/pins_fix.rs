@@ -133,10 +133,10 @@ fn a_crash_between_the_temporary_files_and_the_renames_leaves_the_originals() {
     // A crash (no destructor runs) leaves them, hidden, named for their file and for alsim, and never read
     // by the check.
     let prepared = prepare(&plan, dir.path()).unwrap();
-    assert_eq!(prepared.temporary_files().len(), 5);
+    assert_eq!(prepared.temporary_files().len(), 6);
     std::mem::forget(prepared);
     let left = temporaries(dir.path());
-    assert_eq!(left.len(), 5, "{left:?}");
+    assert_eq!(left.len(), 6, "{left:?}");
     assert!(left.iter().all(|p| p.file_name().unwrap().to_string_lossy().starts_with('.')), "{left:?}");
     assert_eq!(tree(dir.path()).into_iter().filter(|(p, _)| !left.contains(p)).collect::<Vec<_>>(), before);
     let (_, report_after, _) = run(&["pins", "check", repo, "--allow", &allow, "--format", "json"]);

@@ -1,8 +1,8 @@
 //! The golden lookup for one pin: the model's golden key, the drafter's name, the curve a query selects,
-//! and the golden values under other readings of facts nobody wrote down.
+//! and the golden value under the other draft sampling where no file writes one.
 
 use crate::curve::registry::normalize;
-use crate::curve::{CurveFile, CurveQuery, CurveSet, Resolved, ThinkingMode};
+use crate::curve::{CurveFile, CurveQuery, CurveSet, Resolved};
 
 /// Matches a served model name (`MiniMaxAI/MiniMax-M3-MXFP4`, or a case glob `*DeepSeek-V4*`) to a golden
 /// key (`minimax-m3`): the organisation is dropped, then trailing words (precision, variant) until a key
@@ -53,16 +53,8 @@ pub(super) struct Lookup<'a> {
     pub(super) expected: f64,
 }
 
-/// Which unstated fact an alternative reading changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Unstated {
-    Mode,
-    Sampling,
-}
-
-/// The golden value under another reading of one unstated fact.
+/// The golden value under the other draft sampling, when none is written.
 pub(super) struct Alternative {
-    pub(super) fact: Unstated,
     pub(super) desc: String,
     pub(super) al: f64,
     pub(super) field: String,
@@ -95,39 +87,18 @@ pub(super) fn lookup<'a>(
     Ok(Lookup { resolved, expected })
 }
 
-/// Golden values under other readings of unstated facts (the other thinking mode, the other sampling).
-pub(super) fn alternatives(
-    curves: &CurveSet,
-    query: &CurveQuery,
-    k: usize,
-    mode: bool,
-    sampling: bool,
-) -> Vec<Alternative> {
-    let mut variants: Vec<(Unstated, CurveQuery, String)> = Vec::new();
-    if mode && let Some(m) = query.mode {
-        let other = if m == ThinkingMode::On { ThinkingMode::Off } else { ThinkingMode::On };
-        variants.push((Unstated::Mode, CurveQuery { mode: Some(other), ..query.clone() }, other.to_string()));
-    }
-    if sampling {
-        let other = if query.draft_sampling.as_deref() == Some("probabilistic") { "greedy" } else { "probabilistic" };
-        variants.push((
-            Unstated::Sampling,
-            CurveQuery { draft_sampling: Some(other.into()), ..query.clone() },
-            format!("{other} drafting"),
-        ));
-    }
-    variants
-        .into_iter()
-        .filter_map(|(fact, v, desc)| {
-            let l = lookup(curves, &v, k).ok()?;
-            (l.resolved.curve.mode() == v.mode.unwrap_or(l.resolved.curve.mode())).then(|| Alternative {
-                fact,
-                desc,
-                al: l.expected,
-                field: format!("{} {}", short(&l.resolved.file.origin), l.resolved.curve.field(k)),
-            })
-        })
-        .collect()
+/// The golden value under the other draft sampling, when no file writes one (engines draft greedily by
+/// default, but a curve collected the other way may be the one the value was written for). A thinking mode
+/// taken from a documented default has no alternative: it decides like a literal.
+pub(super) fn sampling_alternative(curves: &CurveSet, query: &CurveQuery, k: usize) -> Option<Alternative> {
+    let other = if query.draft_sampling.as_deref() == Some("probabilistic") { "greedy" } else { "probabilistic" };
+    let variant = CurveQuery { draft_sampling: Some(other.into()), ..query.clone() };
+    let l = lookup(curves, &variant, k).ok()?;
+    (l.resolved.curve.mode() == variant.mode.unwrap_or(l.resolved.curve.mode())).then(|| Alternative {
+        desc: format!("{other} drafting"),
+        al: l.expected,
+        field: format!("{} {}", short(&l.resolved.file.origin), l.resolved.curve.field(k)),
+    })
 }
 
 pub(super) fn describe_query(q: &CurveQuery) -> String {

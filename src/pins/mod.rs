@@ -23,7 +23,9 @@
 //! - generation ([`native`]): the engine-native setting for a golden value.
 //!
 //! Facts that cannot be resolved are reported as [`How::Unresolved`] with the missing fact named, never
-//! guessed; a fact taken from a default is [`How::Inferred`] and its verdict is a warning.
+//! guessed; a fact taken from a documented default (a thinking mode) is [`How::Default`] and decides like a
+//! literal; one only assumed (greedy drafting, llama.cpp's draft length) is [`How::Inferred`] and its verdict
+//! is a warning.
 
 pub mod allow;
 pub mod curves;
@@ -95,7 +97,8 @@ pub enum How {
     Literal,
     /// Read through a shell variable assigned in the file.
     Variable,
-    /// The default of `${VAR:-default}`: the environment can override it.
+    /// The default of `${VAR:-default}` (the environment can override it), or an engine's or model's
+    /// documented default thinking mode where no file states one ([`thinking::DEFAULTS`]).
     Default,
     /// Fixed by the `if`/`case` arm the pin sits in.
     Branch,
@@ -107,7 +110,8 @@ pub enum How {
     Injected,
     /// Set by the config entry that runs the script (`model:` → `MODEL`, `additional-settings`).
     Entry,
-    /// Not written anywhere: taken from a documented default (model's thinking default, greedy drafting).
+    /// Not written anywhere and only assumed (greedy drafting, llama.cpp's draft length, a script's model
+    /// from its name).
     Inferred,
     /// Could not be decided from the files; never guessed.
     Unresolved,
@@ -462,7 +466,8 @@ pub enum Class {
     Unreadable,
     /// A fact the check could not decide.
     Unresolved,
-    /// A verdict that rests on a default (a thinking mode, greedy drafting) no file states.
+    /// A verdict that rests on an assumption no file states and no documentation settles (greedy drafting,
+    /// llama.cpp's draft length).
     Assumption,
     /// A YAML key written twice: the last value wins, as PyYAML reads it.
     DuplicateKey,
@@ -563,7 +568,7 @@ impl Class {
             Class::Unresolved => {
                 "write the fact where the check can read it (a literal, or a variable set in the repository)"
             }
-            Class::Assumption => "state the thinking mode or draft sampling explicitly in the launch code",
+            Class::Assumption => "state the draft sampling or draft length explicitly in the launch code",
             Class::DuplicateKey => "write the key once: YAML readers keep only the last value",
             Class::Inert => "remove the setting, or enable speculative decoding for the role it is meant for",
             Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",

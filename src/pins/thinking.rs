@@ -4,8 +4,8 @@
 //! `DYN_DEFAULT_THINKING_MODE`, `SGLANG_DEFAULT_THINKING`, `--default-chat-template-kwargs`, a chat
 //! template named `…_thinking.jinja`) or on the request side (`AIPERF_EXTRA_INPUTS: thinking:true`).
 //! `SGLANG_ENABLE_THINKING` is not one: SGLang ignores it (docs/pins.md#inert). When nothing is stated, the engine's
-//! default for the model decides; this table records each default with its source, and a verdict that
-//! rests on one is a warning, failing only under `--strict`.
+//! default for the model decides; this table records each default with its source. A default decides like
+//! a stated mode (`How::Default`): a value written for the other mode is a `wrong-thinking-mode` error.
 
 use serde::Serialize;
 

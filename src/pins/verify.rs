@@ -7,11 +7,12 @@
 //! another drafter's or sampling's curve, the other thinking mode, another k, another model; otherwise it
 //! is an unexplained mismatch.
 //!
-//! Facts taken from a default rather than a file — the thinking mode ([`super::thinking`]) and greedy
-//! drafting — decide nothing on their own: a value that matches the golden value under another reading
-//! of an unstated fact is [`Verdict::Unconfirmed`] with an `assumption` warning (failing only under
-//! `--strict`), and a value right under the default gets the same warning when the other reading would
-//! expect another value. A value wrong under every reading is an error.
+//! A thinking mode no file states is the engine's or model's documented default ([`super::thinking`],
+//! [`How::Default`]), and it decides like a literal: a value written for the other mode is a
+//! `wrong-thinking-mode` error. Greedy drafting, where no sampling is written, is only assumed: a value
+//! that matches the probabilistic curve is [`Verdict::Unconfirmed`] with an `assumption` warning (failing
+//! only under `--strict`), and a value right under greedy drafting gets the same warning when the other
+//! sampling would expect another value. A value wrong under both is an error.
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +20,7 @@ use serde::Serialize;
 
 use super::allow::AllowList;
 use super::curves::{self, CurveEntry};
-use super::golden::{Unstated, alternatives, describe_query, drafter_name, files_for, lookup, model_key, short};
+use super::golden::{describe_query, drafter_name, files_for, lookup, model_key, sampling_alternative, short};
 use super::rates;
 use super::thinking;
 use super::walk;
@@ -364,10 +365,9 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
     if pin.mode.value.is_none()
         && let Some(d) = thinking::default_for(&key, engine)
     {
-        pin.mode = Fact::known(d.mode, How::Inferred, format!("default: {}", d.source), None);
+        pin.mode = Fact::known(d.mode, How::Default, format!("default: {}", d.source), None);
         checked.pin.mode = pin.mode.clone();
     }
-    let mode_assumed = pin.mode.how == How::Inferred;
     let sampling_assumed = pin.draft_sampling.how == How::Inferred;
     let query = CurveQuery {
         model: key.clone(),
@@ -438,8 +438,7 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
             (implied - al).abs() <= AL_TOLERANCE
         }
     };
-    // Other readings of unstated facts: the other thinking mode, the other draft sampling.
-    let alternatives = alternatives(curves, &query, k, mode_assumed, sampling_assumed);
+    let alternative = sampling_assumed.then(|| sampling_alternative(curves, &query, k)).flatten();
     if matches(expected) {
         if let (Some(list), Some(want)) = (&pin.rates, &golden.expected_rates) {
             let off = rates::off_positions(list, want);
@@ -475,13 +474,13 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
                 format!("ok only under the assumed k = {k} ({}): write the draft limit in the script", pin.k.text),
             ));
         }
-        if let Some(alt) = alternatives.iter().find(|a| !matches(a.al)) {
+        if let Some(alt) = alternative.as_ref().filter(|a| !matches(a.al)) {
             findings.push(Finding::new(
                 Class::Assumption,
                 at,
                 format!(
                     "ok only under {}: if it serves {}, the golden value is {} ({}); state it in the recipe or script",
-                    assumed_text(&pin, alt.fact),
+                    ASSUMED_SAMPLING,
                     alt.desc,
                     plain_number(alt.al, 4),
                     alt.field
@@ -490,7 +489,7 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
         }
         return (checked, findings, Some(entry));
     }
-    if let Some(alt) = alternatives.iter().find(|a| matches(a.al)) {
+    if let Some(alt) = alternative.as_ref().filter(|a| matches(a.al)) {
         checked.verdict = Verdict::Unconfirmed;
         findings.push(Finding::new(
             Class::Assumption,
@@ -501,7 +500,7 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
                 shown_written(&pin, written),
                 alt.desc,
                 alt.field,
-                assumed_text(&pin, alt.fact),
+                ASSUMED_SAMPLING,
                 plain_number(expected, 4),
                 golden.key
             ),
@@ -515,48 +514,20 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
         }
         _ => plain_number(al, 4),
     };
-    let explained = explain(&pin, written, k, &lookup.resolved, curves, &key, &matches, mode_assumed);
-    let (fix_al, intended) = match &explained.intended {
-        Some((al, mode)) if *mode != lookup.resolved.curve.mode() => (*al, Some(*mode)),
-        _ => (expected, None),
-    };
-    checked.fix_to = Some(pin.knob.written_for(fix_al, k));
-    if pin.rates.is_some() {
-        let fix_mode = intended.unwrap_or(lookup.resolved.curve.mode());
-        checked.fix_rates = lookup
-            .resolved
-            .file
-            .curves
-            .iter()
-            .find(|c| c.model() == lookup.resolved.curve.model() && c.mode() == fix_mode)
-            .and_then(|c| rates::golden(c, k))
-            .map(|c| c.rates().to_vec());
-    }
-    let head = match intended {
-        Some(mode) => format!(
-            "{} = {} (AL {}): {}; the {mode} golden value for k = {k} is {}, the mode the value was written for ({}; it serves {} by the {}, where it is {})",
-            pin.knob.name(),
-            shown_written(&pin, written),
-            plain_number(implied, 4),
-            explained.why,
-            want(fix_al),
-            short(&golden.file),
-            lookup.resolved.curve.mode(),
-            pin.mode.text,
-            want(expected)
-        ),
-        None => format!(
-            "{} = {} (AL {}) but the golden value for {} at k = {k} is {} ({} {}): {}",
-            pin.knob.name(),
-            shown_written(&pin, written),
-            plain_number(implied, 4),
-            describe_query(&query),
-            want(expected),
-            short(&golden.file),
-            golden.key,
-            explained.why
-        ),
-    };
+    let explained = explain(&pin, written, k, &lookup.resolved, curves, &key, &matches);
+    checked.fix_to = Some(golden.expected_written);
+    checked.fix_rates = golden.expected_rates.clone();
+    let head = format!(
+        "{} = {} (AL {}) but the golden value for {} at k = {k} is {} ({} {}): {}",
+        pin.knob.name(),
+        shown_written(&pin, written),
+        plain_number(implied, 4),
+        describe_query(&query),
+        want(expected),
+        short(&golden.file),
+        golden.key,
+        explained.why
+    );
     let head = match &checked.fix_rates {
         Some(list) => format!("{head}; the golden chain to write is {}", rates::shown(list)),
         None => head,
@@ -619,14 +590,8 @@ fn list_problem(
     Some((verdict, Finding::new(class, pin.location.clone(), message)))
 }
 
-fn assumed_text(pin: &Pin, fact: Unstated) -> String {
-    match fact {
-        Unstated::Mode => {
-            format!("the assumed {} ({})", pin.mode.value.map_or("?".into(), |m| m.to_string()), pin.mode.text)
-        }
-        Unstated::Sampling => "the assumed greedy drafting (no draft_sample_method is written)".to_string(),
-    }
-}
+/// What an `assumption` on draft sampling rests on.
+const ASSUMED_SAMPLING: &str = "the assumed greedy drafting (no draft_sample_method is written)";
 
 fn out_of_range_finding(pin: &Pin, written: f64, implied: f64, k: usize, golden: Option<&GoldenRef>) -> Finding {
     let role = pin.role.map(|r| format!(" of the {r} role")).unwrap_or_default();
@@ -657,12 +622,9 @@ fn out_of_range_finding(pin: &Pin, written: f64, implied: f64, k: usize, golden:
 struct Explained {
     class: Class,
     why: String,
-    /// The AL and mode the value was evidently written for, when that differs from the checked mode.
-    intended: Option<(f64, ThinkingMode)>,
 }
 
 /// The first alternative that explains a mismatch, in the order of the classes of docs/pins.md that are about a value.
-#[allow(clippy::too_many_arguments)]
 fn explain(
     pin: &Pin,
     written: f64,
@@ -671,11 +633,10 @@ fn explain(
     curves: &CurveSet,
     key: &str,
     matches: &dyn Fn(f64) -> bool,
-    mode_assumed: bool,
 ) -> Explained {
     let expected = resolved.curve.al(k).unwrap_or(f64::NAN);
     let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
-    let plain = |class, why: String| Explained { class, why, intended: None };
+    let plain = |class, why: String| Explained { class, why };
     match pin.knob {
         Knob::TrtllmForceAccepted if close(written, expected, AL_TOLERANCE) => {
             return plain(
@@ -729,24 +690,26 @@ fn explain(
             );
         }
     }
-    // Another k: of the checked curve, or (when the mode is only assumed) of the mode the value was written for.
-    let curves_for_k: Vec<&Curve> =
-        resolved.file.curves.iter().filter(|c| c.model() == key && (c.mode() == mode || mode_assumed)).collect();
-    let mut ordered: Vec<&Curve> = curves_for_k.iter().copied().filter(|c| c.mode() == mode).collect();
-    ordered.extend(curves_for_k.iter().copied().filter(|c| c.mode() != mode));
-    for curve in ordered {
+    // Another k: of the served mode's curve first, then of the other mode's (a value copied from another
+    // row of the golden table is wrong in k whatever mode it was written for).
+    let of_model: Vec<&Curve> = resolved.file.curves.iter().filter(|c| c.model() == key).collect();
+    let served = of_model.iter().filter(|c| c.mode() == mode);
+    for curve in served.chain(of_model.iter().filter(|c| c.mode() != mode)) {
         for (&other_k, &al) in curve.points() {
             if other_k != k && matches(al) {
-                let intended = (curve.mode() != mode).then(|| curve.al(k).ok().map(|a| (a, curve.mode()))).flatten();
-                return Explained {
-                    class: Class::WrongK,
-                    why: format!(
-                        "it is the {} golden value for k = {other_k}, but this runs k = {k} ({})",
+                let and_mode = if curve.mode() == mode {
+                    String::new()
+                } else {
+                    format!(" and serves {mode} ({})", pin.mode.text)
+                };
+                return plain(
+                    Class::WrongK,
+                    format!(
+                        "it is the {} golden value for k = {other_k}, but this runs k = {k} ({}){and_mode}",
                         curve.mode(),
                         pin.k.text
                     ),
-                    intended,
-                };
+                );
             }
         }
     }

@@ -381,6 +381,35 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         }
         tables = super::shell::resolve::tables(&scripts);
     }
+    // A script that sources one writing a knob runs those pins with its variables: it is parsed too (only
+    // for that context, so a parse failure there hides no pin).
+    let knob_names: BTreeSet<&str> = knob_script_paths.iter().map(|p| p.rsplit('/').next().unwrap_or(p)).collect();
+    let sourcing: Vec<&TextFile> = files
+        .texts
+        .par_iter()
+        .filter(|f| f.kind == Kind::Shell && !script_index.contains_key(&f.rel) && sources_any(&f.text, &knob_names))
+        .collect();
+    let before = scripts.len();
+    for s in parse_scripts(sourcing).0 {
+        script_index.insert(s.rel.clone(), scripts.len());
+        scripts.push(s);
+    }
+    // What the parsed scripts `source`: parsed once each, whoever sources them. Only files the walk read
+    // are followed, so a link out of the root never is.
+    let mut index_of = |rel: &str, scripts: &mut Vec<Script>| -> Option<usize> {
+        if let Some(&i) = script_index.get(rel) {
+            return Some(i);
+        }
+        let script = parse_script(by_path.get(rel)?).ok()?;
+        script_index.insert(rel.to_string(), scripts.len());
+        scripts.push(script);
+        Some(scripts.len() - 1)
+    };
+    let readable = |p: &str| by_path.contains_key(p);
+    super::shell::include::resolve_all(&mut scripts, &mut index_of, &readable);
+    if scripts.len() > before {
+        tables = super::shell::resolve::tables(&scripts);
+    }
     let mut prefix_models = BTreeMap::new();
     for e in &entries {
         if let (Some(p), Some(m)) = (&e.model_prefix, &e.model) {
@@ -492,6 +521,14 @@ fn jobs_of(
 
 fn parse_recipes(files: &[&TextFile]) -> Vec<Result<Recipe, Finding>> {
     files.par_iter().map(|f| parse_yaml(f).map(|(root, dups)| Recipe::read(&f.rel, &f.text, &root, &dups))).collect()
+}
+
+/// Whether a script has a `source`/`.` line naming one of `names`.
+fn sources_any(text: &str, names: &BTreeSet<&str>) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        (l.starts_with("source ") || l.starts_with(". ")) && names.iter().any(|n| l.contains(n))
+    })
 }
 
 fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Finding>) {

@@ -21,6 +21,9 @@ pub(super) fn parse(rel: &str, text: &str) -> Result<Script, ParseFailure> {
             subs: HashMap::new(),
             line_starts,
             assigns: HashMap::new(),
+            includes: Vec::new(),
+            sourced_by: Vec::new(),
+            facts: std::sync::OnceLock::new(),
         },
         text,
     };

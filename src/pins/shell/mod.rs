@@ -9,10 +9,12 @@
 //! variables (`$FRAMEWORK == dynamo-trt`) can be evaluated for that entry.
 //!
 //! Reading a value ([`resolve`]), finding pins and their facts ([`sites`]) and shared lookup tables are
-//! built on this model.
+//! built on this model. A `source`d file ([`mod@include`]) gives the script the variables and facts it sets,
+//! from the statement that reads it on.
 
 mod build;
 mod checks;
+pub mod include;
 pub mod resolve;
 pub mod sites;
 pub mod text;
@@ -313,6 +315,12 @@ pub struct Script {
     line_starts: Vec<usize>,
     /// Statements assigning each variable, in source order.
     assigns: HashMap<String, Vec<usize>>,
+    /// The files it `source`s, in source order (filled once every script is parsed: [`include::resolve_all`]).
+    pub includes: Vec<include::Include>,
+    /// The scripts that `source` this one: (script index, statement index of the `source`).
+    pub sourced_by: Vec<(usize, usize)>,
+    /// The facts each statement writes, read the first time a script that sources this one needs them.
+    facts: std::sync::OnceLock<Vec<Vec<written::FactSite>>>,
 }
 
 /// The commands of a `$(…)`: its first and-or list, as `cmd`, `&& cmd`, `|| cmd`.

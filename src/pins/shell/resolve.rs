@@ -16,7 +16,7 @@ use super::{ChoiceKind, Cond, Ctx, Kind, Script, SubItem, Test, TestOp};
 use crate::pins::{How, Location};
 
 /// How deep variable resolution follows references before giving up (cycles, long chains).
-const MAX_DEPTH: usize = 12;
+pub const MAX_DEPTH: usize = 12;
 /// At most this many values per word; more is a script to read by eye.
 pub const MAX_BRANCHES: usize = 64;
 
@@ -278,13 +278,18 @@ impl Resolver<'_> {
         let in_function = ctx.func.is_some();
         let mut out = Vec::new();
         let mut covered: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+        // A file sourced before the read sets the variable where the `source` statement is: an assignment
+        // after that statement wins over it, one before it is overwritten.
+        let included = self.included(name, ctx, line, depth);
+        let source_line = included.as_ref().map(|(l, _)| *l);
         let candidates = self
             .script
             .assignments_of(name)
             .iter()
             .rev()
             .map(|&i| &self.script.stmts[i])
-            .filter(|s| (s.line < line || (in_function && s.ctx.func == ctx.func)) && s.ctx.compatible(ctx));
+            .filter(|s| (s.line < line || (in_function && s.ctx.func == ctx.func)) && s.ctx.compatible(ctx))
+            .filter(|s| source_line.is_none_or(|l| s.line > l));
         for stmt in candidates {
             let Kind::Assign(a) = &stmt.kind else { continue };
             if a.append {
@@ -331,7 +336,12 @@ impl Resolver<'_> {
                 }
             }
         }
-        if let Some(env) = self.env.get(name) {
+        let sourcing = || if out.is_empty() { self.in_sourcing_scripts(name, ctx, depth) } else { Vec::new() };
+        if let Some((_, values)) = included {
+            out.extend(values);
+        } else if let values @ [_, ..] = sourcing().as_slice() {
+            out.extend(values.iter().cloned());
+        } else if let Some(env) = self.env.get(name) {
             let mut v = self.literal(&env.value, None, ctx, line);
             v.how = How::Entry;
             v.at = env.at.clone();
@@ -344,6 +354,89 @@ impl Resolver<'_> {
             out.push(v);
         }
         out
+    }
+
+    /// This resolver on another parsed script (a sourced file), with the same environment.
+    pub fn on<'s>(&'s self, script: &'s Script) -> Resolver<'s> {
+        Resolver { script, scripts: self.scripts, tables: self.tables, env: self.env }
+    }
+
+    /// The `source` statements before `line` that can run with `ctx`, latest first, with the file each reads.
+    pub fn includes_before<'s>(
+        &'s self,
+        ctx: &'s Ctx,
+        line: usize,
+    ) -> impl Iterator<Item = (&'s super::Stmt, &'s Script)> {
+        self.script.includes.iter().rev().filter_map(move |inc| {
+            let stmt = &self.script.stmts[inc.stmt];
+            let target = *inc.target.as_ref().ok()?;
+            (stmt.line < line && stmt.ctx.compatible(ctx)).then(|| (stmt, &self.scripts[target]))
+        })
+    }
+
+    /// The values `name` has after the latest file sourced before `line` that sets it (the file read to
+    /// its end, or the files it sources), with the line of the `source` statement.
+    fn included(&self, name: &str, ctx: &Ctx, line: usize, depth: usize) -> Option<(usize, Vec<Val>)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.includes_before(ctx, line).find_map(|(stmt, file)| {
+            let inner = self.on(file);
+            if !inner.sets(name, depth + 1) {
+                return None;
+            }
+            // The file's own arms are not this script's: a value holds where the `source` statement runs.
+            let merged = ctx.merge(&stmt.ctx);
+            let values = inner
+                .var(name, &Ctx::default(), file.line_starts.len() + 1, depth + 1)
+                .into_iter()
+                .map(|mut v| {
+                    v.ctx = merged.clone();
+                    v
+                })
+                .collect();
+            Some((stmt.line, values))
+        })
+    }
+
+    /// For a file that others `source`: the values `name` has in each sourcing script where its `source`
+    /// statement runs (bash reads the file with the sourcing script's variables), where that script sets it.
+    fn in_sourcing_scripts(&self, name: &str, ctx: &Ctx, depth: usize) -> Vec<Val> {
+        if depth > MAX_DEPTH {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for &(from, stmt) in &self.script.sourced_by {
+            let outer = self.on(&self.scripts[from]);
+            let at = &outer.script.stmts[stmt];
+            if !outer.sets_before(name, at.line) {
+                continue;
+            }
+            // The sourcing script's arms are not this file's: a value holds wherever the reader does.
+            out.extend(outer.var(name, &at.ctx, at.line, depth + 1).into_iter().map(|mut v| {
+                v.ctx = ctx.clone();
+                v
+            }));
+        }
+        out
+    }
+
+    /// Whether this script assigns `name` before `line`, itself or in a file it sources there.
+    fn sets_before(&self, name: &str, line: usize) -> bool {
+        self.script.assignments_of(name).iter().any(|&i| self.script.stmts[i].line < line)
+            || self.includes_before(&Ctx::default(), line).any(|(_, file)| self.on(file).sets(name, 1))
+    }
+
+    /// Whether this script, or a file it sources, assigns `name`.
+    fn sets(&self, name: &str, depth: usize) -> bool {
+        !self.script.assignments_of(name).is_empty()
+            || (depth <= MAX_DEPTH
+                && self
+                    .script
+                    .includes
+                    .iter()
+                    .filter_map(|inc| inc.target.as_ref().ok())
+                    .any(|&t| self.on(&self.scripts[t]).sets(name, depth + 1)))
     }
 
     /// `case "$A:$B" in x:3)` binds `B` to `3` inside that arm.

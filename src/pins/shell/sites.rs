@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use super::Script;
 use super::checks::{eval_guard, never_passed, spelling_problem, unpassed_variables};
-use super::resolve::{Env, MAX_BRANCHES, Resolver, Table, Val};
+use super::resolve::{Env, MAX_BRANCHES, MAX_DEPTH, Resolver, Table, Val};
 use super::word::{Hole, Part, Value};
 use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of, streams};
 use crate::curve::ThinkingMode;
@@ -134,6 +134,12 @@ impl Analyzer<'_> {
         if out.iter().any(|v| v.value.is_some()) {
             return out;
         }
+        for (stmt, file) in self.r.includes_before(ctx, line) {
+            let found = self.included_fact(kind, file, &ctx.merge(&stmt.ctx), 0);
+            if found.iter().any(|v| v.value.is_some()) {
+                return found;
+            }
+        }
         for name in conventional(kind) {
             let v = self.r.var(name, ctx, line + 1, 0);
             if v.iter().any(|v| v.value.is_some()) {
@@ -141,6 +147,42 @@ impl Analyzer<'_> {
             }
         }
         out
+    }
+}
+
+impl Analyzer<'_> {
+    /// A fact a sourced file writes: its last statement that writes one (bash has read the whole file
+    /// when the `source` statement returns), else a file it sources. It holds where the `source` runs.
+    fn included_fact(&self, kind: FactKind, file: &Script, at: &super::Ctx, depth: usize) -> Vec<Val> {
+        let inner = self.r.on(file);
+        // Function bodies do not run when the file is read.
+        let top_level = file.stmts.iter().zip(file.facts_written()).filter(|(s, _)| s.ctx.func.is_none());
+        for (s, facts) in top_level.rev() {
+            for f in facts.iter().filter(|f| f.kind == kind) {
+                let values: Vec<Val> = inner
+                    .value(&f.value, &s.ctx, s.line)
+                    .into_iter()
+                    .map(|v| {
+                        let mut v = if kind == FactKind::Thinking { thinking_val(v, f.key) } else { v };
+                        v.ctx = at.clone();
+                        v
+                    })
+                    .collect();
+                if values.iter().any(|v| v.value.is_some()) {
+                    return values;
+                }
+            }
+        }
+        if depth >= MAX_DEPTH {
+            return Vec::new();
+        }
+        file.includes
+            .iter()
+            .rev()
+            .filter_map(|inc| inc.target.as_ref().ok())
+            .map(|&t| self.included_fact(kind, &self.r.scripts[t], at, depth + 1))
+            .find(|found| found.iter().any(|v| v.value.is_some()))
+            .unwrap_or_default()
     }
 }
 
@@ -219,7 +261,7 @@ pub fn discover(script: &Script, prepared: &Prepared, scripts: &[Script], tables
         .zip(&prepared.facts)
         .find(|(_, f)| f.iter().any(|f| f.kind == FactKind::K))
         .map(|(s, _)| s.line);
-    let a = Analyzer { r, facts: &prepared.facts };
+    let a = Analyzer { r: r.on(script), facts: &prepared.facts };
     let mut out = Discovery { spec_line, ..Discovery::default() };
     // Statements that run only for EVAL_ONLY are the real-verification path: they hold no site.
     for (index, sites) in prepared.sites.iter().enumerate() {
@@ -229,6 +271,17 @@ pub fn discover(script: &Script, prepared: &Prepared, scripts: &[Script], tables
         }
     }
     out.findings.extend(unpassed_variables(script));
+    if out.has_sites {
+        for include in &script.includes {
+            if let Err(why) = &include.target {
+                out.findings.push(Finding::new(
+                    Class::Unresolved,
+                    r.loc(script.stmts[include.stmt].line),
+                    format!("source {} unresolved ({why}): what it sets is not read", include.written),
+                ));
+            }
+        }
+    }
     out
 }
 

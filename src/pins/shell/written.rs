@@ -56,6 +56,13 @@ pub(super) struct FactSite {
     pub(super) key: &'static str,
 }
 
+impl Script {
+    /// The facts each statement writes (computed once).
+    pub(super) fn facts_written(&self) -> &[Vec<FactSite>] {
+        self.facts.get_or_init(|| self.stmts.iter().map(|s| fact_sites(s, &streams(self, s))).collect())
+    }
+}
+
 /// One place a knob is written.
 #[derive(Debug, Clone)]
 pub(super) struct Site {
