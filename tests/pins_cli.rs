@@ -647,3 +647,43 @@ fn a_drafter_whose_curve_is_not_in_the_tree_is_unresolved_not_judged() {
         assert!(found.iter().all(|(class, _, _)| class != "mismatch" && class != "wrong-drafter"), "{found:?}");
     }
 }
+
+/// Reasoning effort is a fact: DeepSeek-V4's curve was collected at effort `high` (its header says so), so
+/// a server run at `max` has no golden value, whatever it pins (InferenceX's AMD env.sh ran `max` until
+/// a141bfc set `high`); a run at `high`, or one that states no effort, is judged as before.
+#[test]
+fn a_reasoning_effort_the_curve_was_not_collected_at_is_a_wrong_thinking_mode() {
+    let golden = std::fs::read_to_string(fixture().join("golden_al_distribution/dsv4_mtp.yaml")).unwrap();
+    let script = |effort: &str| {
+        format!(
+            "#!/usr/bin/env bash\n{effort}export SGLANG_DEFAULT_THINKING=1\nif [ \"$EVAL_ONLY\" != true ]; then\n  export SGLANG_SIMULATE_ACC_LEN=2.49\n  export SGLANG_SIMULATE_ACC_METHOD=match-expected\n  export SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\nfi\npython3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Pro --speculative-num-steps 3\n"
+        )
+    };
+    for (effort, wrong) in [
+        ("export SGLANG_DSV4_REASONING_EFFORT=max\n", true),
+        ("export SGLANG_DSV4_REASONING_EFFORT=high\n", false),
+        ("", false),
+    ] {
+        let repo = scratch(&[
+            ("golden_al_distribution/dsv4_mtp.yaml", &golden),
+            ("benchmarks/single_node/dsv4_fp4_sglang_mtp.sh", &script(effort)),
+        ]);
+        let (code, report) = check_json(&["pins", "check", repo.path().to_str().unwrap(), "--format", "json"]);
+        let findings = report["findings"].as_array().unwrap();
+        let effort_finding = findings.iter().find(|f| f["message"].as_str().unwrap().contains("reasoning effort"));
+        assert_eq!(effort_finding.is_some(), wrong, "{effort:?}: {findings:?}");
+        if let Some(f) = effort_finding {
+            assert_eq!(
+                (f["class"].as_str(), f["severity"].as_str(), code),
+                (Some("wrong-thinking-mode"), Some("error"), 1)
+            );
+            let message = f["message"].as_str().unwrap();
+            assert!(
+                message.contains("collected at reasoning effort high") && message.contains("runs reasoning effort max"),
+                "{message}"
+            );
+        } else {
+            assert_eq!(report["pins"][0]["verdict"], "ok", "{effort:?}: {findings:?}");
+        }
+    }
+}

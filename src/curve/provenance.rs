@@ -87,6 +87,16 @@ impl Provenance {
         p
     }
 
+    /// The reasoning effort the curve's runs asked of the model in `mode` (the `reasoning_effort` of that
+    /// mode's chat-template kwargs, as InferenceX's DeepSeek-V4 header records `"high"`), when the header says.
+    pub fn effort(&self, mode: &str) -> Option<String> {
+        let settings = self.mode_settings.get(mode)?;
+        let rest = &settings[settings.find("reasoning_effort")? + "reasoning_effort".len()..];
+        let value = rest.trim_start_matches(['"', '\'', ' ', ':', '=']);
+        let end = value.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(value.len());
+        (end > 0).then(|| value[..end].to_ascii_lowercase())
+    }
+
     fn set_spec_fact(&mut self, key: &str, value: &str) {
         let value = value.to_ascii_lowercase();
         match key {
@@ -148,6 +158,20 @@ mod tests {
     fn header(text: &str) -> Provenance {
         let lines: Vec<String> = text.lines().map(|l| l.trim_start_matches('#').to_string()).collect();
         Provenance::from_header(&lines)
+    }
+
+    #[test]
+    fn reads_the_reasoning_effort_of_a_mode() {
+        let header: Vec<String> = [
+            r#"thinking_on chat_template_kwargs: {"thinking": true, "reasoning_effort": "high"}"#,
+            r#"thinking_off chat_template_kwargs: {"thinking": false}"#,
+        ]
+        .map(String::from)
+        .to_vec();
+        let p = Provenance::from_header(&header);
+        assert_eq!(p.effort("thinking_on").as_deref(), Some("high"));
+        assert_eq!(p.effort("thinking_off"), None);
+        assert_eq!(Provenance::default().effort("thinking_on"), None);
     }
 
     #[test]

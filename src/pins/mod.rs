@@ -410,6 +410,8 @@ pub struct Pin {
     pub draft_sampling: Fact<String>,
     /// Thinking mode served.
     pub mode: Fact<ThinkingMode>,
+    /// Reasoning effort asked of a thinking model (`high`, `max`), where the launch code sets one.
+    pub effort: Fact<String>,
     /// How eval runs are kept off the pin.
     pub eval: Fact<EvalRoute>,
     /// Config entries that run it.
@@ -441,7 +443,7 @@ pub enum Class {
     WrongK,
     /// 2. Another drafter's curve, or the greedy curve used with probabilistic drafting (or the reverse).
     WrongDrafter,
-    /// 3. The other thinking mode's value.
+    /// 3. The other thinking mode's value, or a reasoning effort the curve was not collected at.
     WrongThinkingMode,
     /// 4. Another model's value.
     WrongModel,

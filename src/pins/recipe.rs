@@ -41,6 +41,9 @@ enum ItemKind {
     Thinking,
     /// A request-side thinking setting (the benchmark's `AIPERF_EXTRA_INPUTS`).
     RequestThinking,
+    /// How hard a thinking model reasons (`SGLANG_DSV4_REASONING_EFFORT`, a chat template's
+    /// `reasoning_effort`).
+    Effort,
     Ignored,
     SglangMethod,
     SglangTokenMode,
@@ -77,6 +80,8 @@ pub struct RoleFacts {
     pub sampling: Fact<String>,
     /// Thinking mode the deployment serves.
     pub mode: Fact<ThinkingMode>,
+    /// Reasoning effort the deployment asks of a thinking model.
+    pub effort: Fact<String>,
     /// Engine.
     pub engine: Fact<Engine>,
 }
@@ -255,6 +260,7 @@ impl Recipe {
             method: self.string_fact(ItemKind::Method, role, "no speculative method in the recipe"),
             sampling,
             mode,
+            effort: self.string_fact(ItemKind::Effort, role, "no reasoning effort in the recipe"),
             engine,
         }
     }
@@ -346,6 +352,7 @@ impl Recipe {
             method: facts.method,
             draft_sampling: facts.sampling,
             mode: facts.mode,
+            effort: facts.effort,
             eval,
             entries: Vec::new(),
             edit: None,
@@ -577,6 +584,7 @@ impl Reader<'_> {
             | "enable_thinking"
             | "thinking"
             | "chat_template" => Some(ItemKind::Thinking),
+            "sglang_dsv4_reasoning_effort" | "sglang_reasoning_effort" | "reasoning_effort" => Some(ItemKind::Effort),
             "aiperf_extra_inputs" => {
                 for token in text.split([' ', ',']) {
                     if let Some(v) = token.strip_prefix("thinking:") {
@@ -624,6 +632,7 @@ impl Reader<'_> {
                     ("thinking_mode", ItemKind::Thinking),
                     ("enable_thinking", ItemKind::Thinking),
                     ("thinking", ItemKind::Thinking),
+                    ("reasoning_effort", ItemKind::Effort),
                 ]
             };
             for (json_key, kind) in keys {

@@ -415,6 +415,26 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
         rates_from: chain.as_ref().map(RatesPin::describe),
     };
     checked.golden = Some(golden.clone());
+    // A curve collected at one reasoning effort says nothing of another: no value is right for this run.
+    let measured_effort = lookup.resolved.file.provenance.effort(lookup.resolved.curve.mode().key());
+    if let (Some(effort), Some(measured)) = (pin.effort.value.as_deref(), measured_effort)
+        && !effort.eq_ignore_ascii_case(&measured)
+    {
+        checked.verdict = Verdict::Mismatch;
+        findings.push(Finding::new(
+            Class::WrongThinkingMode,
+            at,
+            format!(
+                "{} = {} rests on {} {}, collected at reasoning effort {measured} (its header), but this runs reasoning effort {effort} ({}): no golden value exists for {effort}; run effort {measured}, or collect a curve at {effort}",
+                pin.knob.name(),
+                plain_number(written, 6),
+                short(&golden.file),
+                golden.key,
+                pin.effort.text
+            ),
+        ));
+        return (checked, findings, Some(entry));
+    }
     if out_of_range {
         findings.push(out_of_range_finding(&pin, written, implied, k, Some(&golden)));
         checked.verdict = Verdict::OutOfRange;

@@ -422,6 +422,7 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
                 method: string_fact(FactKind::Method),
                 draft_sampling: sampling,
                 mode,
+                effort: string_fact(FactKind::Effort),
                 eval: guard.clone(),
                 entries: Vec::new(),
                 edit,

@@ -22,6 +22,8 @@ pub enum FactKind {
     Sampling,
     /// Thinking mode.
     Thinking,
+    /// Reasoning effort of a thinking model.
+    Effort,
 }
 
 /// Variables that hold a fact by convention when no flag writes it.
@@ -43,7 +45,7 @@ pub(super) fn conventional(kind: FactKind) -> &'static [&'static str] {
         FactKind::Drafter => &["DRAFT_MODEL", "DRAFT_MODEL_PATH", "SPEC_MODEL"],
         FactKind::Method => &["SPEC_METHOD", "SPEC_ALGO", "SPECULATIVE_ALGORITHM"],
         FactKind::Sampling => &["DRAFT_SAMPLE_METHOD"],
-        FactKind::Thinking => &[],
+        FactKind::Thinking | FactKind::Effort => &[],
     }
 }
 
@@ -233,6 +235,7 @@ pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, V
         for key in THINKING_JSON {
             push(FactKind::Thinking, key, t.json(key));
         }
+        push(FactKind::Effort, "reasoning_effort", t.json("reasoning_effort"));
         if t.text.contains("thinking") && !t.text.contains('{') {
             // `AIPERF_EXTRA_INPUTS="thinking:true"` sets the request's chat-template kwargs.
             for token in t.tokens() {
@@ -249,6 +252,8 @@ pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, V
         let (kind, key) = match a.name.as_str() {
             "SGLANG_DEFAULT_THINKING" => (FactKind::Thinking, "SGLANG_DEFAULT_THINKING"),
             "DYN_DEFAULT_THINKING_MODE" => (FactKind::Thinking, "DYN_DEFAULT_THINKING_MODE"),
+            "SGLANG_DSV4_REASONING_EFFORT" => (FactKind::Effort, "SGLANG_DSV4_REASONING_EFFORT"),
+            "SGLANG_REASONING_EFFORT" => (FactKind::Effort, "SGLANG_REASONING_EFFORT"),
             "LLAMA_ARG_SPEC_DRAFT_N_MAX" => (FactKind::K, "LLAMA_ARG_SPEC_DRAFT_N_MAX"),
             _ => continue,
         };
