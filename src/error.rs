@@ -45,14 +45,43 @@ pub enum Error {
         message: String,
     },
     /// A lookup (model, drafter, mode, k, hardware…) matched nothing, or more than one thing.
-    #[error("{0}")]
-    Lookup(String),
+    #[error("{message}")]
+    Lookup {
+        /// What was looked up, so a front end can name the option that decides it.
+        kind: LookupKind,
+        /// What matched nothing or too much, with the names there are to choose from (no option names).
+        message: String,
+    },
+}
+
+/// What a failed lookup was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupKind {
+    /// A golden curve for a model.
+    Model,
+    /// Several golden files answer; the drafter, method or draft sampling decides between them.
+    Files,
+    /// A golden curve with the drafter, method or draft sampling asked for.
+    Facet,
+    /// A curve of a thinking mode: the file has none of the mode asked, or several and none was asked.
+    Mode,
+    /// A golden value at a draft length.
+    Point,
+    /// A hardware, model or drafter profile.
+    Profile,
+    /// An `explain` topic.
+    Topic,
 }
 
 /// Shorthand used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An [`Error::Lookup`] of `kind` with `message`.
+    pub fn lookup(kind: LookupKind, message: impl Into<String>) -> Self {
+        Error::Lookup { kind, message: message.into() }
+    }
+
     /// An [`Error::Invalid`] for `field` with `message`.
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Invalid { field: field.into(), message: message.into() }

@@ -13,7 +13,7 @@
 //! reference in messages, help and pages resolves (`tests/docs.rs`).
 
 use crate::accept::schedule::ScheduleKind;
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupKind, Result};
 use crate::evidence::verdict::Verdict;
 use crate::pins::Class;
 
@@ -200,7 +200,7 @@ pub fn find(query: &str) -> Result<Topic> {
         }
     }
     let hint = if names.is_empty() { String::new() } else { format!("; close: {}", names.join(", ")) };
-    Err(Error::Lookup(format!("no topic '{query}'{hint} (`alsim explain --list` lists every topic)")))
+    Err(Error::lookup(LookupKind::Topic, format!("no topic '{query}'{hint}")))
 }
 
 /// The topic of a label tables print in words of their own: a schedule's row label ("llama.cpp length

@@ -112,7 +112,7 @@ pub mod stats;
 pub mod units;
 pub mod yaml;
 
-pub use error::{Error, Result};
+pub use error::{Error, LookupKind, Result};
 
 // The types of the three jobs, at the crate root: what a pin means (a curve, the chain it implies, the
 // distribution of accepted drafts, an engine's forced schedule), whether it is honest (evidence read from a

@@ -123,7 +123,8 @@ pub fn main() -> ExitCode {
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // Errors name the user's paths, which may hold line breaks; stderr reaches the CI log too.
-            eprintln!("alsim: error: {}", alsim::report::one_line(&cause_chain(&err)));
+            let hint = lookup_hint(&err).map(|h| format!(" ({h})")).unwrap_or_default();
+            eprintln!("alsim: error: {}{hint}", alsim::report::one_line(&cause_chain(&err)));
             ExitCode::from(2)
         }
     }
@@ -175,6 +176,25 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 /// The error and its causes joined by ": " (each cause names what it adds; none repeats its source's text).
 fn cause_chain(err: &anyhow::Error) -> String {
     err.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ")
+}
+
+/// The options that settle a lookup the library could not: the library names what it looked for, the
+/// command line knows which of its flags decide it.
+fn lookup_hint(err: &anyhow::Error) -> Option<&'static str> {
+    use alsim::LookupKind;
+    err.chain().find_map(|cause| match cause.downcast_ref::<alsim::Error>()? {
+        alsim::Error::Lookup { kind, .. } => match kind {
+            LookupKind::Files | LookupKind::Facet => {
+                Some("--drafter, --method or --draft-sampling decides; `alsim curve list` shows each file's")
+            }
+            LookupKind::Mode => Some("--mode decides"),
+            LookupKind::Model => Some("`alsim curve list` shows the curves; --golden or --curve reads others"),
+            LookupKind::Point => Some("--k decides; `alsim curve show` lists the draft lengths measured"),
+            LookupKind::Profile => Some("--hardware, --model or --drafter decides; --profile files add more"),
+            LookupKind::Topic => Some("`alsim explain --list` lists every topic"),
+        },
+        _ => None,
+    })
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -29,7 +29,7 @@ use serde::Serialize;
 pub use provenance::Provenance;
 pub use registry::{CurveQuery, CurveSet, Resolved};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupKind, Result};
 use crate::units::{MAX_DRAFT_LEN, check_al};
 use crate::yaml::{self, Node};
 
@@ -165,12 +165,15 @@ impl Curve {
     /// [`Error::Lookup`] when the curve has no point at `k`; [`Error::Invalid`] when the value is outside [1, k+1].
     pub fn al(&self, k: usize) -> Result<f64> {
         let al = *self.points.get(&k).ok_or_else(|| {
-            Error::Lookup(format!(
-                "{} ({}) has no golden value for k = {k}; it has k = {}",
-                self.model,
-                self.mode,
-                self.points.keys().map(usize::to_string).collect::<Vec<_>>().join(", ")
-            ))
+            Error::lookup(
+                LookupKind::Point,
+                format!(
+                    "{} ({}) has no golden value for k = {k}; it has k = {}",
+                    self.model,
+                    self.mode,
+                    self.points.keys().map(usize::to_string).collect::<Vec<_>>().join(", ")
+                ),
+            )
         })?;
         check_al(al, k, &self.field(k))?;
         Ok(al)
@@ -186,7 +189,10 @@ impl Curve {
         (1..=k)
             .map(|i| {
                 let al = *self.points.get(&i).ok_or_else(|| {
-                    Error::Lookup(format!("{} ({}) has no golden value for k = {i}", self.model, self.mode))
+                    Error::lookup(
+                        LookupKind::Point,
+                        format!("{} ({}) has no golden value for k = {i}", self.model, self.mode),
+                    )
                 })?;
                 let p = al - previous;
                 previous = al;

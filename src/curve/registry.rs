@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{Curve, CurveFile, ThinkingMode};
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupKind, Result};
 
 /// The project's golden files, compiled into the binary so alsim runs with no files at all.
 const EMBEDDED: &[(&str, &str)] = &[
@@ -175,11 +175,14 @@ impl CurveSet {
             candidates = by_model(false);
         }
         if candidates.is_empty() {
-            return Err(Error::Lookup(format!(
-                "no golden curve for model '{}'; known models: {}",
-                query.model,
-                self.known_models().join(", ")
-            )));
+            return Err(Error::lookup(
+                LookupKind::Model,
+                format!(
+                    "no golden curve for model '{}'; known models: {}",
+                    query.model,
+                    self.known_models().join(", ")
+                ),
+            ));
         }
         if let Some(method) = &query.method {
             candidates = narrow(candidates, "method", method, |f| f.provenance.method.clone())?;
@@ -194,12 +197,15 @@ impl CurveSet {
             (candidates, drafter_match) = self.match_drafter(candidates, drafter)?;
         }
         if candidates.len() > 1 {
-            return Err(Error::Lookup(format!(
-                "'{}' matches {} golden files: {}; choose one with --drafter, --method or --draft-sampling",
-                query.model,
-                candidates.len(),
-                candidates.iter().map(|f| describe(f)).collect::<Vec<_>>().join("; ")
-            )));
+            return Err(Error::lookup(
+                LookupKind::Files,
+                format!(
+                    "'{}' matches {} golden files: {}; choose one by its drafter, method or draft sampling",
+                    query.model,
+                    candidates.len(),
+                    candidates.iter().map(|f| describe(f)).collect::<Vec<_>>().join("; ")
+                ),
+            ));
         }
         let file = candidates[0];
         let curves: Vec<&Curve> = file.curves.iter().filter(|c| normalize(c.model()).starts_with(&wanted)).collect();
@@ -210,22 +216,28 @@ impl CurveSet {
                 .or_else(|| curves.iter().find(|c| c.mode() == ThinkingMode::Unspecified))
                 .copied()
                 .ok_or_else(|| {
-                    Error::Lookup(format!(
-                        "{} has no {mode} curve for '{}'; it has {}",
-                        file.origin,
-                        query.model,
-                        curves.iter().map(|c| c.mode().key()).collect::<Vec<_>>().join(", ")
-                    ))
+                    Error::lookup(
+                        LookupKind::Mode,
+                        format!(
+                            "{} has no {mode} curve for '{}'; it has {}",
+                            file.origin,
+                            query.model,
+                            curves.iter().map(|c| c.mode().key()).collect::<Vec<_>>().join(", ")
+                        ),
+                    )
                 })?,
             None if curves.len() == 1 => curves[0],
             None => {
-                return Err(Error::Lookup(format!(
-                    "{} holds {} curves for '{}'; choose one with --mode ({})",
-                    file.origin,
-                    curves.len(),
-                    query.model,
-                    curves.iter().map(|c| c.mode().key()).collect::<Vec<_>>().join(", ")
-                )));
+                return Err(Error::lookup(
+                    LookupKind::Mode,
+                    format!(
+                        "{} holds {} curves for '{}'; choose a thinking mode ({})",
+                        file.origin,
+                        curves.len(),
+                        query.model,
+                        curves.iter().map(|c| c.mode().key()).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
             }
         };
         Ok(Resolved { file, curve, drafter_match })
@@ -251,10 +263,13 @@ fn narrow<'a>(
     let kept: Vec<&CurveFile> =
         candidates.iter().copied().filter(|f| value(f).is_none_or(|v| normalize(&v) == wanted_norm)).collect();
     if kept.is_empty() {
-        return Err(Error::Lookup(format!(
-            "no golden curve with {facet} '{wanted}' among {}",
-            candidates.iter().map(|f| describe(f)).collect::<Vec<_>>().join("; ")
-        )));
+        return Err(Error::lookup(
+            LookupKind::Facet,
+            format!(
+                "no golden curve with {facet} '{wanted}' among {}",
+                candidates.iter().map(|f| describe(f)).collect::<Vec<_>>().join("; ")
+            ),
+        ));
     }
     Ok(kept)
 }
@@ -293,17 +308,20 @@ impl CurveSet {
         let kept: Vec<&CurveFile> = scored.iter().filter(|(n, _)| Some(*n) == best).map(|(_, f)| *f).collect();
         if kept.is_empty() {
             let missing: Vec<String> = candidates.iter().filter_map(|f| self.variant_missing(f, drafter)).collect();
-            return Err(Error::Lookup(format!(
-                "no golden curve for drafter '{drafter}' among {}{}",
-                candidates.iter().map(|f| describe(f)).collect::<Vec<_>>().join("; "),
-                match missing.first() {
-                    Some(variant) => format!(
-                        "; the drafter is the '{variant}' variant, whose curve is not here (alsim's embedded curves \
+            return Err(Error::lookup(
+                LookupKind::Facet,
+                format!(
+                    "no golden curve for drafter '{drafter}' among {}{}",
+                    candidates.iter().map(|f| describe(f)).collect::<Vec<_>>().join("; "),
+                    match missing.first() {
+                        Some(variant) => format!(
+                            "; the drafter is the '{variant}' variant, whose curve is not here (alsim's embedded curves \
                          may have it: alsim curve list)"
-                    ),
-                    None => String::new(),
-                }
-            )));
+                        ),
+                        None => String::new(),
+                    }
+                ),
+            ));
         }
         Ok((kept, DrafterMatch::FileName))
     }
@@ -411,8 +429,9 @@ mod tests {
         assert_eq!(mha.drafter_match, DrafterMatch::Header);
         let gqa = set.lookup(&query("minimax-m3", Some("Inferact/MiniMax-M3-EAGLE3-GQA"), on)).unwrap();
         assert_eq!(gqa.curve.al(3).unwrap(), 2.78);
-        let err = set.lookup(&query("minimax-m3", None, on)).unwrap_err().to_string();
-        assert!(err.contains("--drafter"), "{err}");
+        let err = set.lookup(&query("minimax-m3", None, on)).unwrap_err();
+        assert!(matches!(err, Error::Lookup { kind: LookupKind::Files, .. }), "{err}");
+        assert!(err.to_string().contains("by its drafter, method or draft sampling"), "{err}");
         let err = set.lookup(&query("llama", None, on)).unwrap_err().to_string();
         assert!(err.contains("known models"), "{err}");
     }

@@ -60,11 +60,7 @@ pub(super) struct Alternative {
     pub(super) field: String,
 }
 
-pub(super) fn lookup<'a>(
-    curves: &'a CurveSet,
-    query: &CurveQuery,
-    k: usize,
-) -> std::result::Result<Lookup<'a>, String> {
+pub(super) fn lookup<'a>(curves: &'a CurveSet, query: &CurveQuery, k: usize) -> crate::Result<Lookup<'a>> {
     let resolved = match curves.lookup(query) {
         Ok(r) => r,
         Err(first) => {
@@ -79,11 +75,11 @@ pub(super) fn lookup<'a>(
                 {
                     r
                 }
-                _ => return Err(first.to_string()),
+                _ => return Err(first),
             }
         }
     };
-    let expected = resolved.curve.al(k).map_err(|e| e.to_string())?;
+    let expected = resolved.curve.al(k)?;
     Ok(Lookup { resolved, expected })
 }
 

@@ -379,14 +379,16 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
     let lookup = match lookup(curves, &query, k) {
         Ok(l) => l,
         Err(e) => {
-            let what = if pin.mode.value.is_none() && e.contains("--mode") { "thinking mode" } else { "golden curve" };
-            let why = if what == "thinking mode" {
+            let mode_undecided =
+                pin.mode.value.is_none() && matches!(e, crate::Error::Lookup { kind: crate::LookupKind::Mode, .. });
+            let what = if mode_undecided { "thinking mode" } else { "golden curve" };
+            let why = if mode_undecided {
                 format!(
                     "{}; the deployment states no thinking mode and alsim knows no documented default for {key}",
                     pin.mode.text
                 )
             } else {
-                e
+                e.to_string()
             };
             if out_of_range {
                 findings.push(out_of_range_finding(&pin, written, implied, k, None));

@@ -17,7 +17,7 @@ pub use precision::Precision;
 
 use super::csv::{CsvRow, CsvTable};
 use crate::curve::registry::normalize;
-use crate::error::{Error, Result};
+use crate::error::{Error, LookupKind, Result};
 
 const HARDWARE_CSV: &str = include_str!("../../../profiles/hardware.csv");
 const MODELS_CSV: &str = include_str!("../../../profiles/models.csv");
@@ -106,10 +106,13 @@ impl Profiles {
     /// [`Error::Lookup`] listing the known hardware.
     pub fn hardware(&self, name: &str) -> Result<&HardwareProfile> {
         find(self.hardware.iter(), name, |h| (&h.key, &h.aliases)).ok_or_else(|| {
-            Error::Lookup(format!(
-                "unknown hardware '{name}'; known: {}",
-                self.hardware.iter().map(|h| h.key.as_str()).collect::<Vec<_>>().join(", ")
-            ))
+            Error::lookup(
+                LookupKind::Profile,
+                format!(
+                    "unknown hardware '{name}'; known: {}",
+                    self.hardware.iter().map(|h| h.key.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            )
         })
     }
 
@@ -119,10 +122,13 @@ impl Profiles {
     /// [`Error::Lookup`] listing the known models.
     pub fn model(&self, name: &str) -> Result<&ModelProfile> {
         find(self.models.iter(), name, |m| (&m.key, &m.aliases)).ok_or_else(|| {
-            Error::Lookup(format!(
-                "no model profile for '{name}'; known: {}",
-                self.models.iter().map(|m| m.key.as_str()).collect::<Vec<_>>().join(", ")
-            ))
+            Error::lookup(
+                LookupKind::Profile,
+                format!(
+                    "no model profile for '{name}'; known: {}",
+                    self.models.iter().map(|m| m.key.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            )
         })
     }
 
@@ -135,19 +141,24 @@ impl Profiles {
         let listing = || own.iter().map(|d| format!("{} ({})", d.key, d.method)).collect::<Vec<_>>().join(", ");
         if let Some(name) = name {
             return find(own.iter().copied(), name, |d| (&d.key, &d.aliases)).ok_or_else(|| {
-                Error::Lookup(format!("no drafter profile '{name}' for {}; known: {}", model.key, listing()))
+                Error::lookup(
+                    LookupKind::Profile,
+                    format!("no drafter profile '{name}' for {}; known: {}", model.key, listing()),
+                )
             });
         }
         let matching: Vec<&DrafterProfile> =
             own.iter().copied().filter(|d| method.is_none_or(|m| normalize(m) == normalize(&d.method))).collect();
         match matching.as_slice() {
             [one] => Ok(one),
-            [] => Err(Error::Lookup(format!("no drafter profile for {}; known: {}", model.key, listing()))),
-            _ => Err(Error::Lookup(format!(
-                "{} has several drafters ({}); choose one with --drafter or --method",
-                model.key,
-                listing()
-            ))),
+            [] => Err(Error::lookup(
+                LookupKind::Profile,
+                format!("no drafter profile for {}; known: {}", model.key, listing()),
+            )),
+            _ => Err(Error::lookup(
+                LookupKind::Profile,
+                format!("{} has several drafters ({}); choose one by its name or method", model.key, listing()),
+            )),
         }
     }
 }
