@@ -50,6 +50,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    args.format.export.check()?;
     if let Some(k) = args.k {
         alsim::units::check_draft_len(k, "--k")?;
     }

@@ -163,6 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
+    args.format.export.check()?;
     let paths: Vec<PathBuf> =
         args.runs.runs.iter().map(|r| split_k(r).map(|(path, _)| path)).collect::<anyhow::Result<_>>()?;
     let runs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
@@ -191,6 +192,7 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
 }
 
 fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
+    args.format.export.check()?;
     let file = CurveFile::read(&args.curve)?;
     let candidates: Vec<_> = file
         .curves

@@ -127,6 +127,7 @@ impl ProfileArgs {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    args.output.export.check()?;
     let plot = args.plot.target()?;
     let (profiles, profile_keys) = args.profiles.load()?;
     let mut hardware_names = profile_keys.unwrap_or_else(|| vec![DEFAULT_HARDWARE.to_string()]);

@@ -102,6 +102,8 @@ pub struct Args {
 const MAX_THREADS: usize = 1024;
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    // Outputs that cannot be written are refused before the Monte Carlo, not after it.
+    args.output.export.check()?;
     let plot = args.plot.target()?;
     let resolved = args.real.resolve()?;
     // The same default pin as `accept`: with --fit the fitted chain's AL differs slightly from the golden

@@ -429,7 +429,7 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
             format!(
                 "{} = {} rests on {} {}, collected at reasoning effort {measured} (its header), but this runs reasoning effort {effort} ({}): no golden value exists for {effort}; run effort {measured}, or collect a curve at {effort}",
                 pin.knob.name(),
-                plain_number(written, 6),
+                shown_written(&pin, written),
                 short(&golden.file),
                 golden.key,
                 pin.effort.text

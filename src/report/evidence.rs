@@ -2,18 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Cell, Report, Table, fixed};
+use super::{Cell, Report, Table, estimate_text, fixed};
 use crate::evidence::{EvalReport, FileResult, Verdict};
-use crate::stats::Estimate;
-
-fn interval(e: &Estimate, digits: usize) -> String {
-    format!(
-        "{} [{}, {}]",
-        fixed(e.point_estimate, digits),
-        fixed(e.confidence_interval.lower_bound, digits),
-        fixed(e.confidence_interval.upper_bound, digits)
-    )
-}
 
 fn percent(x: f64) -> String {
     format!("{:+.1}%", 100.0 * x)
@@ -44,9 +34,9 @@ fn result_row(r: &FileResult) -> Vec<Cell> {
         Cell::estimate(&e.independent, 3),
         match (&e.design, e.design_effect) {
             (Some(d), Some(deff)) => {
-                format!("{} deff {deff:.2} ({} {})", interval(d, 3), e.batches, e.batch_source).into()
+                format!("{} deff {deff:.2} ({} {})", estimate_text(d, 3), e.batches, e.batch_source).into()
             }
-            (Some(d), None) => format!("{} ({} {})", interval(d, 3), e.batches, e.batch_source).into(),
+            (Some(d), None) => format!("{} ({} {})", estimate_text(d, 3), e.batches, e.batch_source).into(),
             _ => "-".into(),
         },
         verdict_cell(r).into(),
@@ -105,7 +95,7 @@ impl Report for EvalReport {
                 let departure = r.departures.iter().find(|d| d.position == p.position);
                 positions.row(vec![
                     p.position.to_string(),
-                    interval(p.decisive(), 3),
+                    estimate_text(p.decisive(), 3),
                     fixed(p.conditional, 3),
                     golden.and_then(|g| g.get(p.position - 1)).map_or("-".into(), |g| fixed(*g, 3)),
                     departure.map_or("-".into(), |d| format!("{:+.3}", d.difference)),

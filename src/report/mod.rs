@@ -93,9 +93,7 @@ impl Cell {
     /// An estimate and its interval, shown `2.830 [2.826, 2.834]` with `digits` decimals.
     pub fn estimate(estimate: &crate::stats::Estimate, digits: usize) -> Cell {
         let (low, high) = (estimate.confidence_interval.lower_bound, estimate.confidence_interval.upper_bound);
-        let shown =
-            format!("{} [{}, {}]", fixed(estimate.point_estimate, digits), fixed(low, digits), fixed(high, digits));
-        Cell::interval(estimate.point_estimate, low, high, shown, None)
+        Cell::interval(estimate.point_estimate, low, high, estimate_text(estimate, digits), None)
     }
 
     /// A value with its interval, shown as `shown`, in `unit` when it has one.
@@ -311,6 +309,17 @@ pub fn render<R: Report>(report: &R, format: Format) -> String {
 /// A number with `digits` decimals, for table cells.
 pub fn fixed(value: f64, digits: usize) -> String {
     format!("{value:.digits$}")
+}
+
+/// An estimate and its interval as text, `2.830 [2.826, 2.834]` with `digits` decimals.
+pub(crate) fn estimate_text(estimate: &crate::stats::Estimate, digits: usize) -> String {
+    let interval = &estimate.confidence_interval;
+    format!(
+        "{} [{}, {}]",
+        fixed(estimate.point_estimate, digits),
+        fixed(interval.lower_bound, digits),
+        fixed(interval.upper_bound, digits)
+    )
 }
 
 /// A list of numbers with `digits` decimals, comma separated.
