@@ -16,6 +16,7 @@ use super::lines::LineIndex;
 use super::shell::word::glob;
 use super::{Class, Finding, Location};
 use crate::error::{Error, Result};
+use crate::pins::rules;
 use crate::yaml::{self, Node};
 
 /// One sanctioned exception.
@@ -89,16 +90,12 @@ impl AllowList {
             let class = match class.trim().parse::<Class>() {
                 Ok(class) => class,
                 Err(e) => {
-                    bad.push(Finding::new(Class::StaleAllow, here, format!("inline allow sanctions nothing: {e}")));
+                    bad.push(rules::stale_allow::inline_class(here, &e.to_string()));
                     continue;
                 }
             };
             if reason.trim().is_empty() {
-                bad.push(Finding::new(
-                    Class::StaleAllow,
-                    here,
-                    "inline allow sanctions nothing: it needs a reason (`# alsim: allow CLASS -- REASON`)",
-                ));
+                bad.push(rules::stale_allow::inline_reason(here));
                 continue;
             }
             list.entries.push(AllowEntry {
@@ -194,11 +191,7 @@ impl AllowList {
         }
         for (entry, used) in self.entries.iter().zip(used) {
             if !used {
-                findings.push(Finding::new(
-                    Class::StaleAllow,
-                    entry.at.clone(),
-                    format!("allow-list entry for {} ({}) matches no finding: remove it", entry.file, entry.class),
-                ));
+                findings.push(rules::stale_allow::unused(entry.at.clone(), &entry.file, entry.class));
             }
         }
     }

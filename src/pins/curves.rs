@@ -11,9 +11,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{Class, Finding, Location, Severity};
+use super::{Finding, Location, Severity};
 use crate::curve::check::{self, CheckOptions, ProblemKind};
 use crate::curve::{CurveSet, ThinkingMode};
+use crate::pins::rules;
 
 /// A curve entry a problem is about: (file origin, model, mode, k).
 pub type CurveEntry = (String, String, ThinkingMode, usize);
@@ -72,8 +73,7 @@ pub fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
             };
             let message = if p.point.is_some() { format!("{}: {}", p.field, p.message) } else { p.message };
             CurveProblem {
-                finding: Finding::new(Class::CurveProblem, Location::new(rel(&p.origin), line), message)
-                    .with_severity(severity),
+                finding: rules::curve_problem::finding(Location::new(rel(&p.origin), line), message, severity),
                 entry: p.point.map(|point| (p.origin.clone(), point.model, point.mode, point.k)),
             }
         })

@@ -115,3 +115,24 @@ pub(super) fn short(origin: &str) -> String {
 pub(super) fn files_for<'a>(curves: &'a CurveSet, key: &str) -> Vec<&'a CurveFile> {
     curves.files().iter().filter(|f| f.models().contains(&key)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curve::CurveSet;
+
+    #[test]
+    fn model_names_match_golden_keys() {
+        let set = CurveSet::embedded();
+        assert_eq!(model_key(&set, "MiniMaxAI/MiniMax-M3").as_deref(), Some("minimax-m3"));
+        assert_eq!(model_key(&set, "amd/MiniMax-M3-MXFP4").as_deref(), Some("minimax-m3"));
+        assert_eq!(model_key(&set, "Qwen/Qwen3.5-397B-A17B").as_deref(), Some("qwen3.5-397b-a17b-nvfp4"));
+        assert_eq!(model_key(&set, "deepseek-ai/DeepSeek-V4-Pro").as_deref(), Some("deepseek-v4-pro"));
+        assert_eq!(model_key(&set, "*DeepSeek-V4*").as_deref(), Some("deepseek-v4-pro"));
+        assert_eq!(model_key(&set, "nvidia/GLM-5.2-NVFP4").as_deref(), Some("glm-5.2-fp8"));
+        assert_eq!(model_key(&set, "meta/Llama-9"), None);
+        assert_eq!(drafter_name(&set, "/tmp/Kimi-K3-DSpark"), "Inferact/Kimi-K3-DSpark");
+        assert_eq!(drafter_name(&set, "/data/models/Other-Draft"), "Other-Draft");
+        assert_eq!(drafter_name(&set, "Inferact/Kimi-K3-DSpark"), "Inferact/Kimi-K3-DSpark");
+    }
+}

@@ -19,9 +19,10 @@ use std::collections::BTreeSet;
 use super::lines::LineIndex;
 use super::shell::word::{Template, Value};
 use super::thinking::IGNORED;
-use super::{Class, Edit, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role, rates, thinking_word};
+use super::{Edit, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role, rates, thinking_word};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
+use crate::pins::rules;
 use crate::yaml::{Duplicate, Node};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,7 +313,7 @@ impl Recipe {
             .filter(|i| i.kind == ItemKind::Ignored && seen.insert(i.key.clone()))
             .map(|i| {
                 let why = IGNORED.iter().find(|(k, _)| *k == i.key).map_or("", |(_, why)| why);
-                Finding::new(Class::Inert, Location::new(&self.rel, i.line), format!("{}: {why}", i.key))
+                rules::inert::ignored_setting(Location::new(&self.rel, i.line), &i.key, why)
             })
             .collect()
     }
@@ -366,11 +367,7 @@ impl Recipe {
         let mut pins = Vec::new();
         let mut findings = self.ignored_settings();
         for (line, key) in &self.duplicates {
-            findings.push(Finding::new(
-                Class::DuplicateKey,
-                Location::new(&self.rel, *line),
-                format!("{key} is written twice in this mapping: the last value is used, as PyYAML reads it"),
-            ));
+            findings.push(rules::duplicate_key::finding(Location::new(&self.rel, *line), key));
         }
         for item in self.items.iter().filter(|i| matches!(i.kind, ItemKind::Pin(_))) {
             let ItemKind::Pin(knob) = item.kind else { continue };
@@ -385,9 +382,7 @@ impl Recipe {
             };
             for role in roles {
                 let facts = self.facts(role);
-                if let Some(message) = self.spelling(item, knob, role) {
-                    findings.push(Finding::new(Class::Spelling, location.clone(), message));
-                }
+                findings.extend(self.spelling(item, knob, role, &location));
                 let read = rates::read_written(knob, &item.value);
                 let written = match &read {
                     Some((v, _)) => Fact::known(*v, How::Literal, item.value.clone(), Some(location.clone())),
@@ -407,16 +402,8 @@ impl Recipe {
                 pin.rates = read.and_then(|r| r.1);
                 pin.edit = item.span.map(|span| Edit { file: self.rel.clone(), span });
                 if !facts.spec {
-                    findings.push(Finding::new(
-                        Class::Inert,
-                        location.clone(),
-                        format!(
-                            "{} in the {} role does nothing: {}",
-                            knob.name(),
-                            role.map_or("recipe's", Role::name),
-                            facts.k.text
-                        ),
-                    ));
+                    let role = role.map_or("recipe's", Role::name);
+                    findings.push(rules::inert::role_without_speculation(location.clone(), knob, role, &facts.k.text));
                 }
                 pins.push(pin);
             }
@@ -425,33 +412,25 @@ impl Recipe {
     }
 
     /// SGLang triple incomplete in the role; vLLM length without the synthetic rejection method.
-    fn spelling(&self, item: &Item, knob: Knob, role: Option<Role>) -> Option<String> {
+    fn spelling(&self, item: &Item, knob: Knob, role: Option<Role>, at: &Location) -> Option<Finding> {
         match knob {
             Knob::SglangSimulateLen => {
-                let missing: Vec<&str> = [
-                    (ItemKind::SglangMethod, "SGLANG_SIMULATE_ACC_METHOD"),
-                    (ItemKind::SglangTokenMode, "SGLANG_SIMULATE_ACC_TOKEN_MODE"),
-                ]
-                .into_iter()
-                .filter(|(kind, _)| self.fact_item(*kind, item.role.or(role)).is_none())
-                .map(|(_, name)| name)
-                .collect();
-                (!missing.is_empty()).then(|| {
-                    format!(
-                        "SGLANG_SIMULATE_ACC_LEN without {} in the {} environment: the SGLang triple is incomplete (METHOD=match-expected, TOKEN_MODE=real-draft-token: `alsim explain sglang`)",
-                        missing.join(" and "),
-                        item.role.or(role).map_or("shared", Role::name)
-                    )
-                })
+                let role = item.role.or(role);
+                let missing: Vec<&str> = [ItemKind::SglangMethod, ItemKind::SglangTokenMode]
+                    .into_iter()
+                    .zip(rules::spelling::SGLANG_COMPANIONS)
+                    .filter(|(kind, _)| self.fact_item(*kind, role).is_none())
+                    .map(|(_, name)| name)
+                    .collect();
+                let environment = role.map_or("shared", Role::name);
+                rules::spelling::sglang_triple(at.clone(), &missing, Some(environment))
             }
             Knob::VllmSyntheticLength | Knob::VllmSyntheticRates => {
                 let synthetic = self
                     .items
                     .iter()
                     .any(|i| i.kind == ItemKind::RejectionMethod && i.group == item.group && i.value == "synthetic");
-                (!synthetic).then(|| {
-                    format!("{} without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin", knob.name())
-                })
+                rules::spelling::vllm_not_synthetic(at.clone(), knob, synthetic)
             }
             _ => None,
         }
@@ -689,6 +668,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pins::Class;
 
     fn read(text: &str) -> Recipe {
         let (root, dups) = crate::yaml::parse_like_pyyaml(text, "r.yaml").unwrap();

@@ -7,12 +7,11 @@ use rayon::prelude::*;
 
 use super::{Graph, Job, recipe_path};
 use crate::pins::recipe::Recipe;
+use crate::pins::rules;
 use crate::pins::shell::resolve::{Env, Resolver};
 use crate::pins::shell::sites::{self, Discovery};
 use crate::pins::shell::{ChoiceKind, Script};
-use crate::pins::{
-    AL_TOLERANCE, Class, Edit, EntryRef, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role,
-};
+use crate::pins::{AL_TOLERANCE, Edit, EntryRef, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role};
 
 /// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
 pub const INJECTOR: &str = "runners/inject_synthetic_acceptance.py";
@@ -35,15 +34,7 @@ pub fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Finding>) {
     let mut leaked = BTreeSet::new();
     for pin in pins.iter().filter(|p| p.eval.value == Some(EvalRoute::Leaks)) {
         if leaked.insert(pin.location.clone()) {
-            findings.push(Finding::new(
-                Class::EvalLeak,
-                pin.location.clone(),
-                format!(
-                    "{} reaches EVAL_ONLY runs ({}): eval scores would use synthetic acceptance; set it only when EVAL_ONLY is not true, give the entry an EVAL_CONFIG_FILE twin without it, or strip it in the launcher",
-                    pin.knob.name(),
-                    pin.eval.text
-                ),
-            ));
+            findings.extend(rules::eval_leak::finding(pin));
         }
     }
     findings.extend(prose_drift(&graph, &pins));
@@ -201,20 +192,22 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
             });
             match arm {
                 Some(a) => {
-                    let model = job.env.get("MODEL").map_or_else(|| Fact::unresolved("entry has no model"), |m| Fact::known(m.value.clone(), How::Entry, m.source.clone(), Some(m.at.clone())));
+                    let model = job.env.get("MODEL").map_or_else(
+                        || Fact::unresolved("entry has no model"),
+                        |m| Fact::known(m.value.clone(), How::Entry, m.source.clone(), Some(m.at.clone())),
+                    );
                     let key = (ci as u32, a as u32);
                     match out.iter_mut().find(|s| s.arm == key) {
                         Some(s) => s.jobs.push((entry, model)),
                         None => out.push(TableSelection { arm: key, jobs: vec![(entry, model)], missing: Vec::new() }),
                     }
                 }
-                None => missing.push(Finding::new(
-                    Class::MissingPin,
+                None => missing.push(rules::missing_pin::table_arm(
                     Location::new(&script.rel, subject.line),
-                    format!(
-                        "entry {} ({}) runs with {} = {text}, which no arm of this table matches: that k runs with real acceptance instead of a pin",
-                        entry.name, entry.at, subject.raw
-                    ),
+                    &entry.name,
+                    &entry.at.to_string(),
+                    &subject.raw,
+                    &text,
                 )),
             }
         }
@@ -383,20 +376,13 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
         let location = Location::new(&entry.file, length.line);
         let enabled = point.get("SYNTHETIC_ACCEPTANCE").is_some_and(|s| s.value.eq_ignore_ascii_case("true"));
         if !enabled {
-            findings.push(Finding::new(
-                Class::NeverPassed,
-                location,
-                format!(
-                    "SYNTHETIC_ACCEPTANCE_LENGTH={} without SYNTHETIC_ACCEPTANCE=true: the injector never writes it",
-                    length.value
-                ),
-            ));
+            findings.push(rules::never_passed::injector_disabled(location, &length.value));
             continue;
         }
         if let Some(launcher) = &job.launcher
             && graph.launch[index].as_ref().is_some_and(|l| l.injector.is_none())
         {
-            findings.push(Finding::new(Class::NeverPassed, location.clone(), format!("entry {} runs on {launcher}, which never calls the injector: SYNTHETIC_ACCEPTANCE_LENGTH={} is never written", entry.name, length.value)));
+            findings.push(rules::never_passed::injector_not_called(location, &entry.name, launcher, &length.value));
             continue;
         }
         if !done.insert((job.entry, job.point)) {
@@ -436,11 +422,7 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
         let roles = match injected_roles(recipe, framework) {
             Ok(roles) => roles,
             Err(why) => {
-                findings.push(Finding::new(
-                    Class::NeverPassed,
-                    location,
-                    format!("SYNTHETIC_ACCEPTANCE_LENGTH={} for {}: {why}", length.value, recipe.rel),
-                ));
+                findings.push(rules::never_passed::not_injectable(location, &length.value, &recipe.rel, &why));
                 continue;
             }
         };
@@ -463,7 +445,8 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
             pin.edit = length.span.map(|span| Edit { file: entry.file.clone(), span });
             pin.entries.push(graph.entry_ref(job));
             if pin.inert() {
-                findings.push(Finding::new(Class::Inert, location.clone(), format!("the injector writes SYNTHETIC_ACCEPTANCE_LENGTH into the {} role of {}, which runs no speculative decoding: there it does nothing", role.map_or("recipe's", Role::name), recipe.rel)));
+                let role = role.map_or("recipe's", Role::name);
+                findings.push(rules::inert::injected_into_role(location.clone(), role, &recipe.rel));
             }
             pins.push(pin);
         }
@@ -484,13 +467,10 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
             && recipe_path(&twin.value).and_then(|p| graph.recipes.get(&p)).is_none()
             && reported.insert((Location::new(&entry.file, twin.line), "twin-missing"))
         {
-            findings.push(Finding::new(
-                Class::Unresolved,
+            findings.push(rules::unresolved::eval_twin_missing(
                 Location::new(&entry.file, twin.line),
-                format!(
-                    "EVAL_CONFIG_FILE={} of entry {}: the eval twin is not in the repository",
-                    twin.value, entry.name
-                ),
+                &twin.value,
+                &entry.name,
             ));
         }
         if !(point.agentic() && point.speculative()) {
@@ -502,20 +482,18 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
                 Some(r) if !r.has_pins() && point.get("SYNTHETIC_ACCEPTANCE_LENGTH").is_none() && r.speculative() => {
                     let loc = Location::new(&r.rel, r.spec_line().unwrap_or(1));
                     if reported.insert((loc.clone(), "missing")) {
-                        findings.push(Finding::new(Class::MissingPin, loc, format!("entry {} ({}) runs {} with speculative decoding, but nothing pins its acceptance: this agentic run measures real acceptance", entry.name, eref.at, r.rel)));
+                        findings.push(rules::missing_pin::agentic_recipe(
+                            loc,
+                            &entry.name,
+                            &eref.at.to_string(),
+                            &r.rel,
+                        ));
                     }
                 }
                 Some(_) => {}
                 None => {
                     if reported.insert((at.clone(), "recipe-missing")) {
-                        findings.push(Finding::new(
-                            Class::Unresolved,
-                            at,
-                            format!(
-                                "recipe {} of entry {} is not in the repository: its pins cannot be checked",
-                                config.value, entry.name
-                            ),
-                        ));
+                        findings.push(rules::unresolved::recipe_missing(at, &config.value, &entry.name));
                     }
                 }
             }
@@ -527,15 +505,8 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
         let at = Location::new(&entry.file, point.line);
         let Some(launcher) = &job.launcher else {
             if reported.insert((at.clone(), "launcher")) {
-                findings.push(Finding::new(
-                    Class::Unresolved,
-                    at,
-                    format!(
-                        "runner label {} of entry {} names no launcher under runners/: its launch script is unknown",
-                        entry.runner.as_deref().unwrap_or("?"),
-                        entry.name
-                    ),
-                ));
+                let runner = entry.runner.as_deref().unwrap_or("?");
+                findings.push(rules::unresolved::launcher_unknown(at, runner, &entry.name));
             }
             continue;
         };
@@ -544,11 +515,7 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
             None => {
                 if reported.insert((at.clone(), "script")) {
                     let tried = facts.map(|f| f.tried.join(", ")).unwrap_or_default();
-                    findings.push(Finding::new(
-                        Class::Unresolved,
-                        at,
-                        format!("entry {} on {launcher}: no launch script found (tried {tried})", entry.name),
-                    ));
+                    findings.push(rules::unresolved::script_missing(at, &entry.name, launcher, &tried));
                 }
             }
             Some((path, _)) => {
@@ -558,7 +525,14 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
                     let d = sites::discover(script, facts, &graph.scripts, &graph.tables, &job.env);
                     let loc = Location::new(path, d.spec_line.unwrap_or(1));
                     if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
-                        findings.push(Finding::new(Class::MissingPin, loc, format!("entry {} ({}) runs {path} with spec-decoding {}, but it pins no synthetic acceptance: this agentic run measures real acceptance", entry.name, eref.at, point.spec.as_deref().unwrap_or("?"))));
+                        let spec = point.spec.as_deref().unwrap_or("?");
+                        findings.push(rules::missing_pin::agentic_script(
+                            loc,
+                            &entry.name,
+                            &eref.at.to_string(),
+                            path,
+                            spec,
+                        ));
                     }
                 }
             }
@@ -604,11 +578,7 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
                 continue;
             }
             if let Some(n) = stale(&al_numbers(comment), values) {
-                out.push(Finding::new(
-                    Class::Drift,
-                    Location::new(*file, i + 1),
-                    format!("comment names {n} but the code pins {}", list(values)),
-                ));
+                out.push(rules::drift::comment(Location::new(*file, i + 1), &n.to_string(), &list(values)));
             }
         }
     }
@@ -649,11 +619,7 @@ fn prose_file(f: &crate::pins::walk::TextFile, by_name: &ByName<'_>) -> Vec<Find
             && mentions_al(line)
             && let Some(n) = stale(&al_numbers(line), values)
         {
-            out.push(Finding::new(
-                Class::Drift,
-                Location::new(&f.rel, i + 1),
-                format!("names {n} for {path}, but the code pins {}", list(values)),
-            ));
+            out.push(rules::drift::prose(Location::new(&f.rel, i + 1), &n.to_string(), path, &list(values)));
         }
     }
     out

@@ -34,7 +34,8 @@ use super::recipe::Recipe;
 use super::shell::Script;
 use super::shell::resolve::{Env, EnvValue, Table};
 use super::walk::{Files, Kind, TextFile};
-use super::{Class, EntryRef, Finding, Inventory, Location, Severity};
+use super::{EntryRef, Finding, Inventory, Location};
+use crate::pins::rules;
 
 /// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
 pub const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
@@ -192,46 +193,20 @@ fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
 type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>;
 
 fn parse_yaml(file: &TextFile) -> Parsed {
-    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| unreadable(&file.rel, e.to_string()))
-}
-
-fn unreadable(rel: &str, reason: String) -> Finding {
-    let line = reason
-        .split("line ")
-        .nth(1)
-        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(1);
-    Finding::new(
-        Class::Unreadable,
-        Location::new(rel, line),
-        format!("{rel} could not be read: {reason}; its pins are not checked"),
-    )
+    crate::yaml::parse_like_pyyaml(&file.text, &file.rel)
+        .map_err(|e| rules::unreadable::file(&file.rel, &e.to_string()))
 }
 
 fn parse_script(file: &TextFile) -> Result<Script, Finding> {
     Script::parse(&file.rel, &file.text).map_err(|e| {
-        let mut f = unreadable(&file.rel, format!("bash parse error: {}", e.message));
-        f.location.line = e.line.unwrap_or(1);
-        f
+        rules::unreadable::at_line(&file.rel, e.line.unwrap_or(1), &format!("bash parse error: {}", e.message))
     })
 }
 
 /// Builds the graph of `files` (walked from `root`) and every pin in it.
 pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
-    let mut findings: Vec<Finding> = files
-        .problems
-        .iter()
-        .map(|p| match p.hides_pins {
-            true => Finding::new(
-                Class::Unreadable,
-                Location::new(&p.path, 1),
-                format!("{} could not be read: {}; its pins are not checked", p.path, p.reason),
-            ),
-            false => Finding::new(Class::Unreadable, Location::new(&p.path, 1), format!("{}: {}", p.path, p.reason))
-                .with_severity(Severity::Note),
-        })
-        .collect();
+    let mut findings: Vec<Finding> =
+        files.problems.iter().map(|p| rules::unreadable::walked(&p.path, &p.reason, p.hides_pins)).collect();
     let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();
     let yaml: Vec<&TextFile> =
         files.texts.iter().filter(|f| f.kind == Kind::Yaml && !f.rel.starts_with("golden_al_distribution/")).collect();
@@ -475,17 +450,7 @@ fn archived_notes(archived: &[&TextFile]) -> Vec<Finding> {
     }
     by_dir
         .into_iter()
-        .map(|(dir, files)| {
-            Finding::new(
-                Class::Inert,
-                Location::new(files[0], 1),
-                format!(
-                    "{dir}/: {} archived config file(s) not checked: a `deprecated/` directory keeps retired \
-                     entries, which no job runs",
-                    files.len()
-                ),
-            )
-        })
+        .map(|(dir, files)| rules::inert::archived(Location::new(files[0], 1), dir, files.len()))
         .collect()
 }
 
@@ -563,6 +528,7 @@ fn echoes_number(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pins::{Class, Severity};
 
     #[test]
     fn recipes_map_like_the_launchers() {

@@ -6,13 +6,14 @@ use std::collections::BTreeSet;
 use super::word::{Part, Word};
 use super::written::Site;
 use super::{Kind, Script, Stmt};
-use crate::pins::{Class, EvalRoute, Fact, Finding, How, Knob, Location};
+use crate::pins::rules;
+use crate::pins::{EvalRoute, Fact, Finding, How, Knob, Location};
 
 /// SGLang triple incomplete; vLLM length without the synthetic rejection method.
-pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site) -> Option<String> {
+pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site, at: &Location) -> Option<Finding> {
     match site.knob {
         Knob::SglangSimulateLen => {
-            let missing: Vec<&str> = ["SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE"]
+            let missing: Vec<&str> = rules::spelling::SGLANG_COMPANIONS
                 .into_iter()
                 .filter(|name| !site.siblings.iter().any(|(n, _)| n == name))
                 .filter(|name| {
@@ -26,18 +27,11 @@ pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site) -> Opt
                     })
                 })
                 .collect();
-            (!missing.is_empty()).then(|| {
-                format!(
-                    "SGLANG_SIMULATE_ACC_LEN without {}: the SGLang triple is incomplete (METHOD=match-expected, TOKEN_MODE=real-draft-token: `alsim explain sglang`)",
-                    missing.join(" and ")
-                )
-            })
+            rules::spelling::sglang_triple(at.clone(), &missing, None)
         }
         Knob::VllmSyntheticLength | Knob::VllmSyntheticRates => {
             let synthetic = site.siblings.iter().any(|(k, v)| k == "rejection_sample_method" && v == "synthetic");
-            (!synthetic).then(|| {
-                format!("{} without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin", site.knob.name())
-            })
+            rules::spelling::vllm_not_synthetic(at.clone(), site.knob, synthetic)
         }
         _ => None,
     }
@@ -61,7 +55,7 @@ pub(super) fn readers<'s>(script: &'s Script, name: &str) -> Vec<&'s Stmt> {
 }
 
 /// An env knob that is assigned but never exported, or a carrier variable never used.
-pub(super) fn never_passed(script: &Script, site: &Site) -> Option<String> {
+pub(super) fn never_passed(script: &Script, site: &Site, at: &Location) -> Option<Finding> {
     if let Some(name) = &site.env_name {
         let exported = site.exported
             || script.stmts.iter().any(|s| match &s.kind {
@@ -72,11 +66,11 @@ pub(super) fn never_passed(script: &Script, site: &Site) -> Option<String> {
                 }
                 Kind::Assign(_) => false,
             });
-        return (!exported).then(|| format!("{name} is set but never exported: the engine never sees it"));
+        return (!exported).then(|| rules::never_passed::not_exported(at.clone(), name));
     }
     let carrier = site.carrier.as_ref()?;
     let used = readers(script, carrier).iter().any(|s| s.line != site.line);
-    (!used).then(|| format!("{carrier} holds the pin but is never passed to the engine"))
+    (!used).then(|| rules::never_passed::carrier_unused(at.clone(), carrier))
 }
 
 /// Variables whose name says they hold an acceptance length, assigned a number, and never used.
@@ -102,11 +96,8 @@ pub(super) fn unpassed_variables(script: &Script) -> Vec<Finding> {
             Kind::Assign(_) => true,
         });
         if !used {
-            out.push(Finding::new(
-                Class::NeverPassed,
-                Location::new(&script.rel, stmt.line),
-                format!("{} = {} is computed but no engine flag uses it", a.name, a.value.words()[0].raw),
-            ));
+            let at = Location::new(&script.rel, stmt.line);
+            out.push(rules::never_passed::variable_unused(at, &a.name, &a.value.words()[0].raw));
         }
     }
     out

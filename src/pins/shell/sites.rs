@@ -16,7 +16,7 @@ use super::word::{Hole, Part, Value};
 use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of, streams};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
-use crate::pins::{Class, Edit, Fact, Finding, How, Mechanism, Pin, rates, thinking_word};
+use crate::pins::{Edit, Fact, Finding, How, Mechanism, Pin, rates, rules, thinking_word};
 
 /// The draft limit llama.cpp runs with when no `--spec-draft-n-max` (`LLAMA_ARG_SPEC_DRAFT_N_MAX`) is given,
 /// as issue 16 states it. Unconfirmed upstream: older builds defaulted `--draft-max` to 16
@@ -274,10 +274,10 @@ pub fn discover(script: &Script, prepared: &Prepared, scripts: &[Script], tables
     if out.has_sites {
         for include in &script.includes {
             if let Err(why) = &include.target {
-                out.findings.push(Finding::new(
-                    Class::Unresolved,
+                out.findings.push(rules::unresolved::include(
                     r.loc(script.stmts[include.stmt].line),
-                    format!("source {} unresolved ({why}): what it sets is not read", include.written),
+                    &include.written,
+                    why,
                 ));
             }
         }
@@ -289,12 +289,8 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
     let script = a.r.script;
     let stmt = &script.stmts[index];
     let location = a.r.loc(site.line);
-    if let Some(message) = spelling_problem(script, stmt, site) {
-        out.findings.push(Finding::new(Class::Spelling, location.clone(), message));
-    }
-    if let Some(message) = never_passed(script, site) {
-        out.findings.push(Finding::new(Class::NeverPassed, location.clone(), message));
-    }
+    out.findings.extend(spelling_problem(script, stmt, site, &location));
+    out.findings.extend(never_passed(script, site, &location));
     let guard = eval_guard(script, stmt, site);
     let mut count = 0;
     for value in a.r.value(&site.value, &stmt.ctx, site.line) {
@@ -333,13 +329,10 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
             let read = value.value.as_deref().and_then(|s| rates::read_written(site.knob, s));
             let mut written = to_fact(&value, |_| read.as_ref().map(|r| r.0));
             if written.value.is_none() && written.how == How::Table {
-                out.findings.push(Finding::new(
-                    Class::MissingPin,
+                out.findings.push(rules::missing_pin::table_value(
                     location.clone(),
-                    format!(
-                        "{} (table at {}): this k runs with real acceptance instead of a pin",
-                        value.text, value.at
-                    ),
+                    &value.text,
+                    &value.at.to_string(),
                 ));
                 written.how = How::Unresolved;
             }
@@ -362,16 +355,12 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
                 && !k.deps.iter().any(|d| value.deps.contains(d))
                 && written.value.is_some()
             {
-                out.findings.push(Finding::new(
-                    Class::Drift,
+                out.findings.push(rules::drift::k_override(
                     location.clone(),
-                    format!(
-                        "k comes from {} and can be overridden from the environment, but {} = {} does not follow it: an override of k runs with the k = {} value",
-                        k.text,
-                        site.knob.name(),
-                        value.text,
-                        k.value.as_deref().unwrap_or("?")
-                    ),
+                    &k.text,
+                    site.knob,
+                    &value.text,
+                    k.value.as_deref().unwrap_or("?"),
                 ));
             }
             let mode = first(FactKind::Thinking)
@@ -461,7 +450,7 @@ fn model_fact(a: &Analyzer, ctx: &super::Ctx, index: usize) -> Fact<String> {
 mod tests {
     use super::*;
     use crate::pins::shell::resolve::tables;
-    use crate::pins::{EvalRoute, Knob};
+    use crate::pins::{Class, EvalRoute, Knob};
 
     fn pins_of(text: &str) -> Discovery {
         let script = Script::parse("agentic/x.sh", text).unwrap();

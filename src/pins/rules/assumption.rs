@@ -1,0 +1,107 @@
+//! `assumption`: a verdict that rests on a fact no file states and no documentation settles — greedy
+//! drafting where no draft sampling is written, llama.cpp's unwritten draft limit. A warning, failing only
+//! under `--strict`.
+
+use super::{Judgement, shown_written};
+use crate::pins::subject::Subject;
+use crate::pins::verify::Verdict;
+use crate::pins::{Class, Finding, How, plain_number};
+
+/// What an `assumption` on draft sampling rests on.
+const ASSUMED_SAMPLING: &str = "the assumed greedy drafting (no draft_sample_method is written)";
+
+/// The caveats of a value on its golden AL: the k it was judged at was inferred, or the other draft
+/// sampling would expect another value.
+pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
+    let at = || s.pin.location.clone();
+    let mut out = Vec::new();
+    if s.pin.k.how == How::Inferred {
+        // Only llama.cpp's unwritten draft limit is inferred; its default differs between builds.
+        out.push(Finding::new(
+            Class::Assumption,
+            at(),
+            format!(
+                "ok only under the assumed k = {} ({}): write the draft limit in the script",
+                s.range.k, s.pin.k.text
+            ),
+        ));
+    }
+    if let Some(alt) = s.alternative.as_ref().filter(|a| !s.matches(a.al)) {
+        out.push(Finding::new(
+            Class::Assumption,
+            at(),
+            format!(
+                "ok only under {ASSUMED_SAMPLING}: if it serves {}, the golden value is {} ({}); state it in the recipe or script",
+                alt.desc,
+                plain_number(alt.al, 4),
+                alt.field
+            ),
+        ));
+    }
+    out
+}
+
+/// A value off its golden AL that is the golden value under the other draft sampling: right only if the
+/// engine samples drafts as no file says.
+pub(crate) fn unconfirmed(s: &Subject<'_>) -> Option<Judgement> {
+    let alt = s.alternative.as_ref().filter(|a| s.matches(a.al))?;
+    let message = format!(
+        "{} = {} is the golden value for {} ({}); {ASSUMED_SAMPLING} expects {} ({}): state it in the recipe or script",
+        s.pin.knob.name(),
+        shown_written(s.pin, s.range.written),
+        alt.desc,
+        alt.field,
+        plain_number(s.expected(), 4),
+        s.golden.key
+    );
+    Some(Judgement::new(
+        Verdict::Unconfirmed,
+        vec![Finding::new(Class::Assumption, s.pin.location.clone(), message)],
+        false,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curve::ThinkingMode;
+    use crate::pins::rules::testing::{golden, pin, subject};
+
+    #[test]
+    fn an_inferred_k_is_a_caveat_of_an_ok_value() {
+        let mut p = pin(golden(3, ThinkingMode::On), 3, ThinkingMode::On);
+        assert!(caveats(&subject(p.clone())).is_empty());
+        p.k.how = How::Inferred;
+        let found = caveats(&subject(p));
+        assert_eq!(found.len(), 1);
+        assert!(found[0].message.starts_with("ok only under the assumed k = 3"), "{}", found[0].message);
+    }
+
+    #[test]
+    fn stated_sampling_leaves_nothing_assumed() {
+        // The test pin states greedy drafting: there is no alternative to be unconfirmed by.
+        assert!(unconfirmed(&subject(pin(1.01, 3, ThinkingMode::On))).is_none());
+    }
+
+    /// Kimi-K3's DSpark drafter has a greedy and a probabilistic curve; the pin only assumes greedy.
+    fn kimi(written: f64) -> crate::pins::Pin {
+        let mut p = pin(written, 3, ThinkingMode::On);
+        p.model.value = Some("moonshotai/Kimi-K3".into());
+        p.drafter.value = Some("Inferact/Kimi-K3-DSpark".into());
+        p.draft_sampling = crate::pins::Fact::known("greedy".into(), How::Inferred, "vLLM's default", None);
+        p
+    }
+
+    #[test]
+    fn the_other_samplings_value_is_unconfirmed_and_the_assumed_ones_ok_with_a_caveat() {
+        let s = subject(kimi(2.0));
+        let other = s.alternative.as_ref().expect("the probabilistic curve").al;
+        assert!((other - s.expected()).abs() > 0.05, "the test needs the two curves apart at k = 3");
+        let j = unconfirmed(&subject(kimi(other))).expect("right only under probabilistic drafting");
+        assert_eq!((j.verdict, j.findings[0].class), (Verdict::Unconfirmed, Class::Assumption));
+        let greedy = subject(kimi(s.expected()));
+        assert!(unconfirmed(&greedy).is_none());
+        let caveat = caveats(&greedy);
+        assert!(caveat[0].message.starts_with("ok only under the assumed greedy drafting"), "{}", caveat[0].message);
+    }
+}

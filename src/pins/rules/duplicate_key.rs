@@ -1,0 +1,25 @@
+//! `duplicate-key` (a warning): a YAML key written twice in one mapping of a recipe; the last value is
+//! the one used, as PyYAML reads it.
+
+use crate::pins::{Class, Finding, Location};
+
+/// `key` written a second time at `at`.
+pub(crate) fn finding(at: Location, key: &str) -> Finding {
+    Finding::new(
+        Class::DuplicateKey,
+        at,
+        format!("{key} is written twice in this mapping: the last value is used, as PyYAML reads it"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duplicate_is_a_warning_naming_the_key() {
+        let f = finding(Location::new("r.yaml", 9), "num_speculative_tokens");
+        assert_eq!(f.severity, crate::pins::Severity::Warning);
+        assert!(f.message.starts_with("num_speculative_tokens is written twice"));
+    }
+}

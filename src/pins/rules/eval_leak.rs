@@ -1,0 +1,37 @@
+//! `eval-leak` (class 8): a pin that also reaches `EVAL_ONLY` runs (eval scores would be measured with
+//! synthetic acceptance), or an eval twin that carries one. Discovery decides the route (`EvalRoute`);
+//! this rule reports a pin whose route leaks, once per location.
+
+use crate::pins::{Class, EvalRoute, Finding, Pin};
+
+/// The finding of a pin whose route to the engine does not keep eval runs off it.
+pub(crate) fn finding(pin: &Pin) -> Option<Finding> {
+    (pin.eval.value == Some(EvalRoute::Leaks)).then(|| {
+        Finding::new(
+            Class::EvalLeak,
+            pin.location.clone(),
+            format!(
+                "{} reaches EVAL_ONLY runs ({}): eval scores would use synthetic acceptance; set it only when EVAL_ONLY is not true, give the entry an EVAL_CONFIG_FILE twin without it, or strip it in the launcher",
+                pin.knob.name(),
+                pin.eval.text
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curve::ThinkingMode;
+    use crate::pins::rules::testing::pin;
+    use crate::pins::{Fact, How};
+
+    #[test]
+    fn only_a_leaking_route_is_a_finding() {
+        let mut p = pin(2.0, 3, ThinkingMode::On);
+        assert!(finding(&p).is_none(), "guarded");
+        p.eval = Fact::known(EvalRoute::Leaks, How::Inferred, "nothing drops it", None);
+        let f = finding(&p).expect("leaks");
+        assert!(f.message.contains("reaches EVAL_ONLY runs (nothing drops it)"), "{}", f.message);
+    }
+}

@@ -1,0 +1,54 @@
+//! `inert` (a note): a pin or setting that does nothing — written into a role that runs no speculative
+//! decoding, a setting the engine ignores, config files archived where no job runs them.
+
+use crate::pins::{Class, Finding, Knob, Location};
+
+/// A recipe setting the engine ignores, and why.
+pub(crate) fn ignored_setting(at: Location, key: &str, why: &str) -> Finding {
+    Finding::new(Class::Inert, at, format!("{key}: {why}"))
+}
+
+/// A pin in a recipe role (`role`, or the recipe's own) that runs no speculative decoding (`why`).
+pub(crate) fn role_without_speculation(at: Location, knob: Knob, role: &str, why: &str) -> Finding {
+    Finding::new(Class::Inert, at, format!("{} in the {role} role does nothing: {why}", knob.name()))
+}
+
+/// An injected length written into a role of `recipe` that runs no speculative decoding.
+pub(crate) fn injected_into_role(at: Location, role: &str, recipe: &str) -> Finding {
+    Finding::new(
+        Class::Inert,
+        at,
+        format!(
+            "the injector writes SYNTHETIC_ACCEPTANCE_LENGTH into the {role} role of {recipe}, which runs no speculative decoding: there it does nothing"
+        ),
+    )
+}
+
+/// `count` archived config files under `dir`, which no job runs.
+pub(crate) fn archived(at: Location, dir: &str, count: usize) -> Finding {
+    Finding::new(
+        Class::Inert,
+        at,
+        format!(
+            "{dir}/: {count} archived config file(s) not checked: a `deprecated/` directory keeps retired entries, which no job runs"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pins::Severity;
+
+    #[test]
+    fn inert_findings_are_notes() {
+        let at = Location::new("r.yaml", 3);
+        let findings = [
+            ignored_setting(at.clone(), "speculative_draft_tensor_parallel_size", "TRT-LLM ignores it"),
+            role_without_speculation(at.clone(), Knob::SglangSimulateLen, "prefill", "prefill runs no drafts"),
+            injected_into_role(at.clone(), "prefill", "r.yaml"),
+            archived(at, "configs/deprecated", 2),
+        ];
+        assert!(findings.iter().all(|f| f.class == Class::Inert && f.severity == Severity::Note));
+    }
+}

@@ -1,0 +1,63 @@
+//! `missing-pin` (class 9): a speculative run whose acceptance nothing pins — an agentic entry's recipe or
+//! script, or a k with no arm in a lookup table — so it measures real acceptance.
+
+use crate::pins::{Class, Finding, Location};
+
+/// An entry's k that no arm of a lookup table matches (`subject` the table's key as written).
+pub(crate) fn table_arm(at: Location, entry: &str, entry_at: &str, subject: &str, k: &str) -> Finding {
+    Finding::new(
+        Class::MissingPin,
+        at,
+        format!(
+            "entry {entry} ({entry_at}) runs with {subject} = {k}, which no arm of this table matches: that k runs with real acceptance instead of a pin"
+        ),
+    )
+}
+
+/// A table lookup that comes out empty for this k (`value` its text, `table` where the table is).
+pub(crate) fn table_value(at: Location, value: &str, table: &str) -> Finding {
+    Finding::new(
+        Class::MissingPin,
+        at,
+        format!("{value} (table at {table}): this k runs with real acceptance instead of a pin"),
+    )
+}
+
+/// An agentic entry running `recipe` with speculative decoding and no pin.
+pub(crate) fn agentic_recipe(at: Location, entry: &str, entry_at: &str, recipe: &str) -> Finding {
+    Finding::new(
+        Class::MissingPin,
+        at,
+        format!(
+            "entry {entry} ({entry_at}) runs {recipe} with speculative decoding, but nothing pins its acceptance: this agentic run measures real acceptance"
+        ),
+    )
+}
+
+/// An agentic entry running `script` with spec-decoding method `spec` and no pin.
+pub(crate) fn agentic_script(at: Location, entry: &str, entry_at: &str, script: &str, spec: &str) -> Finding {
+    Finding::new(
+        Class::MissingPin,
+        at,
+        format!(
+            "entry {entry} ({entry_at}) runs {script} with spec-decoding {spec}, but it pins no synthetic acceptance: this agentic run measures real acceptance"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_missing_pin_says_the_run_measures_real_acceptance() {
+        let at = Location::new("a.sh", 3);
+        let findings = [
+            table_arm(at.clone(), "e", "c.yaml:4", "NUM_SPEC", "5"),
+            table_value(at.clone(), "AL[5]", "a.sh:9"),
+            agentic_recipe(at.clone(), "e", "c.yaml:4", "r.yaml"),
+            agentic_script(at, "e", "c.yaml:4", "a.sh", "mtp"),
+        ];
+        assert!(findings.iter().all(|f| f.class == Class::MissingPin && f.message.contains("real acceptance")));
+    }
+}

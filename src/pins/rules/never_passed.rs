@@ -1,0 +1,63 @@
+//! `never-passed` (class 7): a value computed or written but never handed to the engine — an injected
+//! length the injector skips, a knob never exported, a variable holding the pin that no command reads.
+
+use crate::pins::{Class, Finding, Location};
+
+/// `SYNTHETIC_ACCEPTANCE_LENGTH` in a master config without `SYNTHETIC_ACCEPTANCE=true`.
+pub(crate) fn injector_disabled(at: Location, value: &str) -> Finding {
+    Finding::new(
+        Class::NeverPassed,
+        at,
+        format!("SYNTHETIC_ACCEPTANCE_LENGTH={value} without SYNTHETIC_ACCEPTANCE=true: the injector never writes it"),
+    )
+}
+
+/// An injected length of an entry whose launcher never calls the injector.
+pub(crate) fn injector_not_called(at: Location, entry: &str, launcher: &str, value: &str) -> Finding {
+    Finding::new(
+        Class::NeverPassed,
+        at,
+        format!(
+            "entry {entry} runs on {launcher}, which never calls the injector: SYNTHETIC_ACCEPTANCE_LENGTH={value} is never written"
+        ),
+    )
+}
+
+/// An injected length the injector cannot write into `recipe`, for `why`.
+pub(crate) fn not_injectable(at: Location, value: &str, recipe: &str, why: &str) -> Finding {
+    Finding::new(Class::NeverPassed, at, format!("SYNTHETIC_ACCEPTANCE_LENGTH={value} for {recipe}: {why}"))
+}
+
+/// A variable whose name says it holds an AL, assigned a number no engine flag uses.
+pub(crate) fn variable_unused(at: Location, name: &str, value: &str) -> Finding {
+    Finding::new(Class::NeverPassed, at, format!("{name} = {value} is computed but no engine flag uses it"))
+}
+
+/// An environment knob assigned but never exported.
+pub(crate) fn not_exported(at: Location, name: &str) -> Finding {
+    Finding::new(Class::NeverPassed, at, format!("{name} is set but never exported: the engine never sees it"))
+}
+
+/// A variable that holds the pin but that no command passes on.
+pub(crate) fn carrier_unused(at: Location, carrier: &str) -> Finding {
+    Finding::new(Class::NeverPassed, at, format!("{carrier} holds the pin but is never passed to the engine"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_way_of_never_reaching_the_engine_is_an_error_naming_the_value() {
+        let at = Location::new("a.sh", 3);
+        let findings = [
+            injector_disabled(at.clone(), "2.4"),
+            injector_not_called(at.clone(), "e", "runners/x.sh", "2.4"),
+            not_injectable(at.clone(), "2.4", "r.yaml", "no role runs speculative decoding"),
+            variable_unused(at.clone(), "AL", "2.4"),
+        ];
+        assert!(findings.iter().all(|f| f.class == Class::NeverPassed && f.message.contains("2.4")));
+        assert!(not_exported(at.clone(), "SGLANG_SIMULATE_ACC_LEN").message.contains("never exported"));
+        assert!(carrier_unused(at, "ACC").message.starts_with("ACC holds the pin"));
+    }
+}

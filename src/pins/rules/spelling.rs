@@ -1,0 +1,90 @@
+//! `spelling` (class 5): a value written in another knob's unit (TRT-LLM's count of accepted drafts not
+//! AL − 1, ATOM's rate not (AL − 1)/k, a length without its bonus token), an SGLang triple without its
+//! companions, or a vLLM length without the synthetic rejection method.
+
+use crate::pins::subject::Subject;
+use crate::pins::{AL_TOLERANCE, Class, Finding, Knob, Location, RATE_TOLERANCE};
+
+/// A value that is the golden AL in another knob's spelling.
+pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
+    let (written, k) = (s.range.written, s.range.k);
+    let expected = s.resolved.curve.al(k).unwrap_or(f64::NAN);
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
+    match s.pin.knob {
+        Knob::TrtllmForceAccepted if close(written, expected, AL_TOLERANCE) => {
+            Some("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS counts accepted drafts: write AL − 1".into())
+        }
+        Knob::AtomRate
+            if close(written, expected, RATE_TOLERANCE)
+                || close(written, expected - 1.0, RATE_TOLERANCE)
+                || close(written, expected / (k as f64 + 1.0), RATE_TOLERANCE) =>
+        {
+            Some("--spec-decode-acceptance-rate is (AL − 1)/k, not AL, AL − 1 or AL/(k+1)".into())
+        }
+        Knob::AtomLength | Knob::SglangSimulateLen | Knob::VllmSyntheticLength | Knob::InjectedLength
+            if close(written, expected - 1.0, AL_TOLERANCE) =>
+        {
+            Some(format!("{} counts the bonus token: write AL, not AL − 1", s.pin.knob.name()))
+        }
+        _ => None,
+    }
+}
+
+/// `SGLANG_SIMULATE_ACC_LEN` without the `missing` companions of its triple (in the `environment` of a
+/// recipe's role, where the pin is a recipe's).
+pub(crate) fn sglang_triple(at: Location, missing: &[&str], environment: Option<&str>) -> Option<Finding> {
+    if missing.is_empty() {
+        return None;
+    }
+    let env = environment.map(|e| format!(" in the {e} environment")).unwrap_or_default();
+    Some(Finding::new(
+        Class::Spelling,
+        at,
+        format!(
+            "SGLANG_SIMULATE_ACC_LEN without {}{env}: the SGLang triple is incomplete (METHOD=match-expected, TOKEN_MODE=real-draft-token: `alsim explain sglang`)",
+            missing.join(" and ")
+        ),
+    ))
+}
+
+/// The SGLang triple's companions, which the written `SGLANG_SIMULATE_ACC_LEN` needs.
+pub(crate) const SGLANG_COMPANIONS: [&str; 2] = ["SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE"];
+
+/// A vLLM synthetic length or rates list written without `"rejection_sample_method": "synthetic"`.
+pub(crate) fn vllm_not_synthetic(at: Location, knob: Knob, synthetic: bool) -> Option<Finding> {
+    (!synthetic).then(|| {
+        Finding::new(
+            Class::Spelling,
+            at,
+            format!("{} without \"rejection_sample_method\": \"synthetic\": vLLM ignores the pin", knob.name()),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curve::ThinkingMode;
+    use crate::pins::rules::testing::{golden, pin, subject};
+
+    #[test]
+    fn a_length_without_its_bonus_token_is_a_spelling() {
+        let why = value(&subject(pin(golden(3, ThinkingMode::On) - 1.0, 3, ThinkingMode::On))).expect("AL - 1");
+        assert_eq!(why, "synthetic_acceptance_length counts the bonus token: write AL, not AL − 1");
+        assert!(value(&subject(pin(1.01, 3, ThinkingMode::On))).is_none());
+    }
+
+    #[test]
+    fn an_incomplete_triple_names_what_is_missing() {
+        let at = Location::new("r.yaml", 4);
+        let f = sglang_triple(at.clone(), &SGLANG_COMPANIONS[1..], Some("decode")).expect("one missing");
+        assert!(
+            f.message.starts_with(
+                "SGLANG_SIMULATE_ACC_LEN without SGLANG_SIMULATE_ACC_TOKEN_MODE in the decode environment"
+            )
+        );
+        assert!(sglang_triple(at.clone(), &[], None).is_none());
+        assert!(vllm_not_synthetic(at.clone(), Knob::VllmSyntheticLength, true).is_none());
+        assert_eq!(vllm_not_synthetic(at, Knob::VllmSyntheticLength, false).unwrap().class, Class::Spelling);
+    }
+}

@@ -1,0 +1,72 @@
+//! `unresolved`: a fact the check could not decide — a pin's value, k, model, golden curve or thinking
+//! mode, or a file a run needs that the repository does not hold — so what rests on it is not checked.
+
+use super::Judgement;
+use crate::pins::subject::Undecided;
+use crate::pins::verify::Verdict;
+use crate::pins::{Class, Finding, Location, Pin};
+
+/// A pin whose facts stopped at `u`.
+pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Judgement {
+    let finding = fact(pin.location.clone(), u.what, &u.why);
+    Judgement::new(Verdict::Unresolved, vec![finding], false)
+}
+
+/// A pin's fact `what` undecided for `why`.
+fn fact(at: Location, what: &str, why: &str) -> Finding {
+    Finding::new(Class::Unresolved, at, format!("{what} unresolved ({why}): the pin cannot be checked"))
+}
+
+/// An entry's `EVAL_CONFIG_FILE` the repository does not hold.
+pub(crate) fn eval_twin_missing(at: Location, twin: &str, entry: &str) -> Finding {
+    Finding::new(
+        Class::Unresolved,
+        at,
+        format!("EVAL_CONFIG_FILE={twin} of entry {entry}: the eval twin is not in the repository"),
+    )
+}
+
+/// An entry's recipe the repository does not hold.
+pub(crate) fn recipe_missing(at: Location, recipe: &str, entry: &str) -> Finding {
+    Finding::new(
+        Class::Unresolved,
+        at,
+        format!("recipe {recipe} of entry {entry} is not in the repository: its pins cannot be checked"),
+    )
+}
+
+/// An entry whose runner label names no launcher.
+pub(crate) fn launcher_unknown(at: Location, runner: &str, entry: &str) -> Finding {
+    Finding::new(
+        Class::Unresolved,
+        at,
+        format!(
+            "runner label {runner} of entry {entry} names no launcher under runners/: its launch script is unknown"
+        ),
+    )
+}
+
+/// An entry whose launcher's script was not found under any of the names tried.
+pub(crate) fn script_missing(at: Location, entry: &str, launcher: &str, tried: &str) -> Finding {
+    Finding::new(Class::Unresolved, at, format!("entry {entry} on {launcher}: no launch script found (tried {tried})"))
+}
+
+/// A `source`d file that could not be followed.
+pub(crate) fn include(at: Location, written: &str, why: &str) -> Finding {
+    Finding::new(Class::Unresolved, at, format!("source {written} unresolved ({why}): what it sets is not read"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curve::ThinkingMode;
+    use crate::pins::rules::testing::pin;
+
+    #[test]
+    fn an_undecided_fact_is_named_with_why() {
+        let u = Undecided { what: "k", why: "NUM_SPEC comes from the caller".into(), range: None, range_judged: false };
+        let j = undecided(&pin(2.0, 3, ThinkingMode::On), &u);
+        assert_eq!((j.verdict, j.findings[0].class), (Verdict::Unresolved, Class::Unresolved));
+        assert_eq!(j.findings[0].message, "k unresolved (NUM_SPEC comes from the caller): the pin cannot be checked");
+    }
+}

@@ -1,0 +1,46 @@
+//! `wrong-drafter` (class 2): the value of another drafter's curve, or of the curve collected under the
+//! other draft sampling.
+
+use crate::curve::{Curve, ThinkingMode};
+use crate::pins::golden::{files_for, short};
+use crate::pins::subject::Subject;
+
+/// A value another curve file of the same model (another drafter, another sampling) holds at k.
+pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
+    let mode = s.resolved.curve.mode();
+    let same_mode =
+        |c: &Curve| c.mode() == mode || c.mode() == ThinkingMode::Unspecified || mode == ThinkingMode::Unspecified;
+    let others = files_for(s.curves, &s.key).into_iter().filter(|f| !std::ptr::eq(*f, s.resolved.file));
+    for file in others {
+        for curve in file.curves.iter().filter(|c| c.model() == s.key && same_mode(c)) {
+            if curve.al(s.range.k).is_ok_and(|al| s.matches(al)) {
+                let what = match (&file.provenance.draft_sampling, &s.resolved.file.provenance.draft_sampling) {
+                    (a, b) if a != b => format!("draft sampling {}", a.as_deref().unwrap_or("greedy")),
+                    _ => format!("file {}", short(&file.origin)),
+                };
+                return Some(format!(
+                    "it is the value of another drafter's curve ({what}, {})",
+                    curve.field(s.range.k)
+                ));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pins::rules::testing::{pin, subject};
+
+    #[test]
+    fn the_gqa_drafters_value_under_the_mha_drafter_is_named() {
+        let mut gqa = pin(2.0, 3, ThinkingMode::On);
+        gqa.drafter.value = Some("Inferact/MiniMax-M3-EAGLE3-GQA".into());
+        let theirs = subject(gqa).expected();
+        let mha = subject(pin(theirs, 3, ThinkingMode::On));
+        assert_ne!(mha.expected(), theirs, "the test needs the two drafters' curves to differ at k = 3");
+        let why = value(&mha).expect("the GQA drafter's value");
+        assert!(why.contains("minimaxm3_eagle3_gqa.yaml"), "{why}");
+    }
+}

@@ -1,0 +1,41 @@
+//! `wrong-model` (class 4): another model's golden value at the same k.
+
+use crate::pins::golden::short;
+use crate::pins::subject::Subject;
+
+/// A value another model's curve holds at k.
+pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
+    let k = s.range.k;
+    s.curves.files().iter().find_map(|file| {
+        let curve =
+            file.curves.iter().filter(|c| c.model() != s.key).find(|c| c.al(k).is_ok_and(|al| s.matches(al)))?;
+        Some(format!("it is {}'s value ({} {})", curve.model(), short(&file.origin), curve.field(k)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curve::ThinkingMode;
+    use crate::pins::rules::testing::{pin, subject};
+
+    #[test]
+    fn another_models_value_is_named() {
+        let theirs = crate::curve::CurveSet::embedded()
+            .files()
+            .iter()
+            .flat_map(|f| f.curves.iter())
+            .filter(|c| !c.model().starts_with("minimax"))
+            .filter_map(|c| c.al(3).ok())
+            .find(|al| {
+                let s = subject(pin(*al, 3, ThinkingMode::On));
+                crate::pins::rules::wrong_k::value(&s).is_none()
+                    && crate::pins::rules::wrong_drafter::value(&s).is_none()
+                    && crate::pins::rules::wrong_thinking_mode::value(&s).is_none()
+                    && !s.matches(s.expected())
+            })
+            .expect("another model's value no MiniMax-M3 curve holds");
+        let why = value(&subject(pin(theirs, 3, ThinkingMode::On))).expect("another model's value");
+        assert!(why.starts_with("it is ") && why.contains("'s value"), "{why}");
+    }
+}

@@ -1,0 +1,67 @@
+//! `wrong-thinking-mode` (class 3): the other thinking mode's golden value, or a run at a reasoning effort
+//! its curve was not collected at (no golden value exists for it).
+
+use super::{Judgement, shown_written};
+use crate::pins::golden::short;
+use crate::pins::subject::Subject;
+use crate::pins::verify::Verdict;
+use crate::pins::{Class, Finding};
+
+/// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.
+pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
+    let measured = s.resolved.file.provenance.effort(s.resolved.curve.mode().key())?;
+    let effort = s.pin.effort.value.as_deref()?;
+    if effort.eq_ignore_ascii_case(&measured) {
+        return None;
+    }
+    let message = format!(
+        "{} = {} rests on {} {}, collected at reasoning effort {measured} (its header), but this runs reasoning effort {effort} ({}): no golden value exists for {effort}; run effort {measured}, or collect a curve at {effort}",
+        s.pin.knob.name(),
+        shown_written(s.pin, s.range.written),
+        short(&s.golden.file),
+        s.golden.key,
+        s.pin.effort.text
+    );
+    let finding = Finding::new(Class::WrongThinkingMode, s.pin.location.clone(), message);
+    Some(Judgement::new(Verdict::Mismatch, vec![finding], false))
+}
+
+/// A value that is the other thinking mode's golden value at the same k.
+pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
+    let mode = s.resolved.curve.mode();
+    let k = s.range.k;
+    let other = s.resolved.file.curves.iter().filter(|c| c.model() == s.key && c.mode() != mode);
+    other.into_iter().find(|c| c.al(k).is_ok_and(|al| s.matches(al))).map(|curve| {
+        format!("it is the {} value, but the deployment serves {} ({})", curve.mode(), mode, s.pin.mode.text)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curve::ThinkingMode;
+    use crate::pins::rules::testing::{golden, pin, subject};
+
+    #[test]
+    fn the_other_modes_value_is_named() {
+        let why = value(&subject(pin(golden(3, ThinkingMode::Off), 3, ThinkingMode::On))).expect("off's value");
+        assert!(why.starts_with("it is the thinking_off value, but the deployment serves thinking_on"), "{why}");
+        assert!(value(&subject(pin(golden(3, ThinkingMode::On), 3, ThinkingMode::On))).is_none());
+    }
+
+    #[test]
+    fn an_effort_is_judged_only_where_the_header_records_one() {
+        let mut p = pin(golden(3, ThinkingMode::On), 3, ThinkingMode::On);
+        p.effort = crate::pins::Fact::known("max".into(), crate::pins::How::Literal, "EFFORT=max", None);
+        // MiniMax-M3's header records no effort: nothing to judge the run's against.
+        assert!(effort(&subject(p.clone())).is_none());
+        // DeepSeek-V4-Pro's records `high` for thinking_on: `max` has no golden value, `HIGH` is the same effort.
+        p.model.value = Some("deepseek-ai/DeepSeek-V4-Pro".into());
+        p.drafter = crate::pins::Fact::unresolved("MTP head");
+        let j = effort(&subject(p.clone())).expect("max where the curve ran high");
+        assert_eq!((j.verdict, j.findings[0].class, j.fix), (Verdict::Mismatch, Class::WrongThinkingMode, false));
+        assert!(j.findings[0].message.contains("no golden value exists for max"), "{}", j.findings[0].message);
+        p.effort.value = Some("HIGH".into());
+        assert!(effort(&subject(p)).is_none());
+    }
+}

@@ -1,0 +1,177 @@
+//! The facts a pin's value is judged on, resolved before any rule runs: the written value and the AL it
+//! implies, k, the golden key of the served model, the thinking mode (an engine's documented default
+//! deciding like a literal, [`super::thinking`]), the curve the run's facts select and its expected value,
+//! and the golden value under the other draft sampling where no file writes one.
+//!
+//! A pin whose facts cannot all be resolved is [`Resolution::Undecided`], saying which fact stopped it; the
+//! rules in [`super::rules`] decide what that means.
+
+use super::golden::{self, Alternative, drafter_name, model_key, sampling_alternative};
+use super::rates;
+use super::thinking;
+use super::verify::GoldenRef;
+use super::{AL_TOLERANCE, Fact, How, Knob, Pin, RATE_TOLERANCE};
+use crate::accept::RatesPin;
+use crate::curve::{CurveQuery, CurveSet, Resolved};
+use crate::units::RANGE_EPS;
+
+/// How far a pin's facts were resolved.
+pub(crate) enum Resolution<'a> {
+    /// The pin's role runs no speculative decoding: there is nothing to judge.
+    Inert,
+    /// The value is not a literal the check can read, for a reason discovery already reported.
+    Silent,
+    /// A fact could not be decided.
+    Undecided(Undecided),
+    /// Every fact is known: the value can be judged against its golden value.
+    Subject(Box<Subject<'a>>),
+}
+
+/// The fact that stopped a pin's resolution, and what was known before it.
+pub(crate) struct Undecided {
+    /// The fact (`value`, `k`, `model`, `golden curve`, `thinking mode`).
+    pub(crate) what: &'static str,
+    /// Why it is undecided.
+    pub(crate) why: String,
+    /// The written value, its implied AL and k, where those are known.
+    pub(crate) range: Option<Range>,
+    /// Whether [1, k+1] is judged without a golden value (not where no golden key matches the model: the
+    /// value may be in another knob's unit).
+    pub(crate) range_judged: bool,
+}
+
+/// A written value with the AL it implies at k.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Range {
+    pub(crate) written: f64,
+    pub(crate) implied: f64,
+    pub(crate) k: usize,
+}
+
+impl Range {
+    /// Whether the implied AL lies outside [1, k+1].
+    pub(crate) fn out_of_range(&self) -> bool {
+        self.implied < 1.0 - RANGE_EPS || self.implied > self.k as f64 + 1.0 + RANGE_EPS
+    }
+}
+
+/// A pin with every fact its value is judged on.
+pub(crate) struct Subject<'a> {
+    /// The pin (its thinking mode the documented default where none is written).
+    pub(crate) pin: &'a Pin,
+    pub(crate) range: Range,
+    /// The served model's golden key.
+    pub(crate) key: String,
+    /// The facts the curve was chosen by.
+    pub(crate) query: CurveQuery,
+    /// The curve they chose.
+    pub(crate) resolved: Resolved<'a>,
+    /// Its golden value at k, in the pin's spelling too.
+    pub(crate) golden: GoldenRef,
+    /// The golden value under the other draft sampling, where greedy drafting is only assumed.
+    pub(crate) alternative: Option<Alternative>,
+    /// Every golden curve (other drafters', modes' and models' values explain a wrong one).
+    pub(crate) curves: &'a CurveSet,
+}
+
+impl Subject<'_> {
+    /// Whether the written value is the one a golden `al` calls for, within the knob's tolerance.
+    pub(crate) fn matches(&self, al: f64) -> bool {
+        let Range { written, implied, k } = self.range;
+        if self.pin.knob == Knob::AtomRate {
+            (written - (al - 1.0) / k as f64).abs() <= RATE_TOLERANCE
+        } else {
+            (implied - al).abs() <= AL_TOLERANCE
+        }
+    }
+
+    /// The golden AL the value is judged against.
+    pub(crate) fn expected(&self) -> f64 {
+        self.golden.expected_al
+    }
+}
+
+/// The thinking mode a pin runs where no file states one: the engine's or model's documented default,
+/// which decides like a literal.
+pub(crate) fn with_default_mode(mut pin: Pin, key: &str) -> Pin {
+    if pin.mode.value.is_none()
+        && let Some(d) = thinking::default_for(key, pin.engine.value)
+    {
+        pin.mode = Fact::known(d.mode, How::Default, format!("default: {}", d.source), None);
+    }
+    pin
+}
+
+/// The golden key of the pin's served model, where one matches.
+pub(crate) fn golden_key(pin: &Pin, curves: &CurveSet) -> Option<String> {
+    pin.model.value.as_deref().and_then(|m| model_key(curves, m))
+}
+
+/// Resolves `pin`'s facts against `curves` (its mode already defaulted by [`with_default_mode`]).
+pub(crate) fn resolve<'a>(pin: &'a Pin, curves: &'a CurveSet) -> Resolution<'a> {
+    if pin.inert() {
+        return Resolution::Inert;
+    }
+    let undecided = |what, why: &str, range, range_judged| {
+        Resolution::Undecided(Undecided { what, why: why.to_string(), range, range_judged })
+    };
+    let Some(written) = pin.written.value else {
+        return match pin.written.how {
+            How::Unresolved => undecided("value", &pin.written.text, None, false),
+            _ => Resolution::Silent,
+        };
+    };
+    let Some(k) = pin.k.value else { return undecided("k", &pin.k.text, None, false) };
+    let range = Range { written, implied: pin.knob.implied_al(written, Some(k)).unwrap_or(written), k };
+    let Some(model) = pin.model.value.as_deref() else {
+        return undecided("model", &pin.model.text, Some(range), true);
+    };
+    let Some(key) = model_key(curves, model) else {
+        return undecided("golden curve", &format!("no golden key matches model '{model}'"), Some(range), false);
+    };
+    let query = CurveQuery {
+        model: key.clone(),
+        drafter: pin.drafter.value.as_deref().map(|d| drafter_name(curves, d)),
+        method: None,
+        draft_sampling: pin.draft_sampling.value.clone(),
+        mode: pin.mode.value,
+    };
+    let lookup = match golden::lookup(curves, &query, k) {
+        Ok(l) => l,
+        Err(e) => {
+            let mode_undecided =
+                pin.mode.value.is_none() && matches!(e, crate::Error::Lookup { kind: crate::LookupKind::Mode, .. });
+            return if mode_undecided {
+                let why = format!(
+                    "{}; the deployment states no thinking mode and alsim knows no documented default for {key}",
+                    pin.mode.text
+                );
+                undecided("thinking mode", &why, Some(range), true)
+            } else {
+                undecided("golden curve", &e.to_string(), Some(range), true)
+            };
+        }
+    };
+    let chain = pin.rates.as_ref().and_then(|_| rates::golden(lookup.resolved.curve, k));
+    let golden = GoldenRef {
+        file: lookup.resolved.file.origin.clone(),
+        key: lookup.resolved.curve.field(k),
+        expected_al: lookup.expected,
+        expected_written: pin.knob.written_for(lookup.expected, k),
+        drafter_match: lookup.resolved.drafter_match,
+        expected_rates: chain.as_ref().map(|c| c.rates().to_vec()),
+        rates_from: chain.as_ref().map(RatesPin::describe),
+    };
+    let sampling_assumed = pin.draft_sampling.how == How::Inferred;
+    let alternative = sampling_assumed.then(|| sampling_alternative(curves, &query, k)).flatten();
+    Resolution::Subject(Box::new(Subject {
+        pin,
+        range,
+        key,
+        query,
+        resolved: lookup.resolved,
+        golden,
+        alternative,
+        curves,
+    }))
+}
