@@ -8,10 +8,11 @@ use rayon::prelude::*;
 use super::{Graph, Job, recipe_path};
 use crate::pins::recipe::Recipe;
 use crate::pins::rules;
+use crate::pins::rules::drift::Pinned;
 use crate::pins::shell::resolve::{Env, Resolver};
 use crate::pins::shell::sites::{self, Discovery};
 use crate::pins::shell::{ChoiceKind, Script};
-use crate::pins::{AL_TOLERANCE, Edit, EntryRef, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role};
+use crate::pins::{Edit, EntryRef, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role};
 
 /// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
 pub const INJECTOR: &str = "runners/inject_synthetic_acceptance.py";
@@ -74,10 +75,15 @@ fn jobs_by_script<'g>(graph: &'g Graph) -> BTreeMap<&'g str, Vec<usize>> {
 
 fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
     let by_script = jobs_by_script(graph);
-    let per_script: Vec<(Vec<Pin>, Vec<Finding>)> = graph
+    let candidates = graph
         .scripts
+        .iter()
+        .filter(|script| graph.shell_knobs.contains(script.rel.as_str()) && !script.rel.starts_with("runners/"));
+    let (retired, judged): (Vec<&Script>, Vec<&Script>) =
+        candidates.partition(|script| super::archived(&script.rel) && !by_script.contains_key(script.rel.as_str()));
+    findings.extend(retired_notes(&retired));
+    let per_script: Vec<(Vec<Pin>, Vec<Finding>)> = judged
         .par_iter()
-        .filter(|script| graph.shell_knobs.contains(script.rel.as_str()) && !script.rel.starts_with("runners/"))
         .map(|script| one_script(graph, script, by_script.get(script.rel.as_str()).map_or(&[], Vec::as_slice)))
         .collect();
     let mut seen = BTreeSet::new();
@@ -91,6 +97,18 @@ fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) 
             }
         }
     }
+}
+
+/// One note per directory of archived scripts that no job runs.
+fn retired_notes(retired: &[&Script]) -> Vec<Finding> {
+    let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for script in retired {
+        by_dir.entry(script.rel.rsplit_once('/').map_or("", |(dir, _)| dir)).or_default().push(&script.rel);
+    }
+    by_dir
+        .into_iter()
+        .map(|(dir, files)| rules::inert::archived_scripts(Location::new(files[0], 1), dir, files.len()))
+        .collect()
 }
 
 /// The pins of one script: run once per distinct model among the jobs that reach it (or once with no
@@ -556,36 +574,25 @@ fn model_from_prefix(graph: &Graph, pin: &mut Pin) {
 
 /// Comments and prose that name another AL than the code pins (drift, class 10).
 fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
-    let mut by_file: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut by_file: BTreeMap<&str, Pinned> = BTreeMap::new();
     for pin in pins {
-        let values = by_file.entry(pin.location.file.as_str()).or_default();
-        if let Some(w) = pin.written.value {
-            values.push(w);
-            if let Some(al) = pin.knob.implied_al(w, pin.k.value) {
-                values.push(al);
-            }
-        }
+        by_file.entry(pin.location.file.as_str()).or_default().add(pin);
     }
     let mut out = Vec::new();
-    for (file, values) in &by_file {
+    for (file, pinned) in &by_file {
         let Some(f) = graph.files.get(file) else { continue };
         if f.kind != crate::pins::walk::Kind::Shell {
             continue;
         }
-        for (i, line) in f.text.lines().enumerate() {
+        for (i, line) in f.text.lines().enumerate().skip(1) {
             let Some(comment) = line.trim_start().strip_prefix('#') else { continue };
-            if i == 0 || !mentions_al(comment) {
-                continue;
-            }
-            if let Some(n) = stale(&al_numbers(comment), values) {
-                out.push(rules::drift::comment(Location::new(*file, i + 1), &n.to_string(), &list(values)));
-            }
+            out.extend(rules::drift::comment(Location::new(*file, i + 1), comment, pinned));
         }
     }
     // A prose line names a pinned file by its base name: look the line's file-like words up.
     let mut by_name: ByName = BTreeMap::new();
-    for (path, values) in &by_file {
-        by_name.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push((path, values));
+    for (path, pinned) in &by_file {
+        by_name.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push((path, pinned));
     }
     // Prose is most of the text read: its files are read in parallel, and only lines with a file-like
     // word are split into words (the findings are sorted by location afterwards).
@@ -599,8 +606,8 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
     out
 }
 
-/// Pinned files by base name, with the values pinned in each.
-type ByName<'p> = BTreeMap<&'p str, Vec<(&'p str, &'p Vec<f64>)>>;
+/// Pinned files by base name, with what each pins.
+type ByName<'p> = BTreeMap<&'p str, Vec<(&'p str, &'p Pinned)>>;
 
 /// Drift findings of one prose file: a line that names one pinned file and an AL value it does not pin.
 fn prose_file(f: &crate::pins::walk::TextFile, by_name: &ByName<'_>) -> Vec<Finding> {
@@ -609,56 +616,15 @@ fn prose_file(f: &crate::pins::walk::TextFile, by_name: &ByName<'_>) -> Vec<Find
         if !(line.contains(".sh") || line.contains(".y")) {
             continue;
         }
-        let named: Vec<&(&str, &Vec<f64>)> = line
+        let named: Vec<&(&str, &Pinned)> = line
             .split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
             .filter(|w| w.ends_with(".sh") || w.ends_with(".yaml") || w.ends_with(".yml"))
             .filter_map(|w| by_name.get(w))
             .flatten()
             .collect();
-        if let [(path, values)] = named.as_slice()
-            && mentions_al(line)
-            && let Some(n) = stale(&al_numbers(line), values)
-        {
-            out.push(rules::drift::prose(Location::new(&f.rel, i + 1), &n.to_string(), path, &list(values)));
+        if let [(path, pinned)] = named.as_slice() {
+            out.extend(rules::drift::prose(Location::new(&f.rel, i + 1), line, path, pinned));
         }
     }
     out
-}
-
-/// The first of `numbers` that none of `values` explains.
-fn stale(numbers: &[f64], values: &[f64]) -> Option<f64> {
-    numbers.iter().copied().find(|n| !values.iter().any(|v| (v - n).abs() <= AL_TOLERANCE))
-}
-
-/// `values` as a sorted list without repeats, for messages.
-fn list(values: &[f64]) -> String {
-    let mut v: Vec<String> = values.iter().map(|x| crate::pins::plain_number(*x, 4)).collect();
-    v.sort();
-    v.dedup();
-    v.join(", ")
-}
-
-fn mentions_al(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    lower.contains("acceptance") || text.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "AL")
-}
-
-/// Numbers written like acceptance lengths: `d.dd` in [1, 10), standing alone (not `glm5.2` or `v1.25.0`).
-fn al_numbers(text: &str) -> Vec<f64> {
-    text.split(|c: char| c.is_whitespace() || "(),;:=[]{}\"'`".contains(c))
-        .map(|w| w.trim_end_matches('.'))
-        .filter(|w| w.len() == 4 && w.as_bytes()[1] == b'.' && w.chars().filter(|c| c.is_ascii_digit()).count() == 3)
-        .filter_map(|w| w.parse::<f64>().ok())
-        .filter(|v| (1.0..10.0).contains(v))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn al_numbers_skip_versions() {
-        assert_eq!(al_numbers("golden AL 2.78 (k=3), rate 0.61, glm5.2 v1.25.0 3.00."), [2.78, 3.0]);
-    }
 }

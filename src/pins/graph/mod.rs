@@ -236,7 +236,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
             || f.text.contains("\nlabels:")
     };
     let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
-    let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived_config(&f.rel));
+    let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived(&f.rel));
     findings.extend(archived_notes(&archived));
     let launcher_paths: Vec<String> = files
         .texts
@@ -431,13 +431,14 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     }
 }
 
-/// Whether a config-shaped YAML file sits in a `deprecated/` directory. Such a directory is where a
-/// benchmark repository archives retired config entries (InferenceX: `configs/deprecated/`, "removed from
-/// the active master configs and archived", MODELS.md; its workflows read only the master configs
-/// `utils/constants.py` lists). No job runs them, so their pins run nowhere; they are not parsed (in the
-/// snapshot they are more than half of all master-config text) and each such directory is named in a
-/// note rather than skipped silently.
-fn archived_config(rel: &str) -> bool {
+/// Whether a file sits in a `deprecated/` directory. Such a directory is where a benchmark repository
+/// archives retired config entries and launch scripts (InferenceX: `configs/deprecated/`, "removed from the
+/// active master configs and archived", MODELS.md; its workflows read only the master configs
+/// `utils/constants.py` lists; `benchmarks/**/deprecated/` since `d089a91`). No job runs them, so their pins
+/// run nowhere: archived configs are not parsed (in the snapshot they are more than half of all
+/// master-config text), archived scripts no job reaches are not judged, and each such directory is named
+/// in a note rather than skipped silently.
+pub(super) fn archived(rel: &str) -> bool {
     rel.split('/').rev().skip(1).any(|dir| dir == "deprecated")
 }
 
@@ -570,7 +571,7 @@ mod tests {
         assert_eq!((note.class, note.severity), (Class::Inert, Severity::Note));
         assert!(note.message.starts_with("configs/deprecated/: 2 archived"), "{}", note.message);
         // The same file outside a `deprecated/` directory is an active master config.
-        assert!(!archived_config("configs/deprecated-not/x.yaml") && !archived_config("deprecated"));
-        assert!(archived_config("configs/deprecated/x.yaml"));
+        assert!(!archived("configs/deprecated-not/x.yaml") && !archived("deprecated"));
+        assert!(archived("configs/deprecated/x.yaml"));
     }
 }

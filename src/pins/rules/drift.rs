@@ -1,7 +1,45 @@
 //! `drift` (class 10): k and AL set independently (an override of k keeps the old k's value), or a
 //! comment or prose line naming another AL than the code pins.
 
-use crate::pins::{Class, Finding, Knob, Location};
+use crate::pins::{AL_TOLERANCE, Class, Finding, Knob, Location, Pin, plain_number};
+
+/// What one file pins: the values written and the ALs they imply, the draft lengths they run at, and the
+/// names they are written under — what a comment must name to be about the pin.
+#[derive(Debug, Default)]
+pub(crate) struct Pinned {
+    values: Vec<f64>,
+    ks: Vec<usize>,
+    names: Vec<String>,
+}
+
+impl Pinned {
+    /// Adds a pin of the file.
+    pub(crate) fn add(&mut self, pin: &Pin) {
+        let Some(written) = pin.written.value else { return };
+        self.values.push(written);
+        self.values.extend(pin.knob.implied_al(written, pin.k.value));
+        self.ks.extend(pin.k.value);
+        self.names.push(pin.knob.name().to_string());
+        // The variable a script holds the value in (`SYNTHETIC_ACCEPT_LEN=2.51`).
+        let variable = pin.written.text.split('=').next().unwrap_or_default();
+        if !variable.is_empty() && variable.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            self.names.push(variable.to_string());
+        }
+    }
+
+    /// The values, sorted without repeats, for messages.
+    fn shown(&self) -> String {
+        let mut v: Vec<String> = self.values.iter().map(|x| plain_number(*x, 4)).collect();
+        v.sort();
+        v.dedup();
+        v.join(", ")
+    }
+
+    /// The first AL-like number of `text` that no pinned value explains.
+    fn stale(&self, text: &str) -> Option<f64> {
+        al_numbers(text).into_iter().find(|n| !self.values.iter().any(|v| (v - n).abs() <= AL_TOLERANCE))
+    }
+}
 
 /// A k the environment can override while the pin's value does not follow it.
 pub(crate) fn k_override(at: Location, k_from: &str, knob: Knob, value: &str, k: &str) -> Finding {
@@ -15,26 +53,116 @@ pub(crate) fn k_override(at: Location, k_from: &str, knob: Knob, value: &str, k:
     )
 }
 
-/// A comment in a script naming `named` where the code pins `pinned`.
-pub(crate) fn comment(at: Location, named: &str, pinned: &str) -> Finding {
-    Finding::new(Class::Drift, at, format!("comment names {named} but the code pins {pinned}"))
+/// A comment of a pinned script that names another AL than the code pins. Only a comment about the pin
+/// counts: one that names a draft length the file runs, or the name the pin is written under. A comment
+/// that tabulates other draft lengths' golden values, or quotes a measurement, is not drift (InferenceX
+/// `5ba0b0b`: a table of K = 3 and K = 7 golden ALs justifying K = 2 was four false alarms).
+pub(crate) fn comment(at: Location, text: &str, pinned: &Pinned) -> Option<Finding> {
+    if !mentions_al(text) || !about_the_pin(text, pinned) {
+        return None;
+    }
+    let named = pinned.stale(text)?;
+    Some(Finding::new(Class::Drift, at, format!("comment names {named} but the code pins {}", pinned.shown())))
 }
 
-/// A prose line naming `named` for `file`, which pins `pinned`.
-pub(crate) fn prose(at: Location, named: &str, file: &str, pinned: &str) -> Finding {
-    Finding::new(Class::Drift, at, format!("names {named} for {file}, but the code pins {pinned}"))
+/// A prose line (README, changelog) that names one pinned `file` and an AL it does not pin.
+pub(crate) fn prose(at: Location, text: &str, file: &str, pinned: &Pinned) -> Option<Finding> {
+    if !mentions_al(text) {
+        return None;
+    }
+    let named = pinned.stale(text)?;
+    Some(Finding::new(Class::Drift, at, format!("names {named} for {file}, but the code pins {}", pinned.shown())))
+}
+
+/// Whether a comment is about the file's pin: it names a draft length the file runs (`k = 3`, `K=2`) and
+/// none it does not, or it names the pin.
+fn about_the_pin(text: &str, pinned: &Pinned) -> bool {
+    let named = draft_lengths(text);
+    if !named.is_empty() {
+        return named.iter().all(|k| pinned.ks.contains(k));
+    }
+    pinned.names.iter().any(|name| text.contains(name.as_str()))
+}
+
+/// Draft lengths a text names: `k = 3`, `K=2`, `(k=3)`; not `K-1` or `k3s`.
+fn draft_lengths(text: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        if !(b == b'k' || b == b'K') || (i > 0 && bytes[i - 1].is_ascii_alphanumeric()) {
+            continue;
+        }
+        let rest = text[i + 1..].trim_start();
+        let Some(rest) = rest.strip_prefix(['=', ':']) else { continue };
+        let digits: String = rest.trim_start().chars().take_while(char::is_ascii_digit).collect();
+        out.extend(digits.parse::<usize>().ok());
+    }
+    out
+}
+
+/// Whether a text speaks of acceptance.
+fn mentions_al(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains("acceptance") || text.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "AL")
+}
+
+/// Numbers written like acceptance lengths: `d.dd` in [1, 10), standing alone (not `glm5.2` or `v1.25.0`).
+fn al_numbers(text: &str) -> Vec<f64> {
+    text.split(|c: char| c.is_whitespace() || "(),;:=[]{}\"'`".contains(c))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| w.len() == 4 && w.as_bytes()[1] == b'.' && w.chars().filter(|c| c.is_ascii_digit()).count() == 3)
+        .filter_map(|w| w.parse::<f64>().ok())
+        .filter(|v| (1.0..10.0).contains(v))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use crate::curve::ThinkingMode;
+    use crate::pins::Fact;
+    use crate::pins::rules::testing::pin;
+
+    /// A script pinning 2.51 at k = 2 in `SYNTHETIC_ACCEPT_LEN`.
+    fn pinned() -> Pinned {
+        let mut p = pin(2.51, 2, ThinkingMode::On);
+        p.written = Fact::known(2.51, crate::pins::How::Literal, "SYNTHETIC_ACCEPT_LEN=2.51", None);
+        let mut pinned = Pinned::default();
+        pinned.add(&p);
+        pinned
+    }
+
     #[test]
     fn drift_names_both_values() {
         let at = Location::new("README.md", 3);
-        assert_eq!(prose(at.clone(), "2.4", "a.sh", "2.83").message, "names 2.4 for a.sh, but the code pins 2.83");
-        assert_eq!(comment(at.clone(), "2.4", "2.83").message, "comment names 2.4 but the code pins 2.83");
+        let f = prose(at.clone(), "a.sh pins golden AL 2.40", "a.sh", &pinned()).expect("2.40 is not pinned");
+        assert_eq!(f.message, "names 2.4 for a.sh, but the code pins 2.51");
+        let f = comment(at.clone(), " golden AL 2.40 for k = 2", &pinned()).expect("about k = 2");
+        assert_eq!(f.message, "comment names 2.4 but the code pins 2.51");
+        assert!(comment(at.clone(), " SYNTHETIC_ACCEPT_LEN: the golden AL 2.40", &pinned()).is_some(), "names the pin");
         let f = k_override(at, "${NUM_SPEC:-3}", Knob::VllmSyntheticLength, "2.83", "3");
         assert!(f.message.contains("runs with the k = 3 value"), "{}", f.message);
+    }
+
+    #[test]
+    fn a_comment_about_other_draft_lengths_or_a_measurement_is_not_drift() {
+        let at = Location::new("a.sh", 160);
+        // InferenceX 5ba0b0b's kimik3_fp4_b300_vllm_mtp.sh, which pins 2.51 at K=2.
+        for line in [
+            "     K=3  golden AL 3.00  ->  ~1.7x low conc, ~0.95x saturated",
+            "     K=7  golden AL 3.84  ->  ~1.3x low conc, ~0.54x saturated",
+            " saturates even at the forced golden AL of 3.84. Using cost ~ 1 + m(K-1) + f,",
+            " acceptance length is 1.16-2.01 with 13-41% position-1 acceptance -- versus 4.18",
+        ] {
+            assert!(comment(at.clone(), line, &pinned()).is_none(), "{line}");
+        }
+        assert!(comment(at, "     K=2  golden AL 2.61", &pinned()).is_some());
+    }
+
+    #[test]
+    fn numbers_and_draft_lengths_are_read_as_written() {
+        assert_eq!(al_numbers("golden AL 2.78 (k=3), rate 0.61, glm5.2 v1.25.0 3.00."), [2.78, 3.0]);
+        assert_eq!(draft_lengths("K=2 vs (k = 3), m(K-1), k3s, bk=4"), [2, 3]);
     }
 }

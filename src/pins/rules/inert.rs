@@ -35,6 +35,17 @@ pub(crate) fn archived(at: Location, dir: &str, count: usize) -> Finding {
     )
 }
 
+/// `count` archived launch scripts under `dir` that no job runs: their pins are not judged.
+pub(crate) fn archived_scripts(at: Location, dir: &str, count: usize) -> Finding {
+    Finding::new(
+        Class::Inert,
+        at,
+        format!(
+            "{dir}/: {count} archived script(s) with pins not checked: a `deprecated/` directory keeps retired launch scripts, and no job runs these"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,7 +58,8 @@ mod tests {
             ignored_setting(at.clone(), "speculative_draft_tensor_parallel_size", "TRT-LLM ignores it"),
             role_without_speculation(at.clone(), Knob::SglangSimulateLen, "prefill", "prefill runs no drafts"),
             injected_into_role(at.clone(), "prefill", "r.yaml"),
-            archived(at, "configs/deprecated", 2),
+            archived(at.clone(), "configs/deprecated", 2),
+            archived_scripts(at, "benchmarks/single_node/agentic/deprecated", 1),
         ];
         assert!(findings.iter().all(|f| f.class == Class::Inert && f.severity == Severity::Note));
     }
