@@ -36,11 +36,21 @@ pub enum Error {
         /// What is wrong, in the user's terms.
         message: String,
     },
-    /// A value is outside its valid range or inconsistent with another value.
+    /// A value read from input is outside its valid range or inconsistent with another value.
     #[error("{field}: {message}")]
     Invalid {
-        /// The flag, key or field that holds the value (e.g. `--al`, `minimax-m3.thinking_on.3`).
+        /// The key or field that holds the value (e.g. `minimax-m3.thinking_on.3`, a CSV column).
         field: String,
+        /// Why the value is rejected, with the valid range.
+        message: String,
+    },
+    /// An argument of a library function is outside its valid range or inconsistent with another one. The
+    /// name is the parameter's, as the library calls it (`batch`, `step_ms`): a front end names its own
+    /// option for it (the CLI: `--batch`, `--step-ms`).
+    #[error("{name}: {message}")]
+    Parameter {
+        /// The parameter.
+        name: &'static str,
         /// Why the value is rejected, with the valid range.
         message: String,
     },
@@ -85,6 +95,20 @@ impl Error {
     /// An [`Error::Invalid`] for `field` with `message`.
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Invalid { field: field.into(), message: message.into() }
+    }
+
+    /// An [`Error::Parameter`] for the parameter `name` with `message`.
+    pub fn parameter(name: &'static str, message: impl Into<String>) -> Self {
+        Error::Parameter { name, message: message.into() }
+    }
+
+    /// The same error as one of the parameter `name`, where a value check shared with file fields found it
+    /// ([`Error::Invalid`] becomes [`Error::Parameter`]; other errors are kept).
+    pub fn for_parameter(self, name: &'static str) -> Self {
+        match self {
+            Error::Invalid { message, .. } => Error::Parameter { name, message },
+            other => other,
+        }
     }
 
     /// An [`Error::Parse`] at `origin`, optional `line`.

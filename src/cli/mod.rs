@@ -175,7 +175,19 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 
 /// The error and its causes joined by ": " (each cause names what it adds; none repeats its source's text).
 fn cause_chain(err: &anyhow::Error) -> String {
-    err.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ")
+    err.chain()
+        .map(|cause| match cause.downcast_ref::<alsim::Error>() {
+            Some(alsim::Error::Parameter { name, message }) => format!("{}: {message}", flag(name)),
+            _ => cause.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// The option that gives a library parameter its value: the library names its parameters (`step_ms`), the
+/// command line its flags (`--step-ms`), one for one.
+fn flag(parameter: &str) -> String {
+    format!("--{}", parameter.replace('_', "-"))
 }
 
 /// The options that settle a lookup the library could not: the library names what it looked for, the

@@ -179,7 +179,7 @@ fn output_lengths(len: u32, spread: &str) -> alsim::Result<OutputLengths> {
         "lognormal" => OutputLengths::LogNormal { median: len as f64, sigma: number(value)? },
         _ => return Err(bad("expected uniform:R, lognormal:SIGMA or fixed")),
     };
-    lengths.validated("--output-len")
+    lengths.validated("output_len")
 }
 
 /// rayon's pool: `--threads`, else rayon's default (RAYON_NUM_THREADS, else all cores).

@@ -279,7 +279,7 @@ impl Collection {
 /// errors as [`estimate_k`].
 pub fn collect(identity: Identity, by_k: &ByK, confidence: f64, target_se: f64, output: &str) -> Result<Collection> {
     if !(target_se > 0.0 && target_se.is_finite()) {
-        return Err(Error::invalid("--target-se", format!("{target_se} must be a positive number")));
+        return Err(Error::parameter("target_se", format!("{target_se} must be a positive number")));
     }
     let points: Vec<KEstimate> =
         by_k.iter().map(|(&k, runs)| estimate_k(k, runs, confidence)).collect::<Result<_>>()?;
@@ -335,9 +335,9 @@ fn header(identity: &Identity, points: &[KEstimate], confidence: f64) -> Result<
     lines.push(format!("draft_sampling: {}", identity.draft_sampling));
     lines.push(String::new());
     lines.push("key = num_speculative_tokens; value = golden AL".into());
-    for (name, value) in [("--drafter", &identity.drafter), ("--method", &identity.method)] {
+    for (name, value) in [("drafter", &identity.drafter), ("method", &identity.method)] {
         if value.trim().is_empty() {
-            return Err(Error::invalid(name, "must not be empty"));
+            return Err(Error::parameter(name, "must not be empty"));
         }
     }
     Ok(lines)
@@ -362,21 +362,21 @@ fn point_comment(p: &KEstimate, confidence: f64) -> String {
 /// a refusal, and again by [`write_file`].
 ///
 /// # Errors
-/// [`Error::Invalid`] naming `--output`.
+/// [`Error::Parameter`] naming `output`.
 pub fn check_output(path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
     let same = |run: &&Path| match (run.canonicalize(), path.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
     if runs.iter().any(same) {
-        return Err(Error::invalid(
-            "--output",
+        return Err(Error::parameter(
+            "output",
             format!("{} is one of the runs read: it is never overwritten", path.display()),
         ));
     }
     if path.exists() && !force {
-        return Err(Error::invalid(
-            "--output",
+        return Err(Error::parameter(
+            "output",
             format!("{} already exists; pass --force to overwrite it", path.display()),
         ));
     }

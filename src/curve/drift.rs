@@ -76,7 +76,7 @@ pub struct Drift {
 /// errors as [`evidence::evaluate`].
 pub fn drift(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidence: f64) -> Result<Drift> {
     if !(confidence > 0.0 && confidence < 1.0) {
-        return Err(Error::invalid("--confidence", format!("{confidence} must be strictly between 0 and 1")));
+        return Err(Error::parameter("confidence", format!("{confidence} must be strictly between 0 and 1")));
     }
     if let Some((k, runs)) = by_k.iter().find(|(k, _)| !curve.points().contains_key(k)) {
         return Err(Error::invalid(

@@ -157,7 +157,7 @@ impl CurveSet {
     pub fn lookup(&self, query: &CurveQuery) -> Result<Resolved<'_>> {
         let wanted = normalize(&query.model);
         if wanted.is_empty() {
-            return Err(Error::invalid("--model", "model name is empty"));
+            return Err(Error::parameter("model", "model name is empty"));
         }
         let by_model = |exact: bool| -> Vec<&CurveFile> {
             self.files

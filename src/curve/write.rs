@@ -87,8 +87,8 @@ fn single_line(text: &str, field: &str) -> Result<()> {
 fn plain_key(model: &str) -> Result<()> {
     let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '+');
     if model.is_empty() || !model.chars().all(plain) || !model.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        return Err(Error::invalid(
-            "--model",
+        return Err(Error::parameter(
+            "model",
             format!(
                 "{:?} is not a plain model key: use letters, digits and . _ - / + (starting with a letter or digit)",
                 model
@@ -132,7 +132,7 @@ mod tests {
     #[test]
     fn what_would_not_read_back_is_refused() {
         let bad_key = curve("a: b", ThinkingMode::On, &[(1, 1.5)]);
-        assert!(render(&[], &[&bad_key], |_, _| None).unwrap_err().to_string().contains("--model"));
+        assert!(render(&[], &[&bad_key], |_, _| None).unwrap_err().to_string().starts_with("model: "));
         let ok = curve("m", ThinkingMode::On, &[(1, 1.5)]);
         assert!(render(&["a\nm: 1".into()], &[&ok], |_, _| None).is_err());
         assert!(render(&[], &[&ok], |_, _| Some("x\ny".into())).unwrap_err().to_string().contains("m.thinking_on.1"));

@@ -49,7 +49,7 @@ pub use window::{MAX_SERIES_LEN, Series, Window};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::units::check_draft_len;
+use crate::units::check_draft_len_argument;
 
 /// The longest line the streaming readers (Prometheus text, logs) take: a metrics sample or an acceptance
 /// log line is a few hundred bytes; a longer line is refused (Prometheus) or skipped (logs), never held.
@@ -150,8 +150,8 @@ impl FromStr for InputFormat {
             .into_iter()
             .find(|f| f.name() == wanted || f.name().trim_end_matches("-json") == wanted)
             .ok_or_else(|| {
-                Error::invalid(
-                    "--format-in",
+                Error::parameter(
+                    "format_in",
                     format!(
                         "unknown evidence format '{s}'; expected one of {}",
                         InputFormat::ALL.map(|f| f.name()).join(", ")
@@ -282,7 +282,7 @@ fn peek<'a>(reader: &'a mut BufReader<std::fs::File>, path: &Path) -> Result<&'a
 /// ```
 pub fn read(mut reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Vec<Evidence>> {
     if let Some(k) = options.k {
-        check_draft_len(k, "--k")?;
+        check_draft_len_argument(k, "k")?;
     }
     let format = match options.format {
         Some(format) => format,
@@ -415,12 +415,12 @@ pub struct MeasuredAl {
 /// ```
 pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl> {
     if let Some(k) = k {
-        check_draft_len(k, "--evidence-k")?;
+        check_draft_len_argument(k, "evidence_k")?;
     }
-    let (first, rest) = evidence.split_first().ok_or_else(|| Error::invalid("--evidence", "no evidence given"))?;
+    let (first, rest) = evidence.split_first().ok_or_else(|| Error::parameter("evidence", "no evidence given"))?;
     let stated = |ev: &Evidence| ev.k.as_ref().map(|(k, _)| *k).or(ev.total.positions.as_ref().map(Vec::len));
     let run_k = stated(first).or(k).ok_or_else(|| {
-        Error::invalid("--evidence-k", format!("{} does not state the draft length k; give it", first.location))
+        Error::parameter("evidence_k", format!("{} does not state the draft length k; give it", first.location))
     })?;
     let mut runs = Vec::with_capacity(evidence.len());
     let mut notes = Vec::new();
@@ -512,7 +512,7 @@ mod tests {
         assert!(m.notes[0].contains("not every run counts positions"), "{:?}", m.notes);
 
         // k comes from the runs, else the caller; a contradiction names the file.
-        assert!(measured_al(std::slice::from_ref(&c), None).unwrap_err().to_string().contains("--evidence-k"));
+        assert!(measured_al(std::slice::from_ref(&c), None).unwrap_err().to_string().contains("evidence_k"));
         assert_eq!(measured_al(std::slice::from_ref(&c), Some(4)).unwrap().k, 4);
         let err = measured_al(&[a, c], Some(3)).unwrap_err().to_string();
         assert!(err.starts_with("a:1") && err.contains("set it to 2"), "{err}");

@@ -196,8 +196,8 @@ impl<'a> Reducer<'a> {
         if let Some(split) = &self.options.split
             && !self.split_seen
         {
-            return Err(Error::invalid(
-                "--split",
+            return Err(Error::parameter(
+                "split",
                 format!(
                     "no speculative-decoding sample in {} carries the label '{split}': nothing to split by (labels present: {})",
                     self.origin,

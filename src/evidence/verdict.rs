@@ -56,16 +56,16 @@ impl Pin {
     /// [`Error::Invalid`] when the AL is outside [1, k+1], k is out of range, the tolerance is outside
     /// [0, k), the confidence is not in (0, 1), or the golden chain has another k.
     pub fn new(al: f64, k: usize, tolerance: f64, confidence: f64, source: impl Into<String>) -> Result<Pin> {
-        check_al(al, k, "--pin")?;
+        check_al(al, k, "pin").map_err(|e| e.for_parameter("pin"))?;
         // A tolerance of k would call every AL in [1, k+1] consistent with every pin.
         if !(0.0..k as f64).contains(&tolerance) {
-            return Err(Error::invalid(
-                "--tolerance",
+            return Err(Error::parameter(
+                "tolerance",
                 format!("{tolerance} is out of range: an AL difference at k = {k} must lie in [0, {k})"),
             ));
         }
         z_two_sided(confidence)
-            .map_err(|_| Error::invalid("--confidence", format!("{confidence} must be strictly between 0 and 1")))?;
+            .map_err(|_| Error::parameter("confidence", format!("{confidence} must be strictly between 0 and 1")))?;
         Ok(Pin { al, k, tolerance, confidence, source: source.into(), golden: None })
     }
 

@@ -200,7 +200,7 @@ impl Checkout {
 }
 
 fn base_error(message: String) -> Error {
-    Error::Invalid { field: "--base".into(), message }
+    Error::Parameter { name: "base", message }
 }
 
 /// Runs git in `dir` with the caller's `GIT_DIR`, `GIT_WORK_TREE` and `GIT_INDEX_FILE` set aside (a hook or
@@ -224,7 +224,7 @@ fn git(dir: &Path, args: &[&str], index: Option<&Path>) -> Result<std::result::R
 /// Writes the tree of revision `rev` of the git repository holding `repo` into a temporary directory.
 ///
 /// # Errors
-/// [`Error::Invalid`] (field `--base`) when git cannot be run, `repo` is not in a git work tree, or `rev`
+/// [`Error::Parameter`] (`base`) when git cannot be run, `repo` is not in a git work tree, or `rev`
 /// names no commit there; [`Error::Io`] when the temporary directory cannot be made.
 pub fn checkout(repo: &Path, rev: &str) -> Result<Checkout> {
     let shown = repo.display();

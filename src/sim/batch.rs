@@ -46,17 +46,17 @@ impl BatchConfig {
     /// Checks the sizes.
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming `--batch` when B is 0 or above [`MAX_BATCH`], or when fewer than 2 batches
+    /// [`Error::Parameter`] naming `batch` when B is 0 or above [`MAX_BATCH`], or when fewer than 2 batches
     /// fit in `requests` (no between-batch variance to measure).
     pub fn new(batch: u32, requests: u64, seed: u64) -> Result<BatchConfig> {
         if batch == 0 || batch > MAX_BATCH {
-            return Err(Error::invalid("--batch", format!("{batch} must be between 1 and {MAX_BATCH}")));
+            return Err(Error::parameter("batch", format!("{batch} must be between 1 and {MAX_BATCH}")));
         }
         let batches = requests / batch as u64;
         if batches < 2 {
-            return Err(Error::invalid(
-                "--batch",
-                format!("{requests} requests make fewer than 2 batches of {batch}; raise --requests"),
+            return Err(Error::parameter(
+                "batch",
+                format!("{requests} requests make fewer than 2 batches of {batch}; give more requests"),
             ));
         }
         Ok(BatchConfig { batch, batches, seed })
@@ -182,6 +182,14 @@ pub fn simulate_batches(
 mod tests {
     use super::*;
     use crate::accept::Distribution;
+
+    #[test]
+    fn a_bad_size_names_the_parameter_not_a_flag() {
+        for err in [BatchConfig::new(0, 100, 1).unwrap_err(), BatchConfig::new(60, 100, 1).unwrap_err()] {
+            assert!(matches!(err, Error::Parameter { name: "batch", .. }), "{err}");
+            assert!(!err.to_string().contains("--"), "{err}");
+        }
+    }
 
     #[test]
     fn shared_draws_correlate_a_batch() {

@@ -102,8 +102,8 @@ impl StepsDistribution {
 /// ```
 pub fn steps_to_emit(distribution: &Distribution, output_tokens: u32) -> Result<StepsDistribution> {
     if output_tokens == 0 || output_tokens > MAX_OUTPUT_TOKENS {
-        return Err(Error::invalid(
-            "--output-len",
+        return Err(Error::parameter(
+            "output_len",
             format!("{output_tokens} must be between 1 and {MAX_OUTPUT_TOKENS} for the exact distribution"),
         ));
     }

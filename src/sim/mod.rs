@@ -179,17 +179,17 @@ impl Study {
     /// Checks the study's parameters.
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming the flag: step time not positive and finite, a level outside (0, 1), bad
+    /// [`Error::Parameter`] naming the parameter: step time not positive and finite, a level outside (0, 1), bad
     /// output lengths, heterogeneity or batch, a pin outside [1, k+1], more than [`MAX_SIMULATED_TOKENS`]
     /// tokens in all.
     pub fn validate(&self) -> Result<()> {
         if !(self.step_ms.is_finite() && self.step_ms > 0.0 && self.step_ms <= 1e6) {
-            return Err(Error::invalid("--step-ms", format!("{} must be a positive step time in ms", self.step_ms)));
+            return Err(Error::parameter("step_ms", format!("{} must be a positive step time in ms", self.step_ms)));
         }
         crate::stats::z_two_sided(self.level)?;
-        self.lengths.validated("--output-len")?;
+        self.lengths.validated("output_len")?;
         self.heterogeneity.validated()?;
-        crate::units::check_al(self.pinned_al, self.real.k(), "--al")?;
+        crate::units::check_al(self.pinned_al, self.real.k(), "al").map_err(|e| e.for_parameter("al"))?;
         if self.rates_pin.k() != self.real.k() {
             return Err(Error::invalid(
                 "rates pin",
@@ -200,19 +200,19 @@ impl Study {
             BatchConfig::new(b, self.run.requests, self.run.seed)?;
         }
         if let Some(n) = self.exact_tokens {
-            OutputLengths::Fixed { tokens: n }.validated("--exact")?;
+            OutputLengths::Fixed { tokens: n }.validated("exact")?;
         }
         if !self.include_real && self.schedules.is_empty() {
-            return Err(Error::invalid("--source", "no source selected"));
+            return Err(Error::parameter("source", "no source selected"));
         }
         // Work grows with requests × tokens each; past the limit a run takes hours, so it is refused.
         let tokens = self.lengths.mean().max(self.exact_tokens.map_or(0.0, f64::from));
         let work = self.total_requests() as f64 * tokens;
         if work > MAX_SIMULATED_TOKENS {
-            return Err(Error::invalid(
-                "--requests",
+            return Err(Error::parameter(
+                "requests",
                 format!(
-                    "{} requests of ~{tokens:.0} tokens over every source make {work:.1e} simulated tokens, more than the {MAX_SIMULATED_TOKENS:.0e} one run takes; lower --requests, --output-len or --exact",
+                    "{} requests of ~{tokens:.0} tokens over every source make {work:.1e} simulated tokens, more than the {MAX_SIMULATED_TOKENS:.0e} one run takes; give fewer requests, or shorter outputs",
                     self.run.requests
                 ),
             ));

@@ -85,12 +85,12 @@ impl OutputLengths {
     /// Checks the parameters.
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming `field` when a length is 0 or above [`MAX_OUTPUT_TOKENS`], `low > high`,
+    /// [`Error::Parameter`] naming `parameter` when a length is 0 or above [`MAX_OUTPUT_TOKENS`], `low > high`,
     /// or `sigma` is negative or above 3 (beyond that the log-normal is dominated by the cap).
-    pub fn validated(self, field: &str) -> Result<Self> {
+    pub fn validated(self, parameter: &'static str) -> Result<Self> {
         let check = |n: f64| {
             if !(n >= 1.0 && n <= MAX_OUTPUT_TOKENS as f64) {
-                Err(Error::invalid(field, format!("output length {n} must be between 1 and {MAX_OUTPUT_TOKENS}")))
+                Err(Error::parameter(parameter, format!("output length {n} must be between 1 and {MAX_OUTPUT_TOKENS}")))
             } else {
                 Ok(())
             }
@@ -101,13 +101,13 @@ impl OutputLengths {
                 check(low as f64)?;
                 check(high as f64)?;
                 if low > high {
-                    return Err(Error::invalid(field, format!("shortest output {low} exceeds longest {high}")));
+                    return Err(Error::parameter(parameter, format!("shortest output {low} exceeds longest {high}")));
                 }
             }
             OutputLengths::LogNormal { median, sigma } => {
                 check(median)?;
                 if !(0.0..=3.0).contains(&sigma) {
-                    return Err(Error::invalid(field, format!("log-normal sigma {sigma} must be in [0, 3]")));
+                    return Err(Error::parameter(parameter, format!("log-normal sigma {sigma} must be in [0, 3]")));
                 }
             }
         }
@@ -182,20 +182,20 @@ impl Heterogeneity {
     /// Checks the parameters.
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming the flag when a spread is negative, not finite or above 5 (odds scaled by
+    /// [`Error::Parameter`] naming the parameter when a spread is negative, not finite or above 5 (odds scaled by
     /// e^±15 at 3σ, every rate pinned at 0 or 1), or a phase mean length outside [1, [`MAX_PHASE_STEPS`]].
     pub fn validated(self) -> Result<Self> {
         let spread_ok = |s: f64| s.is_finite() && (0.0..=5.0).contains(&s);
         if !spread_ok(self.spread) {
-            return Err(Error::invalid("--spread", format!("{} must be a log-odds spread in [0, 5]", self.spread)));
+            return Err(Error::parameter("spread", format!("{} must be a log-odds spread in [0, 5]", self.spread)));
         }
         if let Some(p) = self.phases {
             if !spread_ok(p.spread) {
-                return Err(Error::invalid("--phase-spread", format!("{} must be in [0, 5]", p.spread)));
+                return Err(Error::parameter("phase_spread", format!("{} must be in [0, 5]", p.spread)));
             }
             if !(1.0..=MAX_PHASE_STEPS).contains(&p.mean_steps) {
-                return Err(Error::invalid(
-                    "--phase-steps",
+                return Err(Error::parameter(
+                    "phase_steps",
                     format!(
                         "{} is out of range: a phase's mean length must lie in [1, {MAX_PHASE_STEPS}] steps",
                         p.mean_steps
@@ -462,8 +462,8 @@ pub fn calibrate_shift(conditional: &[f64], heterogeneity: Heterogeneity, target
         return Ok(0.0);
     }
     if step_weighted(lo) > target + tolerance || step_weighted(hi) < target - tolerance {
-        return Err(Error::invalid(
-            "--spread",
+        return Err(Error::parameter(
+            "spread",
             format!(
                 "no per-request scale keeps the step-weighted AL at {target:.4}: the conditional rates are all 0 or 1"
             ),

@@ -30,10 +30,10 @@ impl RunConfig {
     /// Checks the request count.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for `--requests` when it is 0 or above [`MAX_REQUESTS`].
+    /// [`Error::Parameter`] for `requests` when it is 0 or above [`MAX_REQUESTS`].
     pub fn new(requests: u64, seed: u64) -> Result<RunConfig> {
         if requests == 0 || requests > MAX_REQUESTS {
-            return Err(Error::invalid("--requests", format!("{requests} must be between 1 and {MAX_REQUESTS}")));
+            return Err(Error::parameter("requests", format!("{requests} must be between 1 and {MAX_REQUESTS}")));
         }
         Ok(RunConfig { requests, seed })
     }
