@@ -94,6 +94,7 @@
 
 pub mod accept;
 pub mod curve;
+pub mod diagnostic;
 pub mod engine;
 pub mod error;
 pub mod escape;

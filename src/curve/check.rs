@@ -20,15 +20,7 @@ pub const DEFAULT_Z: f64 = 2.0;
 /// InferenceX measures k = 1..8; a curve missing one of these cannot check a pin at that k.
 pub const EXPECTED_MAX_K: usize = 8;
 
-/// How serious a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Within noise or otherwise tolerable; fails only under `--strict`.
-    Warning,
-    /// A real problem.
-    Error,
-}
+pub use crate::diagnostic::Severity;
 
 /// What kind of problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -288,7 +280,7 @@ pub struct CheckReport {
 impl CheckReport {
     /// Collects `problems` found in `files_checked` files.
     pub fn new(files_checked: usize, mut problems: Vec<Problem>) -> CheckReport {
-        problems.sort_by(|a, b| b.severity.cmp(&a.severity).then_with(|| a.origin.cmp(&b.origin)));
+        problems.sort_by(|a, b| a.severity.cmp(&b.severity).then_with(|| a.origin.cmp(&b.origin)));
         let errors = problems.iter().filter(|p| p.severity == Severity::Error).count();
         CheckReport { files_checked, warnings: problems.len() - errors, errors, problems }
     }

@@ -48,7 +48,7 @@ pub fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
             ProblemKind::DrafterAmbiguity => true,
             ProblemKind::MissingK => false,
             ProblemKind::OutOfRange | ProblemKind::Dip | ProblemKind::IncrementAboveOne | ProblemKind::Rise => {
-                p.severity == check::Severity::Error
+                p.severity == Severity::Error
             }
         })
         .map(|p| {
@@ -67,13 +67,9 @@ pub fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
                 }
                 None => 1,
             };
-            let severity = match p.severity {
-                check::Severity::Error => Severity::Error,
-                check::Severity::Warning => Severity::Warning,
-            };
             let message = if p.point.is_some() { format!("{}: {}", p.field, p.message) } else { p.message };
             CurveProblem {
-                finding: rules::curve_problem::finding(Location::new(rel(&p.origin), line), message, severity),
+                finding: rules::curve_problem::finding(Location::new(rel(&p.origin), line), message, p.severity),
                 entry: p.point.map(|point| (p.origin.clone(), point.model, point.mode, point.k)),
             }
         })

@@ -110,12 +110,7 @@ pub fn without_lines(text: &str) -> String {
 /// A finding keyed by severity, class, file and message, never by line (a line inside the message is
 /// blanked by [`without_lines`]). Findings with the same key at several lines count as many.
 pub fn key(finding: &Finding) -> String {
-    let severity = match finding.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Note => "note",
-    };
-    format!("{severity} {} {}: {}", finding.class, finding.location.file, without_lines(&finding.message))
+    format!("{} {} {}: {}", finding.severity, finding.class, finding.location.file, without_lines(&finding.message))
 }
 
 /// Sets the working tree's check (`head`) against the base's: per [`key`] (and whether the allow-list

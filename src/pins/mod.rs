@@ -59,6 +59,7 @@ pub use verify::{
 };
 
 use crate::curve::ThinkingMode;
+pub use crate::diagnostic::{Location, Severity};
 use crate::engine::Engine;
 use crate::error::Result;
 
@@ -69,27 +70,6 @@ pub const AL_TOLERANCE: f64 = 0.005;
 /// hand-written decimals (docs/engines.md#atom).
 pub const RATE_TOLERANCE: f64 = 1e-3;
 
-/// A place in the repository: path relative to the repository root, 1-based line.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct Location {
-    /// Path relative to the repository root, `/`-separated.
-    pub file: String,
-    /// 1-based line.
-    pub line: usize,
-}
-
-impl Location {
-    /// A location in `file` at `line`.
-    pub fn new(file: impl Into<String>, line: usize) -> Location {
-        Location { file: file.into(), line }
-    }
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
-    }
-}
 
 /// How a fact about a pin was decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -612,18 +592,6 @@ impl std::str::FromStr for Class {
                 )
             })
     }
-}
-
-/// How serious a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Fails the check.
-    Error,
-    /// Reported; fails only with `--strict`.
-    Warning,
-    /// Reported for the record; never fails.
-    Note,
 }
 
 /// One problem found, at a file and line.

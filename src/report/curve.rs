@@ -9,7 +9,7 @@ use crate::accept::Conversion;
 use crate::accept::CurveView;
 use crate::accept::fit::FitSummary;
 use crate::curve::CurveSummary;
-use crate::curve::check::{CheckReport, ProblemKind, Severity};
+use crate::curve::check::{CheckReport, ProblemKind};
 
 fn opt(value: &Option<String>) -> String {
     value.clone().unwrap_or_else(|| "not recorded".into())
@@ -101,7 +101,7 @@ impl Report for CheckReport {
         );
         for p in &self.problems {
             t.row(vec![
-                severity_name(p.severity).into(),
+                p.severity.name().into(),
                 problem_name(p.kind),
                 p.origin.clone(),
                 p.field.clone(),
@@ -118,7 +118,7 @@ impl Report for CheckReport {
             let location = if p.field.is_empty() { p.origin.clone() } else { format!("{} {}", p.origin, p.field) };
             out.push_str(&layout::diagnostic(
                 &location,
-                severity_name(p.severity),
+                p.severity.name(),
                 problem_name(p.kind).as_str(),
                 &p.message,
                 None,
@@ -130,13 +130,6 @@ impl Report for CheckReport {
             format!("{} file(s) checked: {} error(s), {} warning(s)", self.files_checked, self.errors, self.warnings);
         out.push_str(&layout::wrap(&summary, width, "", "  "));
         out
-    }
-}
-
-fn severity_name(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
     }
 }
 
