@@ -4,7 +4,7 @@
 //! 2. is the pin honest — a real-verification run's Prometheus scrapes estimated and judged against the pin;
 //! 3. which draft length — throughput per GPU and per user for every k, and the k chosen per concurrency.
 
-use alsim::evidence::{self, Pin};
+use alsim::evidence::{self, PinUnderTest};
 use alsim::{
     AcceptanceSource, Band, CostModel, CurveQuery, CurveSet, Deployment, Precision, Profiles, ReadOptions,
     ScheduleKind, Sweep, SyntheticSchedule, ThinkingMode, Verdict, Workload,
@@ -43,7 +43,8 @@ fn main() -> alsim::Result<()> {
         ));
     }
     let runs = evidence::read(page.as_bytes(), "server.prom", &ReadOptions { k: Some(k), ..Default::default() })?;
-    let pin = Pin::new(pin_al, k, evidence::verdict::DEFAULT_TOLERANCE, 0.95, "golden minimax-m3.thinking_on.3")?;
+    let pin =
+        PinUnderTest::new(pin_al, k, evidence::verdict::DEFAULT_TOLERANCE, 0.95, "golden minimax-m3.thinking_on.3")?;
     let report = evidence::evaluate(&pin, &runs)?;
     println!("2. the run measured AL {:.3}: {:?}", report.files[0].estimate.decisive().point_estimate, report.overall);
     assert_eq!(report.overall, Verdict::Consistent);

@@ -38,7 +38,7 @@
 //! whose windows accept 1,800 or 1,860 drafts per 1,000 verify steps) estimated and judged against it:
 //!
 //! ```
-//! use alsim::evidence::{self, Pin};
+//! use alsim::evidence::{self, PinUnderTest};
 //! use alsim::{ReadOptions, Verdict};
 //!
 //! let mut page = String::new();
@@ -49,7 +49,7 @@
 //!     page += &format!("vllm:spec_decode_num_drafts_total {drafts}\nvllm:spec_decode_num_accepted_tokens_total {accepted}\n");
 //! }
 //! let runs = evidence::read(page.as_bytes(), "server.prom", &ReadOptions { k: Some(3), ..Default::default() })?;
-//! let pin = Pin::new(2.83, 3, evidence::verdict::DEFAULT_TOLERANCE, 0.95, "golden")?;
+//! let pin = PinUnderTest::new(2.83, 3, evidence::verdict::DEFAULT_TOLERANCE, 0.95, "golden")?;
 //! assert_eq!(evidence::evaluate(&pin, &runs)?.overall, Verdict::Consistent);
 //! # Ok::<(), alsim::Error>(())
 //! ```

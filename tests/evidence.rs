@@ -4,7 +4,7 @@
 
 use alsim::evidence::coverage::{PhaseModel, coverage as phase_coverage};
 use alsim::evidence::estimate::batch;
-use alsim::evidence::{self, Location, ReadOptions, Window, estimate};
+use alsim::evidence::{self, Origin, ReadOptions, Window, estimate};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -452,7 +452,7 @@ fn simulated_run(
 /// Fractions of `runs` whose (independent, decisive) 95% intervals cover `truth`; the decisive one is what
 /// `alsim eval` judges by (batch means over the grouped series, or the wider of the two for a short one).
 fn coverage(runs: usize, truth: f64, mut one: impl FnMut(&mut ChaCha8Rng) -> (Window, Vec<Window>)) -> (f64, f64) {
-    let at = Location { origin: "simulated".into(), line: None };
+    let at = Origin { origin: "simulated".into(), line: None };
     let mut rng = ChaCha8Rng::seed_from_u64(20261202);
     let (mut independent, mut decisive) = (0usize, 0usize);
     for _ in 0..runs {
@@ -563,14 +563,15 @@ fn interval_covers_when_phases_outlast_a_scrape_interval() {
 /// low), that it would have called so without the autocorrelation check (decisive interval outside the
 /// band), and that it leaves undecided for a series too short for its own autocorrelation.
 fn false_alarms(model: &PhaseModel, runs: usize, seed: u64) -> (f64, f64, f64) {
-    let pin = evidence::Pin::new(model.true_al(), 3, evidence::verdict::DEFAULT_TOLERANCE, 0.95, "truth").unwrap();
+    let pin =
+        evidence::PinUnderTest::new(model.true_al(), 3, evidence::verdict::DEFAULT_TOLERANCE, 0.95, "truth").unwrap();
     let (band_lo, band_hi) = (pin.al - pin.tolerance, pin.al + pin.tolerance);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (mut wrong, mut unchecked, mut undecided) = (0usize, 0usize, 0usize);
     for _ in 0..runs {
         let windows = model.run(&mut rng).unwrap();
         let ev = evidence::Evidence {
-            location: Location { origin: "simulated".into(), line: None },
+            location: Origin { origin: "simulated".into(), line: None },
             engine: alsim::engine::Engine::Vllm,
             format: evidence::InputFormat::Prometheus,
             k: None,
@@ -965,7 +966,7 @@ fn forced_read_backs_are_refused_at_every_golden_al_above_k_too() {
             for (&k, &al) in curve.points().iter().filter(|(k, _)| **k >= 2) {
                 values += 1;
                 above_k += usize::from(al > k as f64);
-                let pin = evidence::Pin::new(al, k, 0.05, 0.95, "golden").unwrap();
+                let pin = evidence::PinUnderTest::new(al, k, 0.05, 0.95, "golden").unwrap();
                 for (engine, text) in forced_read_backs(al, k, 10_000.0) {
                     let what = format!("{} {} k = {k}, AL {al}, {engine}", file.stem, curve.name());
                     let ev =
@@ -978,10 +979,10 @@ fn forced_read_backs_are_refused_at_every_golden_al_above_k_too() {
                 let mut w = Window::new(10_000.0, p.iter().sum());
                 w.positions = Some(p);
                 let ev = evidence::Evidence {
-                    location: Location { origin: "real".into(), line: None },
+                    location: Origin { origin: "real".into(), line: None },
                     engine: alsim::engine::Engine::Vllm,
                     format: evidence::InputFormat::Prometheus,
-                    k: Some((k, Location { origin: "real".into(), line: None })),
+                    k: Some((k, Origin { origin: "real".into(), line: None })),
                     total: w,
                     batches: Vec::new(),
                     notes: Vec::new(),

@@ -3,16 +3,16 @@
 //! text and made in another either are refused or change only the planned literals, each where its whole
 //! line still reads as planned; made in the text they were planned on, they are never refused.
 
-use alsim::pins::fix::{Change, edit, locate};
+use alsim::pins::fix::{Replacement, edit, locate};
 
 /// Plans a change to `to` of each `(start, end, to)` of `original` that is a literal of it (others are
 /// skipped), makes them in `now`, and panics if the property fails.
 pub fn check(original: &str, spans: &[(usize, usize, String)], now: &str) {
-    let changes: Vec<Change> = spans
+    let changes: Vec<Replacement> = spans
         .iter()
-        .filter_map(|(start, end, to)| Change::new("f".into(), original, (*start, *end), to.clone(), vec![]).ok())
+        .filter_map(|(start, end, to)| Replacement::new("f".into(), original, (*start, *end), to.clone(), vec![]).ok())
         .collect();
-    let changes: Vec<&Change> = changes.iter().collect();
+    let changes: Vec<&Replacement> = changes.iter().collect();
     let placed = match locate(now, &changes) {
         Ok(placed) => placed,
         Err(_) => {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use alsim::pins::fix::{Change, FixPlan, TEMP_SUFFIX, prepare};
+use alsim::pins::fix::{FixPlan, Replacement, TEMP_SUFFIX, prepare};
 use alsim::pins::{CheckOptions, check, plan_fixes};
 use proptest::prelude::*;
 
@@ -221,7 +221,7 @@ fn a_link_to_a_file_outside_the_repository_is_never_written() {
     std::os::unix::fs::symlink(&target, dir.path().join("agentic/z.sh")).unwrap();
     // Writing refuses it whatever the check read.
     let start = text.find("2.5").unwrap();
-    let change = Change::new("agentic/z.sh".into(), &text, (start, start + 3), "3.39".into(), vec![]).unwrap();
+    let change = Replacement::new("agentic/z.sh".into(), &text, (start, start + 3), "3.39".into(), vec![]).unwrap();
     let plan = FixPlan { changes: vec![change], ..Default::default() };
     let err = prepare(&plan, dir.path()).unwrap_err().to_string();
     assert!(err.starts_with("agentic/z.sh: a symbolic link that leads outside"), "{err}");

@@ -1,7 +1,7 @@
 //! Pins that carry the real shape, and llama.cpp as evidence: `alsim pin --shape real` for the engines
 //! that take per-position rates, and `alsim eval` on llama.cpp server logs.
 
-use alsim::evidence::{Pin, ReadOptions, evaluate, read};
+use alsim::evidence::{PinUnderTest, ReadOptions, evaluate, read};
 use proptest::prelude::*;
 
 use crate::util::{json, run};
@@ -166,7 +166,7 @@ proptest! {
         for k in [None, Some(1), Some(3)] {
             let options = ReadOptions { k, ..ReadOptions::default() };
             if let Ok(evidence) = read(&twice[..], "p.log", &options) {
-                let pin = Pin::new(2.83, 3, 0.05, 0.95, "p").unwrap();
+                let pin = PinUnderTest::new(2.83, 3, 0.05, 0.95, "p").unwrap();
                 let _ = evaluate(&pin, &evidence);
             }
         }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::fit::{Fit, fit_all};
-use crate::curve::check::{CheckOptions, Problem, check_file};
+use crate::curve::check::{NoiseModel, Problem, check_file};
 use crate::curve::{Curve, CurveFile, Provenance, ThinkingMode};
 
 /// One curve shown in full: values, increments and conditional rates as measured, problems and fits.
@@ -59,7 +59,7 @@ impl CurveView {
             .collect();
         let prefix = format!("{}.", curve.name());
         let problems =
-            check_file(file, &CheckOptions::default()).into_iter().filter(|p| p.field.starts_with(&prefix)).collect();
+            check_file(file, &NoiseModel::default()).into_iter().filter(|p| p.field.starts_with(&prefix)).collect();
         CurveView {
             origin: file.origin.clone(),
             provenance: file.provenance.clone(),

@@ -269,7 +269,7 @@ pub struct RealAcceptanceArgs {
 }
 
 /// Real acceptance resolved from [`RealAcceptanceArgs`].
-pub struct RealAcceptance {
+pub struct ResolvedReal {
     /// The chain.
     pub chain: Acceptance,
     /// Where it came from, for reports.
@@ -283,7 +283,7 @@ pub struct RealAcceptance {
 
 impl RealAcceptanceArgs {
     /// Resolves the flags to a chain.
-    pub fn resolve(&self) -> anyhow::Result<RealAcceptance> {
+    pub fn resolve(&self) -> anyhow::Result<ResolvedReal> {
         if let Some(k) = self.k {
             alsim::units::check_draft_len(k, "--k")?;
         }
@@ -291,12 +291,12 @@ impl RealAcceptanceArgs {
             (Some(rates), _) => {
                 let chain = Acceptance::from_unconditional(rates.0.clone(), "--rates")?;
                 let rates_pin = RatesPin::given(&chain, "explicit --rates");
-                RealAcceptance { chain, source: "explicit --rates".into(), curve_al: None, rates_pin }
+                ResolvedReal { chain, source: "explicit --rates".into(), curve_al: None, rates_pin }
             }
             (_, Some(rates)) => {
                 let chain = Acceptance::from_conditional(&rates.0, "--conditional")?;
                 let rates_pin = RatesPin::given(&chain, "explicit --conditional");
-                RealAcceptance { chain, source: "explicit --conditional".into(), curve_al: None, rates_pin }
+                ResolvedReal { chain, source: "explicit --conditional".into(), curve_al: None, rates_pin }
             }
             _ => {
                 let set = self.curve.curve_set()?;
@@ -314,7 +314,7 @@ impl RealAcceptanceArgs {
                 // rates pin writes the real chain the flags chose, and says so.
                 let rates_pin = RatesPin::from_curve(found.curve, k)
                     .unwrap_or_else(|why| RatesPin::given(&chain, format!("{source} ({why})")));
-                RealAcceptance {
+                ResolvedReal {
                     chain,
                     source,
                     curve_al: found.curve.points().get(&k).map(|_| found.curve.al(k)).transpose()?,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use alsim::accept::CurveView;
 use alsim::accept::fit::FitSummary;
-use alsim::curve::check::{CheckOptions, CheckReport, DEFAULT_RUN_SE, DEFAULT_Z, check_files};
+use alsim::curve::check::{CurveReport, DEFAULT_RUN_SE, DEFAULT_Z, NoiseModel, check_files};
 use alsim::curve::{CurveFile, CurveSet};
 use alsim::report::curve::CurveListing;
 
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 anyhow::bail!("--run-se and --z must be positive numbers");
             }
             let (files, unreadable) = read_each(&paths)?;
-            let report = CheckReport::new(files.len(), check_files(&files, &CheckOptions { run_se, z }));
+            let report = CurveReport::new(files.len(), check_files(&files, &NoiseModel { run_se, z }));
             if !files.is_empty() {
                 output.emit(&report)?;
             }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use alsim::evidence::{self, EvalReport, Pin, Verdict};
+use alsim::evidence::{self, EvalReport, PinUnderTest, Verdict};
 use alsim::report::{self, Format};
 use anyhow::Context;
 
@@ -99,14 +99,14 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         );
     }
     let pin = match args.pin {
-        Some(al) => Pin::new(al, args.k.unwrap_or(DEFAULT_K), args.tolerance, args.confidence, "--pin")?,
+        Some(al) => PinUnderTest::new(al, args.k.unwrap_or(DEFAULT_K), args.tolerance, args.confidence, "--pin")?,
         None => {
             let set = args.curve.curve_set()?;
             let found = set.lookup(&args.curve.query(false))?;
             let k = args.k.unwrap_or(DEFAULT_K);
             let chain = found.curve.chain(k).context("deriving per-position acceptance from the golden curve")?;
             let source = format!("{} {}", found.file.origin, found.curve.field(k));
-            Pin::new(found.curve.al(k)?, k, args.tolerance, args.confidence, source)?.with_golden(chain)?
+            PinUnderTest::new(found.curve.al(k)?, k, args.tolerance, args.confidence, source)?.with_golden(chain)?
         }
     };
     let options = args.read.options(Some(pin.k), args.split.clone())?;

@@ -73,30 +73,31 @@ pub struct Point {
     pub k: usize,
 }
 
-/// How strictly to judge.
+/// The noise a golden curve is judged against: one run's AL standard error, and how many of them a violation
+/// must exceed to be an error (one model for `curve check` and the pin check).
 #[derive(Debug, Clone, Copy)]
-pub struct CheckOptions {
+pub struct NoiseModel {
     /// Standard error of one run's AL.
     pub run_se: f64,
     /// Standard errors beyond which a violation is an error.
     pub z: f64,
 }
 
-impl Default for CheckOptions {
+impl Default for NoiseModel {
     fn default() -> Self {
-        CheckOptions { run_se: DEFAULT_RUN_SE, z: DEFAULT_Z }
+        NoiseModel { run_se: DEFAULT_RUN_SE, z: DEFAULT_Z }
     }
 }
 
 /// Checks every curve in `files`, and the files against each other (drafter ambiguity).
-pub fn check_files(files: &[CurveFile], options: &CheckOptions) -> Vec<Problem> {
+pub fn check_files(files: &[CurveFile], options: &NoiseModel) -> Vec<Problem> {
     let mut problems: Vec<Problem> = files.iter().flat_map(|f| check_file(f, options)).collect();
     problems.extend(drafter_ambiguities(files));
     problems
 }
 
 /// Checks the curves of one file.
-pub fn check_file(file: &CurveFile, options: &CheckOptions) -> Vec<Problem> {
+pub fn check_file(file: &CurveFile, options: &NoiseModel) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut add = |severity, kind, curve: &Curve, k: usize, size, noise_se, message: String| {
         problems.push(Problem {
@@ -266,7 +267,7 @@ fn drafter_ambiguities(files: &[CurveFile]) -> Vec<Problem> {
 
 /// The outcome of checking a set of files.
 #[derive(Debug, Clone, Serialize)]
-pub struct CheckReport {
+pub struct CurveReport {
     /// How many files were checked.
     pub files_checked: usize,
     /// Every finding, errors first.
@@ -277,12 +278,12 @@ pub struct CheckReport {
     pub warnings: usize,
 }
 
-impl CheckReport {
+impl CurveReport {
     /// Collects `problems` found in `files_checked` files.
-    pub fn new(files_checked: usize, mut problems: Vec<Problem>) -> CheckReport {
+    pub fn new(files_checked: usize, mut problems: Vec<Problem>) -> CurveReport {
         problems.sort_by(|a, b| a.severity.cmp(&b.severity).then_with(|| a.origin.cmp(&b.origin)));
         let errors = problems.iter().filter(|p| p.severity == Severity::Error).count();
-        CheckReport { files_checked, warnings: problems.len() - errors, errors, problems }
+        CurveReport { files_checked, warnings: problems.len() - errors, errors, problems }
     }
 }
 
@@ -298,7 +299,7 @@ mod tests {
     fn judges_dips_against_noise() {
         let f =
             file("m:\n  1: 1.92\n  2: 2.61\n  3: 2.97\n  4: 3.00\n  5: 3.10\n  6: 3.16\n  7: 3.00\n  8: 2.99\n", "a");
-        let problems = check_file(&f, &CheckOptions::default());
+        let problems = check_file(&f, &NoiseModel::default());
         let dip7 = problems.iter().find(|p| p.kind == ProblemKind::Dip && p.field == "m.7").unwrap();
         assert_eq!(dip7.severity, Severity::Error);
         assert!((dip7.size.unwrap() - 0.16).abs() < 1e-9);
@@ -310,7 +311,7 @@ mod tests {
     fn finds_range_rise_and_missing_k() {
         let f = file("m:\n  1: 0.9\n  2: 2.5\n  3: 2.7\n  5: 3.5\n", "b");
         let kinds: Vec<(ProblemKind, String)> =
-            check_file(&f, &CheckOptions::default()).into_iter().map(|p| (p.kind, p.field)).collect();
+            check_file(&f, &NoiseModel::default()).into_iter().map(|p| (p.kind, p.field)).collect();
         assert!(kinds.contains(&(ProblemKind::OutOfRange, "m.1".into())));
         assert!(kinds.contains(&(ProblemKind::IncrementAboveOne, "m.2".into())));
         assert!(kinds.contains(&(ProblemKind::MissingK, "m.4".into())));
@@ -322,7 +323,7 @@ mod tests {
         let body = "# Source GitHub Actions run: X\n# Measured on m (B300, vLLM EAGLE3)\nm:\n  1: 1.8\n";
         let a = file(&body.replace('X', "1"), "m_eagle3");
         let b = file(&body.replace('X', "2"), "m_eagle3_gqa");
-        let problems = check_files(&[a, b], &CheckOptions::default());
+        let problems = check_files(&[a, b], &NoiseModel::default());
         assert_eq!(problems.iter().filter(|p| p.kind == ProblemKind::DrafterAmbiguity).count(), 2);
     }
 }

@@ -17,11 +17,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::check::{CheckOptions, CheckReport, DEFAULT_Z, check_file};
+use super::check::{CurveReport, DEFAULT_Z, NoiseModel, check_file};
 use super::{Curve, CurveFile, ThinkingMode, write};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::evidence::{self, Evidence, FileResult, Heterogeneity, InputFormat, Location, Pin, Window};
+use crate::evidence::{self, CochranQ, Evidence, FileResult, InputFormat, Origin, PinUnderTest, Window};
 use crate::stats::Estimate;
 
 /// Default target standard error of each k's AL: a 95% interval of about ±0.02, the golden values'
@@ -42,7 +42,7 @@ pub struct Run {
 
 /// The draft length the evidence itself records: stated by the engine, or the number of positions
 /// counted (vLLM counts accepted drafts per position 0..k−1).
-fn stated_k(evidence: &Evidence) -> Option<(usize, &Location)> {
+fn stated_k(evidence: &Evidence) -> Option<(usize, &Origin)> {
     match &evidence.k {
         Some((k, at)) => Some((*k, at)),
         None => evidence.total.positions.as_ref().map(|p| (p.len(), &evidence.location)),
@@ -96,7 +96,7 @@ pub fn group_by_k(runs: Vec<Run>) -> Result<ByK> {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
     /// File and line of its step counter.
-    pub location: Location,
+    pub location: Origin,
     /// Engine.
     pub engine: Engine,
     /// Input format.
@@ -121,7 +121,7 @@ pub struct KEstimate {
     /// The runs.
     pub runs: Vec<RunSummary>,
     /// Cochran's test, with several runs.
-    pub heterogeneity: Option<Heterogeneity>,
+    pub heterogeneity: Option<CochranQ>,
     /// Why no interval here can be trusted (too few steps, a series too short for its autocorrelation).
     pub undecided: Option<String>,
     /// Why the counts cannot tell a pinned run's read-back from real acceptance, when they cannot.
@@ -145,7 +145,7 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
     let first = runs.first().ok_or_else(|| Error::invalid("RUN", format!("no evidence for k = {k}")))?;
     let total = runs.iter().skip(1).fold(first.total.clone(), |acc, e| acc.add(&e.total));
     let mean = if total.steps > 0.0 { 1.0 + total.accepted / total.steps } else { 1.0 };
-    let pin = Pin::new(mean.clamp(1.0, k as f64 + 1.0), k, 0.0, confidence, "the runs' pooled mean")?;
+    let pin = PinUnderTest::new(mean.clamp(1.0, k as f64 + 1.0), k, 0.0, confidence, "the runs' pooled mean")?;
     let report = evidence::evaluate(&pin, runs)?;
     let summaries = report
         .files
@@ -192,7 +192,7 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
         (None, several) => {
             let totals: Vec<Window> = runs.iter().map(|e| e.total.clone()).collect();
             let source = format!("{} runs that disagree", several.len());
-            let at = Location { origin: format!("{} runs at k = {k}", several.len()), line: None };
+            let at = Origin { origin: format!("{} runs at k = {k}", several.len()), line: None };
             let between = evidence::estimate(&total, &totals, &[], k, confidence, &source, &at)?;
             let mut result = from(&several[0], notes(&all));
             result.al = *between.decisive();
@@ -253,7 +253,7 @@ pub struct Collection {
     pub shortfalls: Vec<Shortfall>,
     /// `curve check` of the written file, with dips and rises judged against the largest per-k
     /// standard error.
-    pub check: CheckReport,
+    pub check: CurveReport,
     /// The golden file's text.
     #[serde(skip)]
     pub text: String,
@@ -301,7 +301,7 @@ pub fn collect(identity: Identity, by_k: &ByK, confidence: f64, target_se: f64, 
     let stem = Path::new(output).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let file = CurveFile::parse(&text, output, &stem)?;
     let run_se = points.iter().map(|p| p.al.standard_error).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-    let check = CheckReport::new(1, check_file(&file, &CheckOptions { run_se, z: DEFAULT_Z }));
+    let check = CurveReport::new(1, check_file(&file, &NoiseModel { run_se, z: DEFAULT_Z }));
     Ok(Collection { identity, output: output.to_string(), confidence, target_se, points, shortfalls, check, text })
 }
 
@@ -397,7 +397,7 @@ mod tests {
     use super::*;
 
     fn run(k: Option<usize>, positions: Option<usize>, given: Option<usize>) -> Run {
-        let location = Location { origin: "r.prom".into(), line: Some(7) };
+        let location = Origin { origin: "r.prom".into(), line: Some(7) };
         let mut total = Window::new(1000.0, 1500.0);
         total.positions = positions.map(|n| (0..n).map(|i| 700.0 - 100.0 * i as f64).collect());
         let evidence = Evidence {

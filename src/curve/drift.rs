@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::Curve;
 use super::collect::ByK;
 use crate::error::{Error, Result};
-use crate::evidence::{self, FileResult, Heterogeneity, Pin, Verdict};
+use crate::evidence::{self, CochranQ, FileResult, PinUnderTest, Verdict};
 use crate::stats::{ConfidenceInterval, Estimate};
 
 /// The multiplicity correction applied across k.
@@ -45,7 +45,7 @@ pub struct DriftPoint {
     /// Why no verdict is possible yet, when the sample is too small.
     pub undecided: Option<String>,
     /// Cochran's test, with several runs.
-    pub heterogeneity: Option<Heterogeneity>,
+    pub heterogeneity: Option<CochranQ>,
 }
 
 /// The outcome of `alsim golden check`.
@@ -92,7 +92,7 @@ pub fn drift(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidence
     let mut points = Vec::with_capacity(by_k.len());
     for (&k, runs) in by_k {
         let golden = curve.al(k)?;
-        let pin = Pin::new(golden, k, tolerance, per_k_confidence, format!("{origin} {}", curve.field(k)))?;
+        let pin = PinUnderTest::new(golden, k, tolerance, per_k_confidence, format!("{origin} {}", curve.field(k)))?;
         let report = evidence::evaluate(&pin, runs)?;
         let decided: Option<&FileResult> = report.pooled.as_ref().or(match report.files.as_slice() {
             [one] => Some(one),

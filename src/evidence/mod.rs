@@ -44,7 +44,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 pub use estimate::{AlEstimate, PositionEstimate, estimate};
-pub use verdict::{EvalReport, FileResult, Heterogeneity, Pin, Verdict, evaluate};
+pub use verdict::{CochranQ, EvalReport, FileResult, PinUnderTest, Verdict, evaluate};
 pub use window::{MAX_SERIES_LEN, Series, Window};
 
 use crate::engine::Engine;
@@ -163,14 +163,14 @@ impl FromStr for InputFormat {
 
 /// A file position, for messages and annotations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Location {
+pub struct Origin {
     /// File name as given (with `[label=value]` when split).
     pub origin: String,
     /// 1-based line, when known.
     pub line: Option<usize>,
 }
 
-impl fmt::Display for Location {
+impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
             Some(line) => write!(f, "{}:{line}", self.origin),
@@ -183,13 +183,13 @@ impl fmt::Display for Location {
 #[derive(Debug, Clone, Serialize)]
 pub struct Evidence {
     /// Where it came from (the line of its step counter or first record).
-    pub location: Location,
+    pub location: Origin,
     /// The engine whose metrics these are.
     pub engine: Engine,
     /// The input format.
     pub format: InputFormat,
     /// Draft length k the evidence shows, and where it was learned (`None`: the evidence does not say).
-    pub k: Option<(usize, Location)>,
+    pub k: Option<(usize, Origin)>,
     /// The whole run (or the delta between the first and last snapshot).
     pub total: Window,
     /// Time series for batch means: log intervals, deltas between consecutive snapshots, iterations.
@@ -387,7 +387,7 @@ pub struct MeasuredAl {
     /// AL(j) of the pooled runs: j = 1..=k where every run counts positions, else j = k alone.
     pub points: BTreeMap<usize, f64>,
     /// Each run's own AL(k) = 1 + A/D, in input order.
-    pub runs: Vec<(Location, f64)>,
+    pub runs: Vec<(Origin, f64)>,
     /// What pooling assumed or lost.
     pub notes: Vec<String>,
 }
@@ -486,7 +486,7 @@ mod tests {
     use super::*;
 
     fn run(name: &str, engine: Engine, k: Option<usize>, total: Window) -> Evidence {
-        let location = Location { origin: name.into(), line: Some(1) };
+        let location = Origin { origin: name.into(), line: Some(1) };
         let k = k.map(|k| (k, location.clone()));
         Evidence { location, engine, format: InputFormat::Prometheus, k, total, batches: Vec::new(), notes: Vec::new() }
     }

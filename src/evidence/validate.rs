@@ -219,10 +219,10 @@ pub const FINGERPRINT_LEVEL: f64 = 1e-3;
 ///
 /// ```
 /// use alsim::engine::Engine;
-/// use alsim::evidence::{validate, Evidence, InputFormat, Location, Window};
+/// use alsim::evidence::{validate, Evidence, InputFormat, Origin, Window};
 /// // ATOM's read-back of a forced AL 2.83 at k = 3: every step accepts 1 or 2 drafts.
 /// let ev = Evidence {
-///     location: Location { origin: "mtp_stats.json".into(), line: None },
+///     location: Origin { origin: "mtp_stats.json".into(), line: None },
 ///     engine: Engine::Atom,
 ///     format: InputFormat::AtomJson,
 ///     k: None,
@@ -324,11 +324,11 @@ fn fingerprint(w: &Window, k: usize) -> Option<Fingerprint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::Location;
+    use crate::evidence::Origin;
 
     fn ev(total: Window) -> Evidence {
         Evidence {
-            location: Location { origin: "e.prom".into(), line: Some(4) },
+            location: Origin { origin: "e.prom".into(), line: Some(4) },
             engine: Engine::Vllm,
             format: InputFormat::Prometheus,
             k: None,

@@ -22,7 +22,7 @@ use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use super::estimate::{AlEstimate, batch, estimate};
 use super::validate;
-use super::{Evidence, InputFormat, Location, Window};
+use super::{Evidence, InputFormat, Origin, Window};
 use crate::accept::Acceptance;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -34,7 +34,7 @@ pub const DEFAULT_TOLERANCE: f64 = 0.05;
 
 /// The pin under test.
 #[derive(Debug, Clone, Serialize)]
-pub struct Pin {
+pub struct PinUnderTest {
     /// Pinned acceptance length P.
     pub al: f64,
     /// Draft length k the pin is for.
@@ -49,13 +49,13 @@ pub struct Pin {
     pub golden: Option<Acceptance>,
 }
 
-impl Pin {
+impl PinUnderTest {
     /// A validated pin.
     ///
     /// # Errors
     /// [`Error::Invalid`] when the AL is outside [1, k+1], k is out of range, the tolerance is outside
     /// [0, k), the confidence is not in (0, 1), or the golden chain has another k.
-    pub fn new(al: f64, k: usize, tolerance: f64, confidence: f64, source: impl Into<String>) -> Result<Pin> {
+    pub fn new(al: f64, k: usize, tolerance: f64, confidence: f64, source: impl Into<String>) -> Result<PinUnderTest> {
         check_al(al, k, "pin").map_err(|e| e.for_parameter("pin"))?;
         // A tolerance of k would call every AL in [1, k+1] consistent with every pin.
         if !(0.0..k as f64).contains(&tolerance) {
@@ -66,14 +66,14 @@ impl Pin {
         }
         z_two_sided(confidence)
             .map_err(|_| Error::parameter("confidence", format!("{confidence} must be strictly between 0 and 1")))?;
-        Ok(Pin { al, k, tolerance, confidence, source: source.into(), golden: None })
+        Ok(PinUnderTest { al, k, tolerance, confidence, source: source.into(), golden: None })
     }
 
     /// Adds the golden chain the per-position comparison uses.
     ///
     /// # Errors
     /// [`Error::Invalid`] when its k differs from the pin's.
-    pub fn with_golden(mut self, golden: Acceptance) -> Result<Pin> {
+    pub fn with_golden(mut self, golden: Acceptance) -> Result<PinUnderTest> {
         if golden.k() != self.k {
             return Err(Error::invalid("golden chain", format!("has k = {}, the pin k = {}", golden.k(), self.k)));
         }
@@ -146,7 +146,7 @@ pub struct Departure {
 #[derive(Debug, Clone, Serialize)]
 pub struct FileResult {
     /// File and line of its step counter (`pooled (n files)` for the pool).
-    pub location: Location,
+    pub location: Origin,
     /// Engine.
     pub engine: Engine,
     /// Input format (`None` for a pool of several formats).
@@ -179,7 +179,7 @@ pub struct FileResult {
 
 /// Cochran's Q test of whether several evidence files measure one AL.
 #[derive(Debug, Clone, Serialize)]
-pub struct Heterogeneity {
+pub struct CochranQ {
     /// Q = Σ w_f (x_f − x̄)², w_f = 1/SE_f² (decisive SEs).
     pub q: f64,
     /// Degrees of freedom (files − 1).
@@ -196,11 +196,11 @@ pub struct Heterogeneity {
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
     /// The pin under test.
-    pub pin: Pin,
+    pub pin: PinUnderTest,
     /// One result per evidence source.
     pub files: Vec<FileResult>,
     /// The heterogeneity check, with several sources.
-    pub heterogeneity: Option<Heterogeneity>,
+    pub heterogeneity: Option<CochranQ>,
     /// The pooled result, where pooling is justified.
     pub pooled: Option<FileResult>,
     /// The overall verdict (the pool's, the single file's, or the files' combined).
@@ -212,7 +212,7 @@ pub struct EvalReport {
 /// # Errors
 /// [`Error::Parse`] naming the file and line where the evidence states a k other than the pin's, or where
 /// a source counts no steps; [`Error::Invalid`] when there is no evidence.
-pub fn evaluate(pin: &Pin, evidence: &[Evidence]) -> Result<EvalReport> {
+pub fn evaluate(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<EvalReport> {
     if evidence.is_empty() {
         return Err(Error::invalid("EVIDENCE", "no evidence files given"));
     }
@@ -275,7 +275,7 @@ fn combine(verdicts: impl Iterator<Item = Verdict> + Clone) -> Verdict {
     }
 }
 
-fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
+fn pool(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<FileResult> {
     let total = evidence.iter().skip(1).fold(evidence[0].total.clone(), |acc, e| acc.add(&e.total));
     let every_series = evidence.iter().all(|e| e.batches.len() >= 2);
     // Separate runs are independent batches, not a time series (windows = 0).
@@ -288,7 +288,7 @@ fn pool(pin: &Pin, evidence: &[Evidence]) -> Result<FileResult> {
     } else {
         (evidence.iter().map(|e| e.total.clone()).collect(), Vec::new(), format!("{} runs", evidence.len()))
     };
-    let location = Location { origin: format!("pooled ({} files)", evidence.len()), line: None };
+    let location = Origin { origin: format!("pooled ({} files)", evidence.len()), line: None };
     // Read-backs too short to tell one by one may tell together.
     let together = Evidence {
         location: location.clone(),
@@ -328,7 +328,7 @@ fn undecided(result: &mut FileResult, reason: String) {
     result.sample_too_small = Some(reason);
 }
 
-fn cochran(files: &[FileResult], confidence: f64) -> Result<Heterogeneity> {
+fn cochran(files: &[FileResult], confidence: f64) -> Result<CochranQ> {
     let points: Vec<(f64, f64)> = files
         .iter()
         .map(|f| {
@@ -344,13 +344,13 @@ fn cochran(files: &[FileResult], confidence: f64) -> Result<Heterogeneity> {
     let chi = ChiSquared::new(df as f64).map_err(|e| Error::invalid("heterogeneity", e.to_string()))?;
     let p_value = 1.0 - chi.cdf(q);
     let i_squared = if q > 0.0 { ((q - df as f64) / q).max(0.0) } else { 0.0 };
-    Ok(Heterogeneity { q, degrees_of_freedom: df, p_value, i_squared, pooled: p_value >= 1.0 - confidence })
+    Ok(CochranQ { q, degrees_of_freedom: df, p_value, i_squared, pooled: p_value >= 1.0 - confidence })
 }
 
 fn judge(
-    pin: &Pin,
+    pin: &PinUnderTest,
     est: AlEstimate,
-    location: Location,
+    location: Origin,
     engine: Engine,
     format: Option<InputFormat>,
     notes: Vec<String>,
@@ -427,7 +427,7 @@ mod tests {
 
     fn evidence(steps: f64, al: f64) -> Evidence {
         Evidence {
-            location: Location { origin: "e".into(), line: Some(3) },
+            location: Origin { origin: "e".into(), line: Some(3) },
             engine: Engine::Vllm,
             format: InputFormat::Prometheus,
             k: None,
@@ -439,7 +439,7 @@ mod tests {
 
     #[test]
     fn the_four_verdicts() {
-        let pin = Pin::new(2.83, 3, 0.05, 0.95, "test").unwrap();
+        let pin = PinUnderTest::new(2.83, 3, 0.05, 0.95, "test").unwrap();
         let v = |steps, al| evaluate(&pin, &[evidence(steps, al)]).unwrap();
         assert_eq!(v(1e6, 2.70).overall, Verdict::PinTooHigh);
         assert_eq!(v(1e6, 3.52).overall, Verdict::PinTooLow);
@@ -455,16 +455,16 @@ mod tests {
 
     #[test]
     fn k_mismatch_names_the_line() {
-        let pin = Pin::new(2.83, 3, 0.05, 0.95, "test").unwrap();
+        let pin = PinUnderTest::new(2.83, 3, 0.05, 0.95, "test").unwrap();
         let mut e = evidence(1e4, 2.8);
-        e.k = Some((4, Location { origin: "m.prom".into(), line: Some(12) }));
+        e.k = Some((4, Origin { origin: "m.prom".into(), line: Some(12) }));
         let err = evaluate(&pin, &[e]).unwrap_err().to_string();
         assert!(err.starts_with("m.prom:12:") && err.contains("k = 4"), "{err}");
     }
 
     #[test]
     fn different_workloads_are_not_pooled() {
-        let pin = Pin::new(2.83, 3, 0.05, 0.95, "test").unwrap();
+        let pin = PinUnderTest::new(2.83, 3, 0.05, 0.95, "test").unwrap();
         let r = evaluate(&pin, &[evidence(2e4, 2.70), evidence(2e4, 3.52)]).unwrap();
         assert!(!r.heterogeneity.as_ref().unwrap().pooled);
         assert!(r.pooled.is_none());

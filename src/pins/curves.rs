@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::{Finding, Location, Severity};
-use crate::curve::check::{self, CheckOptions, ProblemKind};
+use crate::curve::check::{self, NoiseModel, ProblemKind};
 use crate::curve::{CurveSet, ThinkingMode};
 use crate::pins::rules;
 
@@ -42,7 +42,7 @@ pub fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
         }
     };
     let mut indexes: HashMap<String, super::lines::LineIndex> = HashMap::new();
-    check::check_files(curves.files(), &CheckOptions::default())
+    check::check_files(curves.files(), &NoiseModel::default())
         .into_iter()
         .filter(|p| match p.kind {
             ProblemKind::DrafterAmbiguity => true,

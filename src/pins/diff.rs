@@ -16,7 +16,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::{CheckReport, Class, Finding, Severity, Status, Summary};
+use super::{CheckReport, CheckSummary, Class, Finding, Severity, Status};
 use crate::error::{Error, Result};
 
 /// How a finding of the working tree stands against the base revision.
@@ -81,7 +81,7 @@ pub struct Comparison {
     /// The working tree's findings (new, unchanged), then the base's fixed ones.
     pub findings: Vec<ComparedFinding>,
     /// The base's own counts.
-    pub base_summary: Summary,
+    pub base_summary: CheckSummary,
     /// The working tree's check, exactly as without a base.
     pub report: CheckReport,
 }
@@ -293,7 +293,7 @@ mod tests {
             entries: 0,
             pins: Vec::new(),
             findings,
-            summary: Summary { errors, ..Default::default() },
+            summary: CheckSummary { errors, ..Default::default() },
             strict: false,
             status: if errors > 0 { Status::Fail } else { Status::Pass },
         }

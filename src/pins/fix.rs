@@ -17,7 +17,7 @@
 //! a link; a file whose real path is outside the repository, a read-only file, and one whose owner the
 //! rewrite cannot keep are refused. Each new text is written and synced to a temporary file beside the
 //! real one (named `.NAME.XXXXXX.alsim-fix.tmp`, never a candidate of the walk), with the same mode and
-//! owner. [`Prepared::commit`] checks once more that every file still reads as it did, then renames each
+//! owner. [`StagedFix::commit`] checks once more that every file still reads as it did, then renames each
 //! temporary file over its file. A refusal or failure before the renames changes nothing; a crash at any
 //! moment leaves each file old or new; a rename that fails midway is reported with the files written and
 //! the files not.
@@ -39,7 +39,7 @@ use crate::input::{SMALL_FILE_LIMIT, read_text};
 
 /// One literal to change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
+pub struct Replacement {
     /// File, relative to the repository root.
     pub file: String,
     /// 1-based line.
@@ -61,18 +61,18 @@ pub struct Change {
     pub column: usize,
 }
 
-impl Change {
+impl Replacement {
     /// The change of the literal at `span` of `text` (the file `file` as read) to `to`.
     ///
     /// # Errors
     /// [`Error::Invalid`] naming `file` when `span` is empty or not a range of `text`.
-    pub fn new(file: String, text: &str, span: (usize, usize), to: String, pins: Vec<Location>) -> Result<Change> {
+    pub fn new(file: String, text: &str, span: (usize, usize), to: String, pins: Vec<Location>) -> Result<Replacement> {
         let Some(from) = text.get(span.0..span.1).filter(|f| !f.is_empty()) else {
             return Err(Error::invalid(file, "the file changed since it was checked"));
         };
         let start = text[..span.0].rfind('\n').map_or(0, |i| i + 1);
         let end = text[span.1..].find('\n').map_or(text.len(), |i| span.1 + i);
-        Ok(Change {
+        Ok(Replacement {
             line: 1 + text[..span.0].matches('\n').count(),
             span,
             from: from.to_string(),
@@ -98,7 +98,7 @@ pub struct Refusal {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FixPlan {
     /// Changes, by file and position.
-    pub changes: Vec<Change>,
+    pub changes: Vec<Replacement>,
     /// Wrong pins left alone.
     pub refused: Vec<Refusal>,
     /// The unified diff of every change.
@@ -200,7 +200,7 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
         }
         let text = &texts[&file];
         let pins = uses.iter().filter(|u| u.wrong).map(|u| u.at.clone()).collect();
-        let change = Change::new(file, text, span, targets[0].to_string(), pins)?;
+        let change = Replacement::new(file, text, span, targets[0].to_string(), pins)?;
         // The check read the file a moment before this read: the literal must still hold what it read.
         if uses.iter().any(|u| !reads_as(u, &change.from)) {
             return Err(Error::invalid(
@@ -213,7 +213,7 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
     plan.refused.sort_by(|a, b| a.at.cmp(&b.at));
     plan.refused.dedup();
     for (file, text) in &texts {
-        let changes: Vec<&Change> = plan.changes.iter().filter(|c| &c.file == file).collect();
+        let changes: Vec<&Replacement> = plan.changes.iter().filter(|c| &c.file == file).collect();
         let new = edit(text, &changes).map_err(|why| Error::invalid(file.clone(), why))?;
         plan.diff.push_str(&unified_diff(file, text, &new));
     }
@@ -263,7 +263,7 @@ pub struct Placed<'a> {
 /// # Errors
 /// Why a change cannot be placed: its line no longer reads as it did, or now appears more than once, or
 /// two changes want one literal at different values (or overlap).
-pub fn locate<'a>(text: &str, changes: &[&'a Change]) -> std::result::Result<Vec<Placed<'a>>, String> {
+pub fn locate<'a>(text: &str, changes: &[&'a Replacement]) -> std::result::Result<Vec<Placed<'a>>, String> {
     let mut placed = Vec::with_capacity(changes.len());
     for change in changes {
         let start = place(text, change)?;
@@ -279,7 +279,7 @@ pub fn locate<'a>(text: &str, changes: &[&'a Change]) -> std::result::Result<Vec
 }
 
 /// The start of `change`'s literal in `text`.
-fn place(text: &str, change: &Change) -> std::result::Result<usize, String> {
+fn place(text: &str, change: &Replacement) -> std::result::Result<usize, String> {
     let literal = change.column.checked_add(change.from.len()).and_then(|end| change.context.get(change.column..end));
     if change.from.is_empty() || literal != Some(change.from.as_str()) {
         return Err(format!("line {}: the change is not a literal of its line", change.line));
@@ -318,7 +318,7 @@ fn preview(line: &str) -> String {
 ///
 /// # Errors
 /// As [`locate`].
-pub fn edit(text: &str, changes: &[&Change]) -> std::result::Result<String, String> {
+pub fn edit(text: &str, changes: &[&Replacement]) -> std::result::Result<String, String> {
     Ok(apply(text, &locate(text, changes)?))
 }
 
@@ -375,11 +375,11 @@ struct Staged {
 
 /// A plan's files written to temporary files, none replaced yet ([`prepare`]); dropped, it removes them.
 #[derive(Debug)]
-pub struct Prepared {
+pub struct StagedFix {
     staged: Vec<Staged>,
 }
 
-/// A file [`Prepared::commit`] replaced.
+/// A file [`StagedFix::commit`] replaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     /// The names the plan reached it by.
@@ -396,9 +396,9 @@ pub struct Written {
 /// hard-linked from files the check did not read, its owner cannot be kept, or an edit cannot be found again
 /// ([`locate`]); [`Error::Io`]/[`Error::Unreadable`] when it cannot be read or its temporary file written.
 /// Temporary files made before the error are removed.
-pub fn prepare(plan: &FixPlan, repo: &Path) -> Result<Prepared> {
+pub fn prepare(plan: &FixPlan, repo: &Path) -> Result<StagedFix> {
     let root = repo.canonicalize().map_err(|e| Error::io(repo, e))?;
-    let mut by_name: BTreeMap<&str, Vec<&Change>> = BTreeMap::new();
+    let mut by_name: BTreeMap<&str, Vec<&Replacement>> = BTreeMap::new();
     for change in &plan.changes {
         by_name.entry(change.file.as_str()).or_default().push(change);
     }
@@ -427,7 +427,7 @@ pub fn prepare(plan: &FixPlan, repo: &Path) -> Result<Prepared> {
         }
     }
     let staged = files.into_iter().map(stage).collect::<Result<_>>()?;
-    Ok(Prepared { staged })
+    Ok(StagedFix { staged })
 }
 
 /// A file the plan changes, with every name that reaches it.
@@ -439,7 +439,7 @@ struct Reached<'a> {
     /// As [`Staged::paths`].
     paths: Vec<PathBuf>,
     /// The changes planned under all its names.
-    changes: Vec<&'a Change>,
+    changes: Vec<&'a Replacement>,
 }
 
 fn stage(file: Reached) -> Result<Staged> {
@@ -500,7 +500,7 @@ fn keep_owner(file: &std::fs::File, meta: &Metadata) -> std::io::Result<()> {
     std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()))
 }
 
-impl Prepared {
+impl StagedFix {
     /// The temporary files holding the new texts.
     pub fn temporary_files(&self) -> Vec<&Path> {
         self.staged.iter().map(|s| s.temp.path()).collect()
@@ -516,7 +516,7 @@ impl Prepared {
         self.commit_with(|_| Ok(()))
     }
 
-    /// [`Prepared::commit`], with `before_rename` run before each rename onto a path (a test's injected
+    /// [`StagedFix::commit`], with `before_rename` run before each rename onto a path (a test's injected
     /// failure).
     fn commit_with(self, mut before_rename: impl FnMut(&Path) -> std::io::Result<()>) -> Result<Vec<Written>> {
         for staged in &self.staged {
@@ -671,7 +671,7 @@ mod tests {
         for file in files {
             let text = "# settings\nX=1\n";
             std::fs::write(dir.join(file), text).unwrap();
-            plan.changes.push(Change::new(file.to_string(), text, (13, 14), "2".into(), vec![]).unwrap());
+            plan.changes.push(Replacement::new(file.to_string(), text, (13, 14), "2".into(), vec![]).unwrap());
         }
         plan
     }
@@ -717,7 +717,7 @@ mod tests {
     #[test]
     fn an_edit_follows_its_line_and_refuses_a_changed_or_doubled_one() {
         let text = "a\nX=1\nb\n";
-        let change = Change::new("f".into(), text, (4, 5), "2".into(), vec![]).unwrap();
+        let change = Replacement::new("f".into(), text, (4, 5), "2".into(), vec![]).unwrap();
         assert_eq!((change.line, change.context.as_str(), change.column), (2, "X=1", 2));
         assert_eq!(edit(text, &[&change]).unwrap(), "a\nX=2\nb\n");
         assert_eq!(edit("new\na\nX=1\nb\n", &[&change]).unwrap(), "new\na\nX=2\nb\n");
@@ -726,7 +726,7 @@ mod tests {
         assert_eq!(err, "line 2 no longer reads `X=1`");
         let err = edit("X=1\nX=1\n", &[&change]).unwrap_err();
         assert!(err.contains("now appears more than once"), "{err}");
-        let other = Change { to: "3".into(), ..change.clone() };
+        let other = Replacement { to: "3".into(), ..change.clone() };
         let err = edit(text, &[&change, &other]).unwrap_err();
         assert!(err.contains("disagree"), "{err}");
         assert_eq!(edit(text, &[&change, &change.clone()]).unwrap(), "a\nX=2\nb\n");

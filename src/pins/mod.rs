@@ -54,8 +54,8 @@ pub use fix::{FixPlan, plan_fixes};
 pub use golden::model_key;
 pub use native::{NativeSetting, native_setting};
 pub use verify::{
-    CheckOptions, CheckReport, CheckedPin, GoldenRef, GoldenSet, Status, Summary, Verdict, check, check_inventory,
-    golden_curves,
+    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenRef, GoldenSet, Status, ValueVerdict, check,
+    check_inventory, golden_curves,
 };
 
 use crate::curve::ThinkingMode;
@@ -69,7 +69,6 @@ pub const AL_TOLERANCE: f64 = 0.005;
 /// Tolerance on a draft rate (AL − 1)/k: computed rates carry the rounding of `awk`'s `%.6g` and of
 /// hand-written decimals (docs/engines.md#atom).
 pub const RATE_TOLERANCE: f64 = 1e-3;
-
 
 /// How a fact about a pin was decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

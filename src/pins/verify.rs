@@ -1,18 +1,8 @@
-//! Verification: each pin against its golden value, with the severity docs/pins.md gives its class.
-//!
-//! The golden value is looked up by model key, drafter (a local staging path is matched on its last
-//! component), draft sampling and thinking mode ([`CurveSet::lookup`], which never decides by key alone).
-//! A value off by more than [`AL_TOLERANCE`] (rates: [`RATE_TOLERANCE`]) is explained by the first
-//! alternative it matches: the spelling (TRT-LLM not minus one, an ATOM rate that is not (AL−1)/k),
-//! another drafter's or sampling's curve, the other thinking mode, another k, another model; otherwise it
-//! is an unexplained mismatch.
-//!
-//! A thinking mode no file states is the engine's or model's documented default ([`super::thinking`],
-//! [`How::Default`]), and it decides like a literal: a value written for the other mode is a
-//! `wrong-thinking-mode` error. Greedy drafting, where no sampling is written, is only assumed: a value
-//! that matches the probabilistic curve is [`Verdict::Unconfirmed`] with an `assumption` warning (failing
-//! only under `--strict`), and a value right under greedy drafting gets the same warning when the other
-//! sampling would expect another value. A value wrong under both is an error.
+//! The pin check of a repository: its golden curves (`--golden`, the repository's own, or alsim's embedded
+//! ones), every pin's facts resolved (`src/pins/subject.rs`) and judged by the rules (`src/pins/rules/`: the
+//! golden value is looked up by model key, drafter, draft sampling and thinking mode, never by a file name
+//! alone; a value off it takes the class of the first explanation that matches), the allow-list applied,
+//! and the report with its counts and status.
 
 use std::path::{Path, PathBuf};
 
@@ -63,7 +53,7 @@ pub struct GoldenRef {
 /// The outcome for one pin's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum ValueVerdict {
     /// Within tolerance of the golden value.
     Ok,
     /// Right only if an unstated fact (thinking mode, draft sampling) differs from its documented default.
@@ -78,16 +68,16 @@ pub enum Verdict {
     Inert,
 }
 
-impl Verdict {
+impl ValueVerdict {
     /// The word shown in tables.
     pub fn name(self) -> &'static str {
         match self {
-            Verdict::Ok => "ok",
-            Verdict::Unconfirmed => "unconfirmed",
-            Verdict::Mismatch => "mismatch",
-            Verdict::OutOfRange => "out of range",
-            Verdict::Unresolved => "unresolved",
-            Verdict::Inert => "inert",
+            ValueVerdict::Ok => "ok",
+            ValueVerdict::Unconfirmed => "unconfirmed",
+            ValueVerdict::Mismatch => "mismatch",
+            ValueVerdict::OutOfRange => "out of range",
+            ValueVerdict::Unresolved => "unresolved",
+            ValueVerdict::Inert => "inert",
         }
     }
 }
@@ -110,14 +100,14 @@ pub struct CheckedPin {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix_rates: Option<Vec<f64>>,
     /// The value's verdict.
-    pub verdict: Verdict,
+    pub verdict: ValueVerdict,
     /// Classes of every finding at this pin's location.
     pub problems: Vec<Class>,
 }
 
 /// Counts for the summary line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Summary {
+pub struct CheckSummary {
     /// Pins checked.
     pub pins: usize,
     /// Pins whose value is within tolerance.
@@ -164,7 +154,7 @@ pub struct CheckReport {
     /// Every finding, by file and line.
     pub findings: Vec<Finding>,
     /// Counts.
-    pub summary: Summary,
+    pub summary: CheckSummary,
     /// Whether warnings fail.
     pub strict: bool,
     /// The outcome.
@@ -284,10 +274,10 @@ pub fn check_inventory(
     }
 }
 
-fn summarize(pins: &[CheckedPin], findings: &[Finding]) -> Summary {
-    let mut summary = Summary {
+fn summarize(pins: &[CheckedPin], findings: &[Finding]) -> CheckSummary {
+    let mut summary = CheckSummary {
         pins: pins.len(),
-        ok: pins.iter().filter(|p| p.verdict == Verdict::Ok).count(),
+        ok: pins.iter().filter(|p| p.verdict == ValueVerdict::Ok).count(),
         ..Default::default()
     };
     for f in findings {

@@ -3,14 +3,14 @@
 //! Candidates are shell scripts (`*.sh`, `*.bash`, or a `#!…sh` first line), YAML (`*.yaml`, `*.yml`)
 //! and prose that can go stale against the code (`*.md`, `CHANGELOG*`). Version-control and build
 //! directories are not entered. A candidate that is larger than [`MAX_FILE_BYTES`], holds a NUL byte
-//! (binary), is not UTF-8, or cannot be read — and a symlink loop — is a [`Problem`] naming the file:
+//! (binary), is not UTF-8, or cannot be read — and a symlink loop — is an [`UnreadFile`] naming the file:
 //! the check reports it as an error rather than skipping it silently. Files are read through
 //! [`crate::input`] (regular files only, bounded), never executed.
 //!
 //! The walk runs on trees a stranger wrote (pull-request CI), so it never leaves the repository root:
-//! a symbolic link whose target lies outside it is a [`Problem`] naming the link, and its target is neither
+//! a symbolic link whose target lies outside it is an [`UnreadFile`] naming the link, and its target is neither
 //! opened nor named (a link to a credentials file must not reach a public log). Links that stay inside
-//! are followed. Directories nested deeper than [`MAX_DEPTH`] are not entered (a [`Problem`] too), which
+//! are followed. Directories nested deeper than [`MAX_DEPTH`] are not entered (an [`UnreadFile`] too), which
 //! also keeps every path the walk opens well under the system's path-length limit.
 //!
 //! A file's name is shown as [`display_path`] writes it: UTF-8 as it is, with a backslash, a control
@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 
 /// A candidate the walk could not read, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub struct UnreadFile {
     /// Path relative to the repository root, as [`display_path`] shows it.
     pub path: String,
     /// Why (binary, not UTF-8, too large, unreadable, symlink loop, link leaving the root, too deep).
@@ -35,13 +35,13 @@ pub struct Problem {
     pub hides_pins: bool,
 }
 
-impl Problem {
-    fn new(path: String, reason: impl Into<String>) -> Problem {
-        Problem { path, reason: reason.into(), hides_pins: true }
+impl UnreadFile {
+    fn new(path: String, reason: impl Into<String>) -> UnreadFile {
+        UnreadFile { path, reason: reason.into(), hides_pins: true }
     }
 }
 
-/// Files above this size are not launch scripts or recipes: such a candidate is a [`Problem`].
+/// Files above this size are not launch scripts or recipes: such a candidate is an [`UnreadFile`].
 pub const MAX_FILE_BYTES: u64 = crate::input::SMALL_FILE_LIMIT;
 
 /// Directories nested deeper than this below the root are not entered. Real benchmark repositories nest
@@ -53,7 +53,7 @@ const SKIP_DIRS: &[&str] = &[".git", ".hg", ".svn", "target", "node_modules", "_
 
 /// What kind of text a candidate file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum FileKind {
     /// A bash script.
     Shell,
     /// A YAML document.
@@ -67,8 +67,8 @@ pub enum Kind {
 pub struct TextFile {
     /// Path relative to the repository root, `/`-separated, as [`display_path`] shows it.
     pub rel: String,
-    /// Kind.
-    pub kind: Kind,
+    /// What kind of text it is.
+    pub kind: FileKind,
     /// Contents.
     pub text: String,
 }
@@ -79,7 +79,7 @@ pub struct Files {
     /// Files read.
     pub texts: Vec<TextFile>,
     /// Candidates not read, with reasons.
-    pub problems: Vec<Problem>,
+    pub problems: Vec<UnreadFile>,
 }
 
 /// A directory waiting to be listed.
@@ -97,12 +97,12 @@ struct Pending {
 /// Walks `root` and reads every candidate file below it, never leaving it.
 ///
 /// # Errors
-/// [`Error::Io`] when `root` cannot be listed; problems below it become [`Problem`]s.
+/// [`Error::Io`] when `root` cannot be listed; problems below it become [`UnreadFile`]s.
 pub fn walk(root: &Path) -> Result<Files> {
     let canonical_root = root.canonicalize().map_err(|e| Error::io(root, e))?;
     std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
     let mut files = Files::default();
-    let mut candidates: Vec<(PathBuf, String, Option<Kind>)> = Vec::new();
+    let mut candidates: Vec<(PathBuf, String, Option<FileKind>)> = Vec::new();
     let mut stack =
         vec![Pending { path: root.to_path_buf(), rel: String::new(), canonical: canonical_root.clone(), depth: 0 }];
     // Real locations of the directories entered: each is read once, however many links lead to it.
@@ -111,7 +111,7 @@ pub fn walk(root: &Path) -> Result<Files> {
         let entries = match std::fs::read_dir(&dir.path) {
             Ok(entries) => entries,
             Err(e) => {
-                files.problems.push(Problem::new(display_rel(&dir.rel), format!("unreadable directory: {e}")));
+                files.problems.push(UnreadFile::new(display_rel(&dir.rel), format!("unreadable directory: {e}")));
                 continue;
             }
         };
@@ -123,7 +123,7 @@ pub fn walk(root: &Path) -> Result<Files> {
             let rel = if dir.rel.is_empty() { name.clone() } else { format!("{}/{name}", dir.rel) };
             let path = entry.path();
             let Ok(file_type) = entry.file_type() else {
-                files.problems.push(Problem::new(rel, "unreadable entry"));
+                files.problems.push(UnreadFile::new(rel, "unreadable entry"));
                 continue;
             };
             // A candidate's name, or no extension at all (a shebang script, a directory): what a link
@@ -135,7 +135,7 @@ pub fn walk(root: &Path) -> Result<Files> {
                         // Neither opened nor named: the target may be a secret (a credentials file,
                         // /proc/self/environ) and findings reach public CI logs.
                         if may_hide_pins || target.is_dir() {
-                            files.problems.push(Problem::new(
+                            files.problems.push(UnreadFile::new(
                                 rel,
                                 "a symbolic link that leads outside the repository root; not followed",
                             ));
@@ -150,7 +150,7 @@ pub fn walk(root: &Path) -> Result<Files> {
                             } else {
                                 format!("dangling or unreadable symlink: {e}")
                             };
-                            files.problems.push(Problem::new(rel, reason));
+                            files.problems.push(UnreadFile::new(rel, reason));
                         }
                         continue;
                     }
@@ -169,7 +169,7 @@ pub fn walk(root: &Path) -> Result<Files> {
                 continue;
             }
             if dir.depth >= MAX_DEPTH {
-                files.problems.push(Problem::new(
+                files.problems.push(UnreadFile::new(
                     rel,
                     format!("nested more than {MAX_DEPTH} directories below the root; not entered"),
                 ));
@@ -180,7 +180,7 @@ pub fn walk(root: &Path) -> Result<Files> {
                 Some(target) => {
                     // A link to the directory it sits in, or to one enclosing it, would be walked forever.
                     if dir.canonical.starts_with(&target) {
-                        files.problems.push(Problem {
+                        files.problems.push(UnreadFile {
                             path: rel,
                             reason: "symlink loop (leads back to an enclosing directory, read through its real path)"
                                 .into(),
@@ -201,7 +201,7 @@ pub fn walk(root: &Path) -> Result<Files> {
     }
     candidates.sort_by(|a, b| a.1.cmp(&b.1));
     use rayon::prelude::*;
-    let read: Vec<std::result::Result<Option<TextFile>, Problem>> =
+    let read: Vec<std::result::Result<Option<TextFile>, UnreadFile>> =
         candidates.into_par_iter().map(|(path, rel, kind)| read_candidate(&path, rel, kind)).collect();
     for item in read {
         match item {
@@ -325,22 +325,26 @@ fn display_rel(rel: &str) -> String {
     if rel.is_empty() { ".".into() } else { rel.to_string() }
 }
 
-fn kind_by_name(name: &str) -> Option<Kind> {
+fn kind_by_name(name: &str) -> Option<FileKind> {
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".sh") || lower.ends_with(".bash") {
-        Some(Kind::Shell)
+        Some(FileKind::Shell)
     } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-        Some(Kind::Yaml)
+        Some(FileKind::Yaml)
     } else if lower.ends_with(".md") || lower.starts_with("changelog") {
-        Some(Kind::Prose)
+        Some(FileKind::Prose)
     } else {
         None
     }
 }
 
 /// Reads one candidate; an extension-less file counts only when its first line is a shell shebang.
-fn read_candidate(path: &Path, rel: String, kind: Option<Kind>) -> std::result::Result<Option<TextFile>, Problem> {
-    let skip = |reason: String| Problem::new(rel.clone(), reason);
+fn read_candidate(
+    path: &Path,
+    rel: String,
+    kind: Option<FileKind>,
+) -> std::result::Result<Option<TextFile>, UnreadFile> {
+    let skip = |reason: String| UnreadFile::new(rel.clone(), reason);
     let kind = match kind {
         Some(kind) => kind,
         None => {
@@ -352,7 +356,7 @@ fn read_candidate(path: &Path, rel: String, kind: Option<Kind>) -> std::result::
             if !(head.starts_with(b"#!") && is_shell_shebang(&head)) {
                 return Ok(None);
             }
-            Kind::Shell
+            FileKind::Shell
         }
     };
     let bytes = crate::input::read_bytes(path, MAX_FILE_BYTES).map_err(|e| skip(reason(e)))?;

@@ -9,7 +9,7 @@ use crate::accept::Conversion;
 use crate::accept::CurveView;
 use crate::accept::fit::FitSummary;
 use crate::curve::CurveSummary;
-use crate::curve::check::{CheckReport, ProblemKind};
+use crate::curve::check::{CurveReport, ProblemKind};
 
 fn opt(value: &Option<String>) -> String {
     value.clone().unwrap_or_else(|| "not recorded".into())
@@ -90,7 +90,7 @@ impl Report for CurveView {
     }
 }
 
-impl Report for CheckReport {
+impl Report for CurveReport {
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(
             format!(

@@ -232,13 +232,13 @@ fn escape_property(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::Engine;
-    use crate::evidence::{Evidence, InputFormat, Location, Pin, Window, evaluate};
+    use crate::evidence::{Evidence, InputFormat, Origin, PinUnderTest, Window, evaluate};
 
     #[test]
     fn annotations_escape_and_pick_levels() {
-        let pin = Pin::new(2.83, 3, 0.05, 0.95, "--pin").unwrap();
+        let pin = PinUnderTest::new(2.83, 3, 0.05, 0.95, "--pin").unwrap();
         let ev = Evidence {
-            location: Location { origin: "runs/a,b:c.prom".into(), line: Some(7) },
+            location: Origin { origin: "runs/a,b:c.prom".into(), line: Some(7) },
             engine: Engine::Vllm,
             format: InputFormat::Prometheus,
             k: None,

@@ -11,7 +11,7 @@ use crate::pins::rules;
 use crate::pins::rules::drift::Pinned;
 use crate::pins::shell::resolve::{Env, Resolver};
 use crate::pins::shell::sites::{self, Discovery};
-use crate::pins::shell::{ChoiceKind, Script};
+use crate::pins::shell::{ConditionalKind, Script};
 use crate::pins::{Edit, EntryRef, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role};
 
 /// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
@@ -114,7 +114,7 @@ fn retired_notes(retired: &[&Script]) -> Vec<Finding> {
 /// The pins of one script: run once per distinct model among the jobs that reach it (or once with no
 /// environment when none does), then matched to the jobs that select its lookup-table arms.
 fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<Finding>) {
-    let prepared = sites::Prepared::new(script);
+    let prepared = sites::PreparedScript::new(script);
     let mut runs: Vec<(Option<String>, Discovery)> = Vec::new();
     if jobs.is_empty() {
         runs.push((None, sites::discover(script, &prepared, &graph.scripts, &graph.tables, &Env::new())));
@@ -168,7 +168,7 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
     let mut out: Vec<TableSelection> = Vec::new();
     let mut missing = Vec::new();
     for (ci, choice) in script.choices.iter().enumerate() {
-        let ChoiceKind::Case { subject } = &choice.kind else { continue };
+        let ConditionalKind::Case { subject } = &choice.kind else { continue };
         let vars: Vec<String> = subject
             .parts
             .iter()
@@ -476,7 +476,7 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
 fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
     let mut reported = BTreeSet::new();
     // A script's statement facts do not depend on the job: read once per script, not once per job.
-    let mut prepared: BTreeMap<&str, sites::Prepared> = BTreeMap::new();
+    let mut prepared: BTreeMap<&str, sites::PreparedScript> = BTreeMap::new();
     for (index, job) in graph.jobs.iter().enumerate() {
         let entry = graph.entry(job);
         let point = graph.point(job);
@@ -539,7 +539,7 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
             Some((path, _)) => {
                 let Some(script) = graph.script(path) else { continue };
                 if !graph.shell_knobs.contains(path.as_str()) {
-                    let facts = prepared.entry(path.as_str()).or_insert_with(|| sites::Prepared::new(script));
+                    let facts = prepared.entry(path.as_str()).or_insert_with(|| sites::PreparedScript::new(script));
                     let d = sites::discover(script, facts, &graph.scripts, &graph.tables, &job.env);
                     let loc = Location::new(path, d.spec_line.unwrap_or(1));
                     if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
@@ -581,7 +581,7 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
     let mut out = Vec::new();
     for (file, pinned) in &by_file {
         let Some(f) = graph.files.get(file) else { continue };
-        if f.kind != crate::pins::walk::Kind::Shell {
+        if f.kind != crate::pins::walk::FileKind::Shell {
             continue;
         }
         for (i, line) in f.text.lines().enumerate().skip(1) {
@@ -599,7 +599,7 @@ fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
     let found: Vec<Finding> = graph
         .files
         .par_iter()
-        .filter(|(_, f)| f.kind == crate::pins::walk::Kind::Prose)
+        .filter(|(_, f)| f.kind == crate::pins::walk::FileKind::Prose)
         .flat_map_iter(|(_, f)| prose_file(f, &by_name))
         .collect();
     out.extend(found);

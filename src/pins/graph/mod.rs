@@ -32,8 +32,8 @@ use self::runner::{LaunchFacts, Launcher, Runners};
 use super::allow::AllowList;
 use super::recipe::Recipe;
 use super::shell::Script;
-use super::shell::resolve::{Env, EnvValue, Table};
-use super::walk::{Files, Kind, TextFile};
+use super::shell::resolve::{Env, EnvValue, LookupTable};
+use super::walk::{FileKind, Files, TextFile};
 use super::{EntryRef, Finding, Inventory, Location};
 use crate::pins::rules;
 
@@ -98,7 +98,7 @@ pub struct Graph<'f> {
     /// Script index by path.
     pub script_index: HashMap<String, usize>,
     /// Lookup tables across the scripts.
-    pub tables: Vec<Table>,
+    pub tables: Vec<LookupTable>,
     /// Parsed recipes by path.
     pub recipes: BTreeMap<String, Recipe>,
     /// What each job's launcher does.
@@ -208,26 +208,29 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let mut findings: Vec<Finding> =
         files.problems.iter().map(|p| rules::unreadable::walked(&p.path, &p.reason, p.hides_pins)).collect();
     let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();
-    let yaml: Vec<&TextFile> =
-        files.texts.iter().filter(|f| f.kind == Kind::Yaml && !f.rel.starts_with("golden_al_distribution/")).collect();
+    let yaml: Vec<&TextFile> = files
+        .texts
+        .iter()
+        .filter(|f| f.kind == FileKind::Yaml && !f.rel.starts_with("golden_al_distribution/"))
+        .collect();
 
     // Every candidate's text is searched once, in parallel: which scripts write a knob (or hold a lookup
     // table), which YAML files write one, which look like master configs.
     let shell_knobs: HashSet<&str> = files
         .texts
         .par_iter()
-        .filter(|f| f.kind == Kind::Shell && holds_any(&f.text, SHELL_KNOBS))
+        .filter(|f| f.kind == FileKind::Shell && holds_any(&f.text, SHELL_KNOBS))
         .map(|f| f.rel.as_str())
         .collect();
     let knob_scripts: Vec<&TextFile> = files
         .texts
         .par_iter()
-        .filter(|f| f.kind == Kind::Shell && (shell_knobs.contains(f.rel.as_str()) || echoes_number(&f.text)))
+        .filter(|f| f.kind == FileKind::Shell && (shell_knobs.contains(f.rel.as_str()) || echoes_number(&f.text)))
         .collect();
     let yaml_knobs: HashSet<&str> = files
         .texts
         .par_iter()
-        .filter(|f| f.kind == Kind::Yaml && holds_any(&f.text, YAML_KNOBS))
+        .filter(|f| f.kind == FileKind::Yaml && holds_any(&f.text, YAML_KNOBS))
         .map(|f| f.rel.as_str())
         .collect();
     let top_like = |f: &&&TextFile| {
@@ -241,12 +244,12 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let launcher_paths: Vec<String> = files
         .texts
         .iter()
-        .filter(|f| f.kind == Kind::Shell && f.rel.starts_with("runners/launch_"))
+        .filter(|f| f.kind == FileKind::Shell && f.rel.starts_with("runners/launch_"))
         .map(|f| f.rel.clone())
         .collect();
     let has_knob = |p: &str| {
         by_path.get(p).is_some_and(|f| match f.kind {
-            Kind::Yaml => yaml_knobs.contains(p),
+            FileKind::Yaml => yaml_knobs.contains(p),
             _ => holds_any(&f.text, YAML_KNOBS),
         })
     };
@@ -330,7 +333,7 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let mut script_index: HashMap<String, usize> =
         scripts.iter().enumerate().map(|(i, s)| (s.rel.clone(), i)).collect();
     let mut tables = super::shell::resolve::tables(&scripts);
-    let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == Kind::Shell);
+    let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
     let launch: Vec<Option<LaunchFacts>> = {
         let paths: BTreeSet<&str> = jobs.iter().filter_map(|job| job.launcher.as_deref()).collect();
         let launchers: HashMap<&str, Launcher> = paths
@@ -362,7 +365,9 @@ pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let sourcing: Vec<&TextFile> = files
         .texts
         .par_iter()
-        .filter(|f| f.kind == Kind::Shell && !script_index.contains_key(&f.rel) && sources_any(&f.text, &knob_names))
+        .filter(|f| {
+            f.kind == FileKind::Shell && !script_index.contains_key(&f.rel) && sources_any(&f.text, &knob_names)
+        })
         .collect();
     let before = scripts.len();
     for s in parse_scripts(sourcing).0 {

@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 
 use crate::pins::Location;
-use crate::pins::shell::resolve::{Env, Resolver, Table};
-use crate::pins::shell::{Kind, Script, Stmt};
+use crate::pins::shell::resolve::{Env, LookupTable, Resolver};
+use crate::pins::shell::{Script, Stmt, StmtKind};
 use crate::yaml::Node;
 
 /// Runner labels → runner node names (`configs/runners.yaml`).
@@ -124,12 +124,12 @@ impl<'s> Launcher<'s> {
             .iter()
             .enumerate()
             .filter_map(|(i, stmt)| match &stmt.kind {
-                Kind::Assign(a) => {
+                StmtKind::Assign(a) => {
                     let twin = a.name == "CONFIG_FILE" && a.value.words().iter().any(|w| w.reads("EVAL_CONFIG_FILE"));
                     let names_script = a.value.words().iter().any(|w| w.raw.contains(".sh"));
                     (twin || names_script).then_some(Step { stmt: i, twin, injector: false, strip: false })
                 }
-                Kind::Command(c) => {
+                StmtKind::Command(c) => {
                     let injector = c.words.iter().any(|w| w.raw.contains("inject_synthetic_acceptance"));
                     let strip = stmt.ctx.eval == Some(true) && c.words.iter().any(|w| w.raw.contains("/d"));
                     let names_script = c.words.iter().any(|w| w.raw.contains(".sh"));
@@ -142,7 +142,13 @@ impl<'s> Launcher<'s> {
 
     /// Reads what the launcher does for an entry whose job has `env`; `exists` says whether a repository
     /// path is a file.
-    pub fn facts(&self, scripts: &[Script], tables: &[Table], env: &Env, exists: &dyn Fn(&str) -> bool) -> LaunchFacts {
+    pub fn facts(
+        &self,
+        scripts: &[Script],
+        tables: &[LookupTable],
+        env: &Env,
+        exists: &dyn Fn(&str) -> bool,
+    ) -> LaunchFacts {
         let launcher = self.script;
         let r = Resolver { script: launcher, scripts, tables, env };
         let mut facts = LaunchFacts::default();
@@ -153,7 +159,7 @@ impl<'s> Launcher<'s> {
             }
             let loc = Location::new(&launcher.rel, stmt.line);
             match &stmt.kind {
-                Kind::Assign(a) => {
+                StmtKind::Assign(a) => {
                     if step.twin {
                         facts.eval_twin.get_or_insert(loc.clone());
                     }
@@ -161,7 +167,7 @@ impl<'s> Launcher<'s> {
                         single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
                     }
                 }
-                Kind::Command(c) => {
+                StmtKind::Command(c) => {
                     if step.injector
                         && c.words.iter().any(|w| {
                             w.literal().is_some_and(|n| {
@@ -237,7 +243,7 @@ fn strips(r: &Resolver, c: &crate::pins::shell::Command, stmt: &Stmt, loc: &Loca
 /// The repository directory a launcher's working copy came from (`cp -rT "$GITHUB_WORKSPACE/X" DIR`).
 fn repo_dir(r: &Resolver, dir: &str, at: &Stmt) -> String {
     for stmt in r.script.stmts.iter().filter(|s| s.line < at.line && s.ctx.compatible(&at.ctx)) {
-        let Kind::Command(c) = &stmt.kind else { continue };
+        let StmtKind::Command(c) = &stmt.kind else { continue };
         if c.name().as_deref() != Some("cp") {
             continue;
         }

@@ -4,7 +4,7 @@
 
 use super::{Judgement, shown_written};
 use crate::pins::subject::Subject;
-use crate::pins::verify::Verdict;
+use crate::pins::verify::ValueVerdict;
 use crate::pins::{Class, Finding, How, plain_number};
 
 /// What an `assumption` on draft sampling rests on.
@@ -55,7 +55,7 @@ pub(crate) fn unconfirmed(s: &Subject<'_>) -> Option<Judgement> {
         s.golden.key
     );
     Some(Judgement::new(
-        Verdict::Unconfirmed,
+        ValueVerdict::Unconfirmed,
         vec![Finding::new(Class::Assumption, s.pin.location.clone(), message)],
         false,
     ))
@@ -98,7 +98,7 @@ mod tests {
         let other = s.alternative.as_ref().expect("the probabilistic curve").al;
         assert!((other - s.expected()).abs() > 0.05, "the test needs the two curves apart at k = 3");
         let j = unconfirmed(&subject(kimi(other))).expect("right only under probabilistic drafting");
-        assert_eq!((j.verdict, j.findings[0].class), (Verdict::Unconfirmed, Class::Assumption));
+        assert_eq!((j.verdict, j.findings[0].class), (ValueVerdict::Unconfirmed, Class::Assumption));
         let greedy = subject(kimi(s.expected()));
         assert!(unconfirmed(&greedy).is_none());
         let caveat = caveats(&greedy);

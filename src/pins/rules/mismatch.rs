@@ -5,7 +5,7 @@ use super::Judgement;
 use crate::pins::golden::short;
 use crate::pins::rates;
 use crate::pins::subject::Subject;
-use crate::pins::verify::Verdict;
+use crate::pins::verify::ValueVerdict;
 use crate::pins::{Class, Finding, RATE_TOLERANCE, plain_number};
 
 /// Why a value off its golden AL is a plain mismatch.
@@ -34,7 +34,11 @@ pub(crate) fn chain(s: &Subject<'_>) -> Option<Judgement> {
         if off.len() == 1 { "" } else { "s" },
         off.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
     );
-    Some(Judgement::new(Verdict::Mismatch, vec![Finding::new(Class::Mismatch, s.pin.location.clone(), message)], true))
+    Some(Judgement::new(
+        ValueVerdict::Mismatch,
+        vec![Finding::new(Class::Mismatch, s.pin.location.clone(), message)],
+        true,
+    ))
 }
 
 #[cfg(test)]
@@ -58,7 +62,7 @@ mod tests {
         p.written = crate::pins::Fact::known(golden.expected(), crate::pins::How::Literal, "t", None);
         p.rates = Some(vec![raised, lowered, c]);
         let j = chain(&subject(p)).expect("positions 1 and 2 off");
-        assert_eq!((j.verdict, j.findings[0].class), (Verdict::Mismatch, Class::Mismatch));
+        assert_eq!((j.verdict, j.findings[0].class), (ValueVerdict::Mismatch, Class::Mismatch));
         assert!(j.findings[0].message.contains("positions 1, 2 off"), "{}", j.findings[0].message);
         let mut p = pin(golden.expected(), 3, ThinkingMode::On);
         p.knob = Knob::VllmSyntheticRates;

@@ -36,21 +36,21 @@ pub(crate) mod wrong_thinking_mode;
 
 use super::rates;
 use super::subject::{Resolution, Subject};
-use super::verify::Verdict;
+use super::verify::ValueVerdict;
 use super::{Class, Finding, Knob, Pin, plain_number};
 use crate::pins::golden::{describe_query, short};
 
 /// A value's verdict and the findings it rests on.
 #[derive(Debug)]
 pub(crate) struct Judgement {
-    pub(crate) verdict: Verdict,
+    pub(crate) verdict: ValueVerdict,
     pub(crate) findings: Vec<Finding>,
     /// Whether `pins fix` writes the golden value (and chain) in place of the written one.
     pub(crate) fix: bool,
 }
 
 impl Judgement {
-    fn new(verdict: Verdict, findings: Vec<Finding>, fix: bool) -> Judgement {
+    fn new(verdict: ValueVerdict, findings: Vec<Finding>, fix: bool) -> Judgement {
         Judgement { verdict, findings, fix }
     }
 }
@@ -77,8 +77,8 @@ const EXPLANATIONS: [(Class, Explanation); 5] = [
 /// The verdict on one pin's value and the findings it makes.
 pub(crate) fn judge(pin: &Pin, resolution: &Resolution<'_>) -> Judgement {
     match resolution {
-        Resolution::Inert => Judgement::new(Verdict::Inert, Vec::new(), false),
-        Resolution::Silent => Judgement::new(Verdict::Unresolved, Vec::new(), false),
+        Resolution::Inert => Judgement::new(ValueVerdict::Inert, Vec::new(), false),
+        Resolution::Silent => Judgement::new(ValueVerdict::Unresolved, Vec::new(), false),
         Resolution::Undecided(u) => out_of_range::undecided(pin, u).unwrap_or_else(|| unresolved::undecided(pin, u)),
         Resolution::Subject(s) => judge_subject(s),
     }
@@ -89,7 +89,7 @@ fn judge_subject(s: &Subject<'_>) -> Judgement {
         return judgement;
     }
     if s.matches(s.expected()) {
-        return Judgement::new(Verdict::Ok, assumption::caveats(s), false);
+        return Judgement::new(ValueVerdict::Ok, assumption::caveats(s), false);
     }
     if let Some(judgement) = assumption::unconfirmed(s) {
         return judgement;
@@ -98,7 +98,7 @@ fn judge_subject(s: &Subject<'_>) -> Judgement {
         .iter()
         .find_map(|(class, explain)| explain(s).map(|why| (*class, why)))
         .unwrap_or_else(|| (Class::Mismatch, mismatch::UNEXPLAINED.to_string()));
-    Judgement::new(Verdict::Mismatch, vec![off_golden(s, class, why)], true)
+    Judgement::new(ValueVerdict::Mismatch, vec![off_golden(s, class, why)], true)
 }
 
 /// The finding of a value off its golden AL, of the class that explains it.
@@ -198,9 +198,9 @@ mod tests {
     fn the_golden_value_is_ok_and_another_value_is_explained_or_a_mismatch() {
         let on = golden(3, ThinkingMode::On);
         let ok = judge_subject(&subject(pin(on, 3, ThinkingMode::On)));
-        assert_eq!((ok.verdict, ok.findings.len(), ok.fix), (Verdict::Ok, 0, false));
+        assert_eq!((ok.verdict, ok.findings.len(), ok.fix), (ValueVerdict::Ok, 0, false));
         let off = judge_subject(&subject(pin(1.01, 3, ThinkingMode::On)));
-        assert_eq!((off.verdict, off.fix), (Verdict::Mismatch, true));
+        assert_eq!((off.verdict, off.fix), (ValueVerdict::Mismatch, true));
         assert_eq!(off.findings[0].class, Class::Mismatch);
         assert!(off.findings[0].message.contains(mismatch::UNEXPLAINED), "{}", off.findings[0].message);
     }

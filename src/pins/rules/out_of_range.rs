@@ -5,20 +5,20 @@ use super::{Judgement, shown_written};
 use crate::pins::golden::short;
 use crate::pins::rates;
 use crate::pins::subject::{Range, Subject, Undecided};
-use crate::pins::verify::{GoldenRef, Verdict};
+use crate::pins::verify::{GoldenRef, ValueVerdict};
 use crate::pins::{Class, Finding, Pin, plain_number};
 
 /// A value out of range where its golden value could not be found: range needs no curve.
 pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Option<Judgement> {
     let range = u.range.filter(|r| u.range_judged && r.out_of_range())?;
-    Some(Judgement::new(Verdict::OutOfRange, vec![finding(pin, range, None)], false))
+    Some(Judgement::new(ValueVerdict::OutOfRange, vec![finding(pin, range, None)], false))
 }
 
 /// A value out of range, with the golden value to write instead.
 pub(crate) fn value(s: &Subject<'_>) -> Option<Judgement> {
     s.range
         .out_of_range()
-        .then(|| Judgement::new(Verdict::OutOfRange, vec![finding(s.pin, s.range, Some(&s.golden))], true))
+        .then(|| Judgement::new(ValueVerdict::OutOfRange, vec![finding(s.pin, s.range, Some(&s.golden))], true))
 }
 
 /// A rates list the engine refuses whatever its length: an entry outside [0, 1] or an increase.
@@ -33,7 +33,7 @@ pub(crate) fn refused_list(s: &Subject<'_>) -> Option<Judgement> {
         want(s)
     );
     Some(Judgement::new(
-        Verdict::OutOfRange,
+        ValueVerdict::OutOfRange,
         vec![Finding::new(Class::OutOfRange, s.pin.location.clone(), message)],
         true,
     ))
@@ -52,7 +52,11 @@ pub(crate) fn list_length(s: &Subject<'_>) -> Judgement {
         s.pin.k.text,
         want(s)
     );
-    Judgement::new(Verdict::OutOfRange, vec![Finding::new(Class::OutOfRange, s.pin.location.clone(), message)], true)
+    Judgement::new(
+        ValueVerdict::OutOfRange,
+        vec![Finding::new(Class::OutOfRange, s.pin.location.clone(), message)],
+        true,
+    )
 }
 
 fn engine(pin: &Pin) -> &'static str {
@@ -105,7 +109,7 @@ mod tests {
     #[test]
     fn an_al_above_k_plus_one_is_out_of_range_with_the_golden_value() {
         let j = value(&subject(pin(4.5, 3, ThinkingMode::On))).expect("4.5 > k + 1 = 4");
-        assert_eq!((j.verdict, j.fix), (Verdict::OutOfRange, true));
+        assert_eq!((j.verdict, j.fix), (ValueVerdict::OutOfRange, true));
         assert!(j.findings[0].message.contains("outside [1, 4] for k = 3"), "{}", j.findings[0].message);
         assert!(j.findings[0].message.contains("the golden value for k = 3 is 2.83"), "{}", j.findings[0].message);
         assert!(value(&subject(pin(4.0, 3, ThinkingMode::On))).is_none());
@@ -116,7 +120,7 @@ mod tests {
         let range = Some(Range { written: 0.5, implied: 0.5, k: 2 });
         let u = Undecided { what: "model", why: "no model".into(), range, range_judged: true };
         let j = undecided(&pin(0.5, 2, ThinkingMode::On), &u).expect("0.5 < 1");
-        assert_eq!((j.verdict, j.fix), (Verdict::OutOfRange, false));
+        assert_eq!((j.verdict, j.fix), (ValueVerdict::OutOfRange, false));
         let inside = Undecided { range: Some(Range { written: 1.5, implied: 1.5, k: 2 }), ..u };
         assert!(undecided(&pin(1.5, 2, ThinkingMode::On), &inside).is_none());
         let unjudged = Undecided { what: "golden curve", why: "no key".into(), range, range_judged: false };

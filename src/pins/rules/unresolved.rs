@@ -3,13 +3,13 @@
 
 use super::Judgement;
 use crate::pins::subject::Undecided;
-use crate::pins::verify::Verdict;
+use crate::pins::verify::ValueVerdict;
 use crate::pins::{Class, Finding, Location, Pin};
 
 /// A pin whose facts stopped at `u`.
 pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Judgement {
     let finding = fact(pin.location.clone(), u.what, &u.why);
-    Judgement::new(Verdict::Unresolved, vec![finding], false)
+    Judgement::new(ValueVerdict::Unresolved, vec![finding], false)
 }
 
 /// A pin's fact `what` undecided for `why`.
@@ -66,7 +66,7 @@ mod tests {
     fn an_undecided_fact_is_named_with_why() {
         let u = Undecided { what: "k", why: "NUM_SPEC comes from the caller".into(), range: None, range_judged: false };
         let j = undecided(&pin(2.0, 3, ThinkingMode::On), &u);
-        assert_eq!((j.verdict, j.findings[0].class), (Verdict::Unresolved, Class::Unresolved));
+        assert_eq!((j.verdict, j.findings[0].class), (ValueVerdict::Unresolved, Class::Unresolved));
         assert_eq!(j.findings[0].message, "k unresolved (NUM_SPEC comes from the caller): the pin cannot be checked");
     }
 }

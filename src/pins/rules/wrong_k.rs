@@ -5,7 +5,7 @@ use super::Judgement;
 use crate::curve::Curve;
 use crate::pins::rates;
 use crate::pins::subject::Subject;
-use crate::pins::verify::Verdict;
+use crate::pins::verify::ValueVerdict;
 use crate::pins::{Class, Finding};
 
 /// A rates list of another length than k: another k's golden chain, else a list the engine refuses.
@@ -34,7 +34,11 @@ pub(crate) fn list(s: &Subject<'_>) -> Option<Judgement> {
         s.pin.k.text,
         super::out_of_range::want(s)
     );
-    Some(Judgement::new(Verdict::Mismatch, vec![Finding::new(Class::WrongK, s.pin.location.clone(), message)], true))
+    Some(Judgement::new(
+        ValueVerdict::Mismatch,
+        vec![Finding::new(Class::WrongK, s.pin.location.clone(), message)],
+        true,
+    ))
 }
 
 /// A value that is the golden AL for another k: of the served mode's curve first, then of the other mode's

@@ -4,7 +4,7 @@
 use super::{Judgement, shown_written};
 use crate::pins::golden::short;
 use crate::pins::subject::Subject;
-use crate::pins::verify::Verdict;
+use crate::pins::verify::ValueVerdict;
 use crate::pins::{Class, Finding};
 
 /// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.
@@ -23,7 +23,7 @@ pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
         s.pin.effort.text
     );
     let finding = Finding::new(Class::WrongThinkingMode, s.pin.location.clone(), message);
-    Some(Judgement::new(Verdict::Mismatch, vec![finding], false))
+    Some(Judgement::new(ValueVerdict::Mismatch, vec![finding], false))
 }
 
 /// A value that is the other thinking mode's golden value at the same k.
@@ -59,7 +59,7 @@ mod tests {
         p.model.value = Some("deepseek-ai/DeepSeek-V4-Pro".into());
         p.drafter = crate::pins::Fact::unresolved("MTP head");
         let j = effort(&subject(p.clone())).expect("max where the curve ran high");
-        assert_eq!((j.verdict, j.findings[0].class, j.fix), (Verdict::Mismatch, Class::WrongThinkingMode, false));
+        assert_eq!((j.verdict, j.findings[0].class, j.fix), (ValueVerdict::Mismatch, Class::WrongThinkingMode, false));
         assert!(j.findings[0].message.contains("no golden value exists for max"), "{}", j.findings[0].message);
         p.effort.value = Some("HIGH".into());
         assert!(effort(&subject(p)).is_none());

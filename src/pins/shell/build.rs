@@ -33,7 +33,7 @@ pub(super) fn parse(rel: &str, text: &str) -> Result<Script, ParseFailure> {
     }
     let mut script = builder.script;
     for (i, stmt) in script.stmts.iter().enumerate() {
-        if let Kind::Assign(a) = &stmt.kind {
+        if let StmtKind::Assign(a) = &stmt.kind {
             script.assigns.entry(a.name.clone()).or_default().push(i);
         }
     }
@@ -245,7 +245,7 @@ impl Builder<'_> {
 
     fn if_clause(&mut self, clause: &ast::IfClauseCommand, ctx: &Ctx, src: &word::Source) {
         let id = self.script.choices.len() as u32;
-        self.script.choices.push(Choice { kind: ChoiceKind::If, arms: Vec::new() });
+        self.script.choices.push(Conditional { kind: ConditionalKind::If, arms: Vec::new() });
         let mut bodies: Vec<(Option<Cond>, &ast::CompoundList)> =
             vec![(Some(self.cond_list(&clause.condition, src)), &clause.then)];
         for e in clause.elses.iter().flatten() {
@@ -289,7 +289,7 @@ impl Builder<'_> {
             let patterns = item.patterns.iter().map(|p| self.word(p, src)).collect();
             arms.push(Arm { cond: None, patterns, has_body: item.cmd.is_some() });
         }
-        self.script.choices.push(Choice { kind: ChoiceKind::Case { subject }, arms });
+        self.script.choices.push(Conditional { kind: ConditionalKind::Case { subject }, arms });
         for (i, item) in clause.cases.iter().enumerate() {
             if let Some(body) = &item.cmd {
                 self.list(body, &ctx.with_arm(id, i as u32), src);
@@ -329,19 +329,19 @@ impl Builder<'_> {
         let exports_too = declares && words.iter().skip(1).any(|w| w.literal().as_deref() == Some("-x"));
         if words.is_empty() {
             for a in env {
-                self.push(a.line, ctx, Kind::Assign(a));
+                self.push(a.line, ctx, StmtKind::Assign(a));
             }
             return;
         }
         let line = env.first().map_or(words[0].line, |a| a.line);
         for mut a in assigns {
             a.exported |= exports_too;
-            self.push(a.line, ctx, Kind::Assign(a));
+            self.push(a.line, ctx, StmtKind::Assign(a));
         }
-        self.push(line, ctx, Kind::Command(Command { words, env, heredocs }));
+        self.push(line, ctx, StmtKind::Command(Command { words, env, heredocs }));
     }
 
-    fn push(&mut self, line: usize, ctx: &Ctx, kind: Kind) {
+    fn push(&mut self, line: usize, ctx: &Ctx, kind: StmtKind) {
         self.script.stmts.push(Stmt { line, ctx: ctx.clone(), kind });
     }
 

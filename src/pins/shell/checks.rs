@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::word::{Part, Word};
 use super::written::Site;
-use super::{Kind, Script, Stmt};
+use super::{Script, Stmt, StmtKind};
 use crate::pins::rules;
 use crate::pins::{EvalRoute, Fact, Finding, How, Knob, Location};
 
@@ -21,8 +21,8 @@ pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site, at: &L
                         s.ctx.eval != Some(true)
                             && s.ctx.compatible(&stmt.ctx)
                             && match &s.kind {
-                                Kind::Assign(a) => a.name == *name,
-                                Kind::Command(c) => c.env.iter().any(|e| e.name == *name),
+                                StmtKind::Assign(a) => a.name == *name,
+                                StmtKind::Command(c) => c.env.iter().any(|e| e.name == *name),
                             }
                     })
                 })
@@ -43,8 +43,8 @@ pub(super) fn readers<'s>(script: &'s Script, name: &str) -> Vec<&'s Stmt> {
         .stmts
         .iter()
         .filter(|s| match &s.kind {
-            Kind::Assign(a) => a.value.words().iter().any(|w| w.reads(name)),
-            Kind::Command(c) => c
+            StmtKind::Assign(a) => a.value.words().iter().any(|w| w.reads(name)),
+            StmtKind::Command(c) => c
                 .words
                 .iter()
                 .chain(c.env.iter().flat_map(|e| e.value.words()))
@@ -59,12 +59,12 @@ pub(super) fn never_passed(script: &Script, site: &Site, at: &Location) -> Optio
     if let Some(name) = &site.env_name {
         let exported = site.exported
             || script.stmts.iter().any(|s| match &s.kind {
-                Kind::Command(c) => {
+                StmtKind::Command(c) => {
                     let n = c.name();
                     (n.as_deref() == Some("export") && c.words.iter().any(|w| w.literal().as_deref() == Some(name)))
                         || (n.as_deref() == Some("set") && c.words.iter().any(|w| w.literal().as_deref() == Some("-a")))
                 }
-                Kind::Assign(_) => false,
+                StmtKind::Assign(_) => false,
             });
         return (!exported).then(|| rules::never_passed::not_exported(at.clone(), name));
     }
@@ -78,7 +78,7 @@ pub(super) fn unpassed_variables(script: &Script) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for stmt in &script.stmts {
-        let Kind::Assign(a) = &stmt.kind else { continue };
+        let StmtKind::Assign(a) = &stmt.kind else { continue };
         let upper = a.name.to_ascii_uppercase();
         let pin_like =
             (upper.contains("ACC_LEN") || upper.contains("ACCEPT") || upper.ends_with("_AL") || upper == "AL")
@@ -89,11 +89,11 @@ pub(super) fn unpassed_variables(script: &Script) -> Vec<Finding> {
             continue;
         }
         let used = readers(script, &a.name).iter().any(|s| match &s.kind {
-            Kind::Command(c) => {
+            StmtKind::Command(c) => {
                 !matches!(c.name().as_deref(), Some("echo" | "printf"))
                     || c.words.iter().any(|w| w.parts.iter().any(|p| matches!(p, Part::Cmd { .. })))
             }
-            Kind::Assign(_) => true,
+            StmtKind::Assign(_) => true,
         });
         if !used {
             let at = Location::new(&script.rel, stmt.line);
@@ -116,8 +116,8 @@ pub(super) fn eval_guard(script: &Script, stmt: &Stmt, site: &Site) -> Fact<Eval
         let dropped = script.stmts.iter().find(|s| {
             s.ctx.eval == Some(true)
                 && match &s.kind {
-                    Kind::Assign(a) => a.name == name,
-                    Kind::Command(c) => {
+                    StmtKind::Assign(a) => a.name == name,
+                    StmtKind::Command(c) => {
                         c.name().as_deref() == Some("unset")
                             && c.words.iter().any(|w| w.literal().as_deref() == Some(&name))
                     }

@@ -13,7 +13,7 @@
 //! that read it ([`Script::sourced_by`]), whose variables its own pins see.
 
 use super::word::{Part, VarOp, Word};
-use super::{Kind, Script};
+use super::{Script, StmtKind};
 
 /// How many variables a path may go through (`DIR=$(dirname "$0")`, `LIB=$DIR/lib`).
 const MAX_HOPS: usize = 4;
@@ -51,7 +51,9 @@ pub fn statements(script: &Script) -> Vec<(usize, &Word)> {
         .iter()
         .enumerate()
         .filter_map(|(i, s)| match &s.kind {
-            Kind::Command(c) if matches!(c.name().as_deref(), Some("source" | ".")) => c.words.get(1).map(|w| (i, w)),
+            StmtKind::Command(c) if matches!(c.name().as_deref(), Some("source" | ".")) => {
+                c.words.get(1).map(|w| (i, w))
+            }
             _ => None,
         })
         .collect()
@@ -116,7 +118,7 @@ fn expand(word: &Word, script: &Script, top: &str, hops: usize) -> Result<String
             Part::Var { name, op: VarOp::Plain | VarOp::Default(_) } => {
                 let assigned = script.assignments_of(name);
                 let reads_itself =
-                    |i: &usize| matches!(&script.stmts[*i].kind, Kind::Assign(a) if a.value.words()[0].reads(name));
+                    |i: &usize| matches!(&script.stmts[*i].kind, StmtKind::Assign(a) if a.value.words()[0].reads(name));
                 // `WS=${WS:-…}` reads the value from before, the environment's, which the repository does
                 // not set: its default decides.
                 let only_itself = !assigned.is_empty() && assigned.iter().all(reads_itself);
@@ -125,8 +127,8 @@ fn expand(word: &Word, script: &Script, top: &str, hops: usize) -> Result<String
                         Some(expand(default, script, top, hops + 1)?)
                     }
                     ([only], _) if hops < MAX_HOPS => match &script.stmts[*only].kind {
-                        Kind::Assign(a) => Some(expand(&a.value.words()[0], script, top, hops + 1)?),
-                        Kind::Command(_) => None,
+                        StmtKind::Assign(a) => Some(expand(&a.value.words()[0], script, top, hops + 1)?),
+                        StmtKind::Command(_) => None,
                     },
                     ([], _) => None,
                     ([_], _) => return Err(format!("${name} goes through more than {MAX_HOPS} variables")),
@@ -177,7 +179,7 @@ fn flat_path(text: &str, script: &Script, top: &str, hops: usize) -> Option<Stri
             None => var.split_at(var.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(var.len())),
         };
         let [only] = script.assignments_of(name) else { return None };
-        let Kind::Assign(a) = &script.stmts[*only].kind else { return None };
+        let StmtKind::Assign(a) = &script.stmts[*only].kind else { return None };
         (expand(&a.value.words()[0], script, top, hops + 1).ok()?, rest)
     } else {
         (String::new(), text)

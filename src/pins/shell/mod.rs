@@ -82,16 +82,16 @@ impl Ctx {
 
 /// An `if` chain or a `case`.
 #[derive(Debug, Clone)]
-pub struct Choice {
+pub struct Conditional {
     /// What selects the arm.
-    pub kind: ChoiceKind,
+    pub kind: ConditionalKind,
     /// The arms, in order; an `if` without `else` has an implicit last arm that runs nothing.
     pub arms: Vec<Arm>,
 }
 
 /// What a choice tests.
 #[derive(Debug, Clone)]
-pub enum ChoiceKind {
+pub enum ConditionalKind {
     /// `if`/`elif`/`else`.
     If,
     /// `case WORD in …`.
@@ -234,12 +234,12 @@ pub struct Stmt {
     /// Its context.
     pub ctx: Ctx,
     /// What it does.
-    pub kind: Kind,
+    pub kind: StmtKind,
 }
 
 /// Assignment or command.
 #[derive(Debug, Clone)]
-pub enum Kind {
+pub enum StmtKind {
     /// `NAME=value`, `export NAME=value`, `local NAME=value`, `NAME=(…)`.
     Assign(Assign),
     /// A command with its words, prefix assignments and heredoc bodies.
@@ -306,7 +306,7 @@ pub struct Script {
     /// Statements in source order.
     pub stmts: Vec<Stmt>,
     /// Choices, indexed by [`Ctx::arms`].
-    pub choices: Vec<Choice>,
+    pub choices: Vec<Conditional>,
     /// Function names, indexed by [`Ctx::func`].
     pub functions: Vec<String>,
     /// The command list of every `$(…)` in the script, by the byte where its text starts.
@@ -405,7 +405,7 @@ impl Script {
         let mut out = Vec::new();
         for &(choice, arm) in &ctx.arms {
             let choice = &self.choices[choice as usize];
-            if !matches!(choice.kind, ChoiceKind::If) {
+            if !matches!(choice.kind, ConditionalKind::If) {
                 continue;
             }
             for (i, a) in choice.arms.iter().enumerate().take(arm as usize + 1) {
@@ -427,7 +427,7 @@ mod tests {
             .stmts
             .iter()
             .filter_map(|s| match &s.kind {
-                Kind::Assign(a) if a.name == name => Some((s.line, s.ctx.clone())),
+                StmtKind::Assign(a) if a.name == name => Some((s.line, s.ctx.clone())),
                 _ => None,
             })
             .collect()
@@ -462,16 +462,16 @@ mod tests {
         let text = "export A=2.49 B\nARR=(--x \"$Y\"\n  --y 1)\nZ=$(printf '{\"a\":%.2f}' \"$AL\")\n\
                     cat << EOF > f.yaml\nmax_draft_len: $K\nEOF\n";
         let script = Script::parse("x.sh", text).unwrap();
-        let Kind::Assign(a) = &script.stmts[0].kind else { panic!() };
+        let StmtKind::Assign(a) = &script.stmts[0].kind else { panic!() };
         assert!(a.exported && a.name == "A");
-        let Kind::Assign(arr) = &script.stmts[2].kind else { panic!("{:?}", script.stmts[2]) };
+        let StmtKind::Assign(arr) = &script.stmts[2].kind else { panic!("{:?}", script.stmts[2]) };
         let AssignValue::Array(items) = &arr.value else { panic!() };
         assert_eq!(items.iter().map(|w| w.line).collect::<Vec<_>>(), [2, 2, 3, 3]);
         assert_eq!(items[3].literal_span().map(|(s, e)| &text[s..e]), Some("1"));
-        let Kind::Assign(z) = &script.stmts[3].kind else { panic!() };
+        let StmtKind::Assign(z) = &script.stmts[3].kind else { panic!() };
         let t = script.template(&z.value.words()[0]);
         assert!(matches!(t.json("a").as_slice(), [Value::Hole(word::Hole::Printf { spec, .. })] if spec == "%.2f"));
-        let Kind::Command(cat) = &script.stmts[4].kind else { panic!() };
+        let StmtKind::Command(cat) = &script.stmts[4].kind else { panic!() };
         assert_eq!(cat.heredocs[0].line, 6);
     }
 }

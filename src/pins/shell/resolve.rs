@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::text::{arithmetic, bind_pattern, format_g6, printf_format, strip};
 use super::word::{Hole, Part, Span, Value, VarOp, Word, glob};
-use super::{ChoiceKind, Cond, Ctx, Kind, Script, SubItem, Test, TestOp};
+use super::{Cond, ConditionalKind, Ctx, Script, StmtKind, SubItem, Test, TestOp};
 use crate::pins::{How, Location};
 
 /// How deep variable resolution follows references before giving up (cycles, long chains).
@@ -55,7 +55,7 @@ pub struct Val {
 
 /// A lookup-table function of shared launch code: a function that echoes a number chosen by `case`.
 #[derive(Debug, Clone)]
-pub struct Table {
+pub struct LookupTable {
     /// The function name.
     pub name: String,
     /// The script it is defined in (index into the scripts given to the resolver).
@@ -69,7 +69,7 @@ pub struct Table {
 }
 
 /// The lookup tables defined in `scripts`: functions with a `case` whose arms `echo` a number.
-pub fn tables(scripts: &[Script]) -> Vec<Table> {
+pub fn tables(scripts: &[Script]) -> Vec<LookupTable> {
     let mut out = Vec::new();
     for (index, script) in scripts.iter().enumerate() {
         for (func, name) in script.functions.iter().enumerate() {
@@ -78,7 +78,7 @@ pub fn tables(scripts: &[Script]) -> Vec<Table> {
                 .iter()
                 .filter(|s| s.ctx.func == Some(func as u32) && !s.ctx.arms.is_empty())
                 .filter_map(|s| match &s.kind {
-                    Kind::Command(c) if c.name().as_deref() == Some("echo") => {
+                    StmtKind::Command(c) if c.name().as_deref() == Some("echo") => {
                         let value = c.words.get(1).and_then(Word::literal)?;
                         value.parse::<f64>().is_ok().then_some(s.line)
                     }
@@ -86,7 +86,7 @@ pub fn tables(scripts: &[Script]) -> Vec<Table> {
                 })
                 .collect();
             if let Some(first) = echoes.first() {
-                out.push(Table {
+                out.push(LookupTable {
                     name: name.clone(),
                     script: index,
                     func: func as u32,
@@ -106,7 +106,7 @@ pub struct Resolver<'a> {
     /// Every parsed script (tables live in shared code).
     pub scripts: &'a [Script],
     /// Lookup tables across `scripts`.
-    pub tables: &'a [Table],
+    pub tables: &'a [LookupTable],
     /// The environment (from a config entry, or a table call's arguments).
     pub env: &'a Env,
 }
@@ -291,7 +291,7 @@ impl Resolver<'_> {
             .filter(|s| (s.line < line || (in_function && s.ctx.func == ctx.func)) && s.ctx.compatible(ctx))
             .filter(|s| source_line.is_none_or(|l| s.line > l));
         for stmt in candidates {
-            let Kind::Assign(a) = &stmt.kind else { continue };
+            let StmtKind::Assign(a) = &stmt.kind else { continue };
             if a.append {
                 continue;
             }
@@ -324,9 +324,9 @@ impl Resolver<'_> {
                 set.insert(*arm);
                 let arms = &self.script.choices[*choice as usize].arms;
                 let all = match &self.script.choices[*choice as usize].kind {
-                    ChoiceKind::If => set.len() == arms.len(),
+                    ConditionalKind::If => set.len() == arms.len(),
                     // Every arm assigns and one catches all: no path through the case keeps the earlier value.
-                    ChoiceKind::Case { .. } => {
+                    ConditionalKind::Case { .. } => {
                         set.len() == arms.len()
                             && arms.iter().any(|a| a.patterns.iter().any(|p| p.literal().as_deref() == Some("*")))
                     }
@@ -443,7 +443,7 @@ impl Resolver<'_> {
     fn case_binding(&self, name: &str, ctx: &Ctx, line: usize) -> Option<Val> {
         for &(choice, arm) in &ctx.arms {
             let c = &self.script.choices[choice as usize];
-            let ChoiceKind::Case { subject } = &c.kind else { continue };
+            let ConditionalKind::Case { subject } = &c.kind else { continue };
             if !subject.reads(name) {
                 continue;
             }
@@ -466,7 +466,7 @@ impl Resolver<'_> {
     pub fn case_pattern(&self, name: &str, ctx: &Ctx) -> Option<String> {
         ctx.arms.iter().find_map(|&(choice, arm)| {
             let c = &self.script.choices[choice as usize];
-            let ChoiceKind::Case { subject } = &c.kind else { return None };
+            let ConditionalKind::Case { subject } = &c.kind else { return None };
             let [pattern] = c.arms.get(arm as usize)?.patterns.as_slice() else { return None };
             bind_pattern(subject, &pattern.literal()?, name)
         })
@@ -556,7 +556,7 @@ impl Resolver<'_> {
     }
 
     /// Calls a lookup-table function: its arguments become `$1`, `$2`, … in the table's script.
-    fn table(&self, table: &Table, args: &[Word], ctx: &Ctx, line: usize, depth: usize) -> Vec<Val> {
+    fn table(&self, table: &LookupTable, args: &[Word], ctx: &Ctx, line: usize, depth: usize) -> Vec<Val> {
         let mut env = Env::new();
         let mut merged = ctx.clone();
         let mut deps = BTreeSet::new();
@@ -575,13 +575,13 @@ impl Resolver<'_> {
         let script = &self.scripts[table.script];
         let inner = Resolver { script, scripts: self.scripts, tables: self.tables, env: &env };
         let echoes = script.stmts.iter().filter(|s| s.ctx.func == Some(table.func)).filter_map(|s| match &s.kind {
-            Kind::Command(c) if c.name().as_deref() == Some("echo") => c.words.get(1).map(|w| (s, w)),
+            StmtKind::Command(c) if c.name().as_deref() == Some("echo") => c.words.get(1).map(|w| (s, w)),
             _ => None,
         });
         for (stmt, word) in echoes {
             let selected = stmt.ctx.arms.iter().all(|&(choice, arm)| {
                 let c = &script.choices[choice as usize];
-                let ChoiceKind::Case { subject } = &c.kind else { return true };
+                let ConditionalKind::Case { subject } = &c.kind else { return true };
                 let subject =
                     inner.word(subject, &Ctx { func: Some(table.func), ..Ctx::default() }, stmt.line, depth + 1);
                 let Some(text) = subject.first().and_then(|v| v.value.clone()) else { return false };

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use super::Script;
 use super::checks::{eval_guard, never_passed, spelling_problem, unpassed_variables};
-use super::resolve::{Env, MAX_BRANCHES, MAX_DEPTH, Resolver, Table, Val};
+use super::resolve::{Env, LookupTable, MAX_BRANCHES, MAX_DEPTH, Resolver, Val};
 use super::word::{Hole, Part, Value};
 use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of, streams};
 use crate::curve::ThinkingMode;
@@ -44,14 +44,14 @@ struct Analyzer<'a> {
 /// What a script writes, read once: the facts and knob sites of every statement (they do not depend on
 /// the environment the script runs with).
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub struct PreparedScript {
     facts: Vec<Vec<FactSite>>,
     sites: Vec<Vec<Site>>,
 }
 
-impl Prepared {
+impl PreparedScript {
     /// Reads the facts and sites of `script`.
-    pub fn new(script: &Script) -> Prepared {
+    pub fn new(script: &Script) -> PreparedScript {
         let (facts, sites) = script
             .stmts
             .iter()
@@ -61,7 +61,7 @@ impl Prepared {
                 (fact_sites(s, &streams), sites)
             })
             .unzip();
-        Prepared { facts, sites }
+        PreparedScript { facts, sites }
     }
 
     /// Whether the script writes any knob outside EVAL_ONLY-only code.
@@ -233,11 +233,11 @@ fn branch_label(script: &Script, ctx: &super::Ctx) -> String {
         let c = &script.choices[choice as usize];
         let a = &c.arms[arm as usize];
         let label = match &c.kind {
-            super::ChoiceKind::Case { subject } => {
+            super::ConditionalKind::Case { subject } => {
                 let patterns: Vec<String> = a.patterns.iter().map(|p| p.raw.clone()).collect();
                 format!("{}={}", subject.raw.trim_matches('"'), patterns.join("|"))
             }
-            super::ChoiceKind::If => match &a.cond {
+            super::ConditionalKind::If => match &a.cond {
                 Some(_) if arm == 0 => format!("if@{}", script_line_of_choice(script, choice)),
                 Some(_) => format!("elif#{arm}@{}", script_line_of_choice(script, choice)),
                 None => format!("else@{}", script_line_of_choice(script, choice)),
@@ -253,7 +253,13 @@ fn script_line_of_choice(script: &Script, choice: u32) -> usize {
 }
 
 /// Every pin in `script` run with `env`, and the findings discovery makes on its own.
-pub fn discover(script: &Script, prepared: &Prepared, scripts: &[Script], tables: &[Table], env: &Env) -> Discovery {
+pub fn discover(
+    script: &Script,
+    prepared: &PreparedScript,
+    scripts: &[Script],
+    tables: &[LookupTable],
+    env: &Env,
+) -> Discovery {
     let r = Resolver { script, scripts, tables, env };
     let spec_line = script
         .stmts
@@ -381,7 +387,7 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
             let model = model_fact(a, &ctx, index);
             let mechanism = if value.how == How::Table
                 || script.choices.iter().enumerate().any(|(i, c)| {
-                    matches!(c.kind, super::ChoiceKind::Case { .. })
+                    matches!(c.kind, super::ConditionalKind::Case { .. })
                         && ctx.arms.iter().any(|x| x.0 == i as u32)
                         && value.how == How::Branch
                 }) {
@@ -456,7 +462,7 @@ mod tests {
         let script = Script::parse("agentic/x.sh", text).unwrap();
         let scripts = std::slice::from_ref(&script);
         let tables = tables(scripts);
-        discover(&script, &Prepared::new(&script), scripts, &tables, &Env::new())
+        discover(&script, &PreparedScript::new(&script), scripts, &tables, &Env::new())
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! resolved later, per environment.
 
 use super::word::{Template, Value, Word};
-use super::{AssignValue, Command, Kind, Script, Stmt};
+use super::{AssignValue, Command, Script, Stmt, StmtKind};
 use crate::pins::Knob;
 
 /// What a statement says about a pin's facts.
@@ -152,8 +152,8 @@ pub(super) fn streams(script: &Script, stmt: &Stmt) -> (Vec<Vec<Value>>, Vec<Tem
         streams.push(stream);
     };
     match &stmt.kind {
-        Kind::Assign(a) => add_words(a.value.words(), &mut streams, &mut templates),
-        Kind::Command(c) => {
+        StmtKind::Assign(a) => add_words(a.value.words(), &mut streams, &mut templates),
+        StmtKind::Command(c) => {
             add_words(&c.words, &mut streams, &mut templates);
             for e in &c.env {
                 add_words(e.value.words(), &mut streams, &mut templates);
@@ -192,7 +192,7 @@ pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, V
     for flag in ["--model", "--model-path"] {
         push(FactKind::Model, "--model", flags(flag));
     }
-    if let Kind::Command(c) = &stmt.kind {
+    if let StmtKind::Command(c) = &stmt.kind {
         push(FactKind::Model, "serve", serve_positional(c));
     }
     for flag in [
@@ -266,8 +266,8 @@ pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, V
 /// prefix assignments always do).
 fn env_assigns(stmt: &Stmt) -> Vec<(&super::Assign, bool)> {
     match &stmt.kind {
-        Kind::Assign(a) => vec![(a, a.exported)],
-        Kind::Command(c) => c.env.iter().map(|e| (e, true)).collect(),
+        StmtKind::Assign(a) => vec![(a, a.exported)],
+        StmtKind::Command(c) => c.env.iter().map(|e| (e, true)).collect(),
     }
 }
 
@@ -294,8 +294,8 @@ pub(super) fn serve_positional(c: &Command) -> Vec<Value> {
 pub(super) fn sites_of(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, Vec<Template>)) -> Vec<Site> {
     let mut out = Vec::new();
     let carrier = match &stmt.kind {
-        Kind::Assign(a) => Some(a.name.clone()),
-        Kind::Command(_) => None,
+        StmtKind::Assign(a) => Some(a.name.clone()),
+        StmtKind::Command(_) => None,
     };
     // A knob written inside the statement's text (JSON, `NAME=value` in a string, a flag).
     let inside = |knob, value, exported, siblings| Site {
