@@ -81,7 +81,7 @@ fn render(cal: &Calibration) -> String {
     let _ = writeln!(
         out,
         "# k = 0 (in sample) median |error| {}; k >= 1 median |error| {}, largest {}, rows over 30 % {} (targets: 15 %, none)",
-        pct(Some(s.spec_off_median_abs_rel_error)),
+        pct(s.spec_off_median_abs_rel_error),
         pct(s.step_time_median_abs_rel_error),
         pct(s.step_time_max_abs_rel_error),
         s.step_time_rows_over_30pct.map_or("-".into(), |n| n.to_string()),
