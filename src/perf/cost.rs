@@ -85,6 +85,9 @@ struct Shape {
     attn_flops_sparse: f64,
     layers: f64,
     hidden: f64,
+    /// The share of the target's vocabulary this forward's logits span: the per-token overhead (sampling,
+    /// top-k and bookkeeping over the logits) scales with it, so a drafter with a pruned vocabulary pays less.
+    vocab_share: f64,
     draft: bool,
 }
 
@@ -183,6 +186,7 @@ impl CostModel {
             attn_flops_sparse: attn_per_key * model.sparse_layers as f64,
             layers: model.layers as f64,
             hidden: model.hidden as f64,
+            vocab_share: 1.0,
             draft: false,
         };
         let draft = match drafter {
@@ -213,6 +217,7 @@ impl CostModel {
                     attn_flops_sparse: 0.0,
                     layers: d.layers as f64,
                     hidden: d.hidden as f64,
+                    vocab_share: if d.vocab > 0 { d.vocab as f64 / model.vocab as f64 } else { 1.0 },
                     draft: true,
                     ..target.clone()
                 })
@@ -365,7 +370,7 @@ impl CostModel {
             draft_forwards: if shape.draft { 1.0 } else { 0.0 },
             layers: shape.layers,
             moe_layers: shape.moe_layers,
-            tokens: n_out,
+            tokens: n_out * shape.vocab_share,
         }
     }
 

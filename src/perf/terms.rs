@@ -103,7 +103,8 @@ pub struct ForwardTerms {
     pub layers: f64,
     /// MoE layer passes.
     pub moe_layers: f64,
-    /// Tokens whose logits are computed (sampled or verified).
+    /// Tokens whose logits are computed (sampled or verified), each weighted by the share of the target's
+    /// vocabulary its logits span (a pruned draft vocabulary samples faster).
     pub tokens: f64,
 }
 
