@@ -529,6 +529,22 @@ mod tests {
     }
 
     #[test]
+    fn a_pruned_draft_vocabulary_pays_its_share_of_the_per_token_overhead() {
+        let p = Profiles::embedded();
+        let m = p.model("llama-3.3-70b").unwrap();
+        let pruned = p.drafter(m, Some("llama-3.3-70b-eagle3"), None).unwrap();
+        let mut full = pruned.clone();
+        full.vocab = 0;
+        let w = Workload::Decode { context: 1024.0 };
+        let tokens = |d: &DrafterProfile| {
+            let c = CostModel::for_measurements(p.hardware("b200").unwrap(), m, Some(d), &deployment(1, Precision::Bf16));
+            c.unwrap().step_terms(32, 3, 2.5, &w).unwrap().draft.tokens
+        };
+        let share = pruned.vocab as f64 / m.vocab as f64;
+        assert!((tokens(pruned) - share * tokens(&full)).abs() < 1e-9 * tokens(&full), "{share}");
+    }
+
+    #[test]
     fn attention_math_runs_at_the_cache_precision_not_the_weights() {
         let p = Profiles::embedded();
         let m = p.model("minimax-m3").unwrap();
