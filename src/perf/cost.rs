@@ -367,7 +367,9 @@ impl CostModel {
             },
             comm_s: comm,
             target_forwards: if shape.draft { 0.0 } else { 1.0 },
-            draft_forwards: if shape.draft { 1.0 } else { 0.0 },
+            // A drafter's forward overhead is paid per layer: a draft model's layers run outside the target's
+            // fused graph (one EAGLE3 or MTP layer pays it once per forward).
+            draft_forwards: if shape.draft { shape.layers } else { 0.0 },
             layers: shape.layers,
             moe_layers: shape.moe_layers,
             tokens: n_out * shape.vocab_share,
@@ -526,6 +528,23 @@ mod tests {
         let short = Workload::Decode { context: 512.0 };
         let t = |c: &CostModel| c.step_time(1, 3, 2.8, &short).unwrap().draft;
         assert!((t(&mha) / t(&gqa) - 1.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn a_draft_model_pays_the_draft_forward_overhead_per_layer() {
+        let p = Profiles::embedded();
+        let m = p.model("llama-3.3-70b").unwrap();
+        let w = Workload::Decode { context: 1024.0 };
+        let passes = |name: &str, k: usize| {
+            let d = p.drafter(m, Some(name), None).unwrap();
+            let c = CostModel::for_measurements(p.hardware("b200").unwrap(), m, Some(d), &deployment(1, Precision::Bf16));
+            (d.layers as f64, c.unwrap().step_terms(32, k, 2.0, &w).unwrap().draft.draft_forwards)
+        };
+        // A chain drafter runs k forwards (the draft-extend and k − 1 drafts), each over all its layers.
+        for (name, k) in [("llama-3.2-1b", 3), ("llama-3.3-70b-eagle3", 3), ("llama-3.2-1b", 5)] {
+            let (layers, counted) = passes(name, k);
+            assert_eq!(counted, layers * k as f64, "{name} at k = {k}");
+        }
     }
 
     #[test]

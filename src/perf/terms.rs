@@ -22,7 +22,7 @@
 //! | per layer | launches and small kernels (norms, activations, rotary) of each layer pass, target or drafter | `layer_us` |
 //! | per MoE layer | routing, permutation and grouped-GEMM launches of each MoE layer pass, on top | `moe_layer_us` |
 //! | per token | sampling and bookkeeping of every token a forward emits logits for | `token_us` |
-//! | per draft forward | launch and scheduling of each draft forward | `draft_fixed_us` |
+//! | per draft layer pass | launch and scheduling of each layer of each draft forward (a one-layer EAGLE3 or MTP head pays it once per forward) | `draft_fixed_us` |
 //! | per speculative step | draft-extend launch, rejection, KV rollback | `spec_fixed_us` |
 //! | per draft token | rejection sampling and bookkeeping per draft token verified | `spec_token_us` |
 //!
@@ -40,7 +40,15 @@
 //! routing gives (expert novelty 0.5: median speedup error 3.7 %, against 5.1 % for an isolated layer's E(n)
 //! and 4.9 % for no expert tax at all) — real routing repeats experts within a sequence, the H200 kit's
 //! uniform random routing does not (fitted novelty 1.00, E(n) within 1 % of the experts it counted). A per-draft-token overhead is not supported by these data (best at 0)
-//! and stays a calibratable term. SPEED-Bench Table 10 (a 70B dense model) puts the attention math of
+//! and stays a calibratable term. The draft-forward overhead is paid per drafter layer: SPEED-Bench (Table 1,
+//! B200, batch 32, k = 3, `tests/data/speedbench_level.csv`) measures a vanilla draft model against an EAGLE3
+//! head on the same target at the same AL (Llama-3.3-70B with Llama-3.2-1B, TensorRT-LLM: 1.60× against 1.90×
+//! at AL 2.44; Qwen3-235B-A22B with Qwen3-0.6B, SGLang), which puts each extra draft-model layer pass at
+//! 100–190 µs — a draft model's layers run outside the target's fused graph — and Table 10 (batch 16) the same;
+//! paid once per forward, the vanilla rows came out 10–23 points more optimistic than the EAGLE3 rows of the
+//! same target (Llama-3.3-70B −13 / +2 % against −25 / −21 %, Qwen3-235B-A22B +46 / +48 % against +36 / +38 %);
+//! per layer −19 / −5 % and +13 / +14 %. One-layer heads
+//! (every EAGLE3 and MTP head profiled, the serving pairs, the H200 kit) are unchanged. SPEED-Bench Table 10 (a 70B dense model) puts the attention math of
 //! 4-query verify near a quarter of the BF16 peak — the default `attn_eff`.
 //!
 //! The step time is linear in the ten coefficients of [`Efficiencies::coefficients`] at a given overlap, which
@@ -97,7 +105,7 @@ pub struct ForwardTerms {
     pub comm_s: f64,
     /// Target forwards.
     pub target_forwards: f64,
-    /// Draft forwards.
+    /// Draft layer passes: each draft forward counts its drafter's layers.
     pub draft_forwards: f64,
     /// Layer passes.
     pub layers: f64,
@@ -200,7 +208,7 @@ pub struct Efficiencies {
     pub moe_layer_us: f64,
     /// Time per token whose logits a forward computes, µs.
     pub token_us: f64,
-    /// Fixed time per draft forward, µs.
+    /// Fixed time per layer of each draft forward, µs (once per forward for a one-layer head).
     pub draft_fixed_us: f64,
     /// Fixed time per speculative step, µs.
     pub spec_fixed_us: f64,

@@ -59,7 +59,7 @@ pub enum Group {
     Memory,
     /// GEMM and attention efficiencies and the per-token overheads (per token and per draft token).
     Compute,
-    /// Fixed time per forward, per layer, per MoE layer, per draft forward and per speculative step.
+    /// Fixed time per forward, per layer, per MoE layer, per draft layer pass and per speculative step.
     Fixed,
     /// Draft-forward, per-step and per-draft-token speculation overheads.
     Speculation,
