@@ -247,7 +247,9 @@ fn drafter_growth_with_batch_follows_the_kit_after_a_fit_on_two_batches() {
         let batches: BTreeSet<usize> = forwards.iter().map(|f| f.0).collect();
         assert_eq!(batches.len(), 8, "{name}: B = 1 … 128");
         let mut worst_of_all = 0.0_f64;
-        let mut report = format!("{name}: worst |error| of the draft forward over every batch and context, by the two batches fitted:\n");
+        let mut report = format!(
+            "{name}: worst |error| of the draft forward over every batch and context, by the two batches fitted:\n"
+        );
         for (i, &b1) in batches.iter().enumerate() {
             for &b2 in batches.iter().skip(i + 1) {
                 let fitted: Vec<Observation> =

@@ -537,7 +537,8 @@ mod tests {
         let w = Workload::Decode { context: 1024.0 };
         let passes = |name: &str, k: usize| {
             let d = p.drafter(m, Some(name), None).unwrap();
-            let c = CostModel::for_measurements(p.hardware("b200").unwrap(), m, Some(d), &deployment(1, Precision::Bf16));
+            let c =
+                CostModel::for_measurements(p.hardware("b200").unwrap(), m, Some(d), &deployment(1, Precision::Bf16));
             (d.layers as f64, c.unwrap().step_terms(32, k, 2.0, &w).unwrap().draft.draft_forwards)
         };
         // A chain drafter runs k forwards (the draft-extend and k − 1 drafts), each over all its layers.
@@ -556,7 +557,8 @@ mod tests {
         full.vocab = 0;
         let w = Workload::Decode { context: 1024.0 };
         let tokens = |d: &DrafterProfile| {
-            let c = CostModel::for_measurements(p.hardware("b200").unwrap(), m, Some(d), &deployment(1, Precision::Bf16));
+            let c =
+                CostModel::for_measurements(p.hardware("b200").unwrap(), m, Some(d), &deployment(1, Precision::Bf16));
             c.unwrap().step_terms(32, 3, 2.5, &w).unwrap().draft.tokens
         };
         let share = pruned.vocab as f64 / m.vocab as f64;

@@ -778,7 +778,11 @@ mod tests {
         let s = &cal.summary;
         assert_eq!((s.rows, s.groups, s.step_time_rows_over_30pct), (20, 1, Some(0)));
         // The k = 0 rows pin memory, compute and fixed time; the spec rows are predicted from them alone.
-        assert!(s.spec_off_median_abs_rel_error.unwrap() < 1e-6, "{s:?} {:?}", cal.steps.as_ref().unwrap().groups[0].fit);
+        assert!(
+            s.spec_off_median_abs_rel_error.unwrap() < 1e-6,
+            "{s:?} {:?}",
+            cal.steps.as_ref().unwrap().groups[0].fit
+        );
         assert!(s.step_time_median_abs_rel_error.unwrap() < 1e-6, "{s:?}");
         let steps = cal.steps.as_ref().unwrap();
         assert_eq!(steps.parts.len(), 1);
