@@ -597,3 +597,29 @@ fn calibrate_scores_the_level_of_rows_without_spec_off_times() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("mixed.csv:14") && stderr.contains("none_median_tpot"), "{stderr}");
 }
+
+/// A cost per routed token per MoE layer (`moe_token_us`, 0 in the embedded profiles) lowers the predicted
+/// speedup of every MoE deployment — it grows with the verify tokens — and leaves the dense model's alone.
+#[test]
+fn a_routed_token_cost_lowers_the_moe_speedups_only() {
+    let file = "tests/data/speedbench_level.csv";
+    let speedups = |profile: &str| -> Vec<(String, f64)> {
+        let v = json(&["calibrate", file, "--score", profile]);
+        let mut out = Vec::new();
+        for g in v["serving"]["groups"].as_array().unwrap() {
+            for p in g["points"].as_array().unwrap() {
+                out.push((g["key"]["model"].as_str().unwrap().to_string(), p["predicted"].as_f64().unwrap()));
+            }
+        }
+        out
+    };
+    let (plain, routed) = (speedups("profiles/hardware.csv"), speedups("tests/data/b200_routed_token_cost.csv"));
+    assert_eq!(plain.len(), routed.len());
+    for ((model, a), (_, b)) in plain.iter().zip(&routed) {
+        if model == "llama-3.3-70b" {
+            assert_eq!(a, b, "{model}");
+        } else {
+            assert!(b < a, "{model}: {b} with the routed-token cost, {a} without");
+        }
+    }
+}

@@ -373,6 +373,9 @@ impl CostModel {
             layers: shape.layers,
             moe_layers: shape.moe_layers,
             tokens: n_out * shape.vocab_share,
+            // Under TP attention every GPU holds every token and routes them all; with DP attention each GPU
+            // routes its own sequences' tokens.
+            moe_tokens: n_in * shape.moe_layers / if self.deployment.dp_attention { tp } else { 1.0 },
         }
     }
 
@@ -546,6 +549,32 @@ mod tests {
             let (layers, counted) = passes(name, k);
             assert_eq!(counted, layers * k as f64, "{name} at k = {k}");
         }
+    }
+
+    #[test]
+    fn routed_tokens_pay_per_moe_layer_on_every_gpu_unless_attention_is_data_parallel() {
+        let p = Profiles::embedded();
+        let m = p.model("dsr1").unwrap();
+        let d = p.drafter(m, None, Some("mtp")).unwrap();
+        let hw = p.hardware("b200").unwrap();
+        let w = Workload::Decode { context: 1024.0 };
+        let at = |dp_attention: bool| {
+            let dep = Deployment { dp_attention, ..deployment(8, Precision::Fp8) };
+            CostModel::new(hw, m, Some(d), &dep).unwrap().step_terms(32, 3, 2.5, &w).unwrap()
+        };
+        let (tp, dp) = (at(false), at(true));
+        assert_eq!(tp.verify.moe_tokens, 32.0 * 4.0 * m.moe_layers as f64);
+        assert_eq!(dp.verify.moe_tokens, tp.verify.moe_tokens / 8.0);
+        // The MTP head's one MoE layer routes its forwards' tokens too; a dense model routes none.
+        assert!(tp.draft.moe_tokens > 0.0);
+        let dense = p.model("llama-3.3-70b").unwrap();
+        let c = CostModel::new(hw, dense, None, &deployment(1, Precision::Bf16)).unwrap();
+        assert_eq!(c.step_terms(32, 0, 1.0, &w).unwrap().verify.moe_tokens, 0.0);
+        // Each routed token pass costs moe_token_us.
+        let eff = Efficiencies { moe_token_us: 1.0, ..hw.efficiency };
+        let extra = tp.time(&eff).total - tp.time(&hw.efficiency).total;
+        let passes = tp.verify.moe_tokens + tp.draft.moe_tokens;
+        assert!((extra - passes * 1e-6).abs() < 1e-12, "{extra} vs {passes}");
     }
 
     #[test]
