@@ -7,7 +7,13 @@ and the hardware rows' per-token overheads and compute efficiencies (hardware.cs
 and --profile files — and prints, for each expert novelty at the chosen overheads, the median speedup error and
 the share of groups whose trend over concurrency is right; then a leave-one-group-out check: for each group,
 the defaults are chosen on the other groups (lowest median speedup error) and the held-out group is scored
-with them. Needs the shared data, so it is not one of the notebooks CI runs."""
+with them. Needs the shared data, so it is not one of the notebooks CI runs.
+
+    ALSIM=target/debug/alsim python3 notebooks/serving_defaults.py --level tests/data/speedbench_level.csv
+
+scores SPEED-Bench's level (the project's transcription; no shared data needed) over a grid of the cost per
+routed token per MoE layer (`moe_token_us`), each deployment (model) held out in turn: the value is chosen on the
+others (lowest median level error) and the held-out deployment scored with it."""
 
 import csv
 import io
@@ -30,6 +36,7 @@ GRID = {
     "attn_eff": [0.25, 0.5],
 }
 CHOSEN = {"expert_novelty": 0.5, "token_us": 5, "spec_token_us": 0, "flops_eff": 0.4, "attn_eff": 0.25}
+LEVEL_GRID = [0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5]
 
 
 def rows(path, keys):
@@ -88,7 +95,34 @@ def main(data):
           f"trend right in {sum(trends)} of {len(trends)}")
 
 
+def level(data):
+    """Leave-one-deployment-out choice of moe_token_us on the level rows of `data`."""
+    by_value = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for value in LEVEL_GRID:
+            header, body = rows("profiles/hardware.csv", {"b200"})
+            for r in body:
+                r[header.index("moe_token_us")] = str(value)
+            write(f"{tmp}/hardware.csv", header, body)
+            out = subprocess.run([ALSIM, "calibrate", data, "--score", f"{tmp}/hardware.csv", "--format", "json"],
+                                 check=True, capture_output=True, text=True)
+            by_value[value] = [(g["key"]["model"], abs(p["predicted"] / p["measured"] - 1))
+                               for g in json.loads(out.stdout)["serving"]["groups"] for p in g["points"]]
+    for value, errors in by_value.items():
+        print(f"moe_token_us {value:4}: median level error {statistics.median(e for _, e in errors):.4f}")
+    held_out = []
+    for model in sorted({m for m, _ in by_value[0]}):
+        best = min(by_value, key=lambda v: statistics.median(e for m, e in by_value[v] if m != model))
+        errors = [e for m, e in by_value[best] if m == model]
+        held_out += errors
+        print(f"held out {model}: chosen {best}, errors " + " ".join(f"{e:.3f}" for e in errors))
+    print(f"leave one deployment out: median level error {statistics.median(held_out):.4f}")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) == 3 and sys.argv[1] == "--level":
+        level(sys.argv[2])
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1])

@@ -534,3 +534,92 @@ fn bad_input_is_a_clear_error_with_exit_2() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// SPEED-Bench's level rows (`tests/data/speedbench_level.csv`): no spec-off TPOT, so nothing is fitted and
+/// `calibrate` equals `--score` with the embedded profile; each row's predicted speedup is what `predict` gives
+/// for that deployment at that AL, and the level is their median error. A group with TPOT on some rows only
+/// is refused, naming the line.
+#[test]
+fn calibrate_scores_the_level_of_rows_without_spec_off_times() {
+    let file = "tests/data/speedbench_level.csv";
+    let fitted = json(&["calibrate", file]);
+    let scored = json(&["calibrate", file, "--score", "profiles/hardware.csv"]);
+    let s = &fitted["summary"];
+    assert!(s["spec_off_median_abs_rel_error"].is_null(), "{s}");
+    assert_eq!(s["al_fitted_groups"], 0);
+    assert_eq!(s["level_median_abs_rel_error"], scored["summary"]["level_median_abs_rel_error"]);
+    let mut errors = Vec::new();
+    for group in fitted["serving"]["groups"].as_array().unwrap() {
+        let key = &group["key"];
+        for point in group["points"].as_array().unwrap() {
+            let line = point["line"].as_u64().unwrap() as usize;
+            let text = std::fs::read_to_string(file).unwrap();
+            let cells: Vec<&str> = text.lines().nth(line - 1).unwrap().split(',').collect();
+            let al = cells[12];
+            let v = json(&[
+                "predict",
+                "--model",
+                key["model"].as_str().unwrap(),
+                "--drafter",
+                group["drafter"].as_str().unwrap(),
+                "--hardware",
+                "b200",
+                "--tp",
+                &key["tp"].to_string(),
+                "--precision",
+                key["precision"].as_str().unwrap(),
+                "--concurrency",
+                "32",
+                "--al",
+                &format!("1,1,{al}"),
+                "--isl",
+                "1024",
+                "--osl",
+                "1024",
+            ]);
+            let at_k3 = v["sweeps"][0]["predictions"].as_array().unwrap().iter().find(|p| p["k"] == 3).unwrap();
+            let (predicted, by_predict) = (point["predicted"].as_f64().unwrap(), at_k3["speedup"].as_f64().unwrap());
+            assert!((predicted - by_predict).abs() < 1e-9, "line {line}: calibrate {predicted}, predict {by_predict}");
+            errors.push((predicted / point["measured"].as_f64().unwrap() - 1.0).abs());
+        }
+    }
+    errors.sort_by(f64::total_cmp);
+    assert_eq!(errors.len(), s["rows"].as_u64().unwrap() as usize);
+    let n = errors.len();
+    let median = if n % 2 == 1 { errors[n / 2] } else { (errors[n / 2 - 1] + errors[n / 2]) / 2.0 };
+    assert!((median - s["level_median_abs_rel_error"].as_f64().unwrap()).abs() < 1e-9, "{s}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let mixed = dir.path().join("mixed.csv");
+    let text = std::fs::read_to_string(file).unwrap().replacen(",2.44,,1.90", ",2.44,0.02,1.90", 1);
+    std::fs::write(&mixed, text).unwrap();
+    let (code, _, stderr) = run(&["calibrate", mixed.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("mixed.csv:14") && stderr.contains("none_median_tpot"), "{stderr}");
+}
+
+/// A cost per routed token per MoE layer (`moe_token_us`, 0 in the embedded profiles) lowers the predicted
+/// speedup of every MoE deployment — it grows with the verify tokens — and leaves the dense model's alone.
+#[test]
+fn a_routed_token_cost_lowers_the_moe_speedups_only() {
+    let file = "tests/data/speedbench_level.csv";
+    let speedups = |profile: &str| -> Vec<(String, f64)> {
+        let v = json(&["calibrate", file, "--score", profile]);
+        let mut out = Vec::new();
+        for g in v["serving"]["groups"].as_array().unwrap() {
+            for p in g["points"].as_array().unwrap() {
+                out.push((g["key"]["model"].as_str().unwrap().to_string(), p["predicted"].as_f64().unwrap()));
+            }
+        }
+        out
+    };
+    let (plain, routed) = (speedups("profiles/hardware.csv"), speedups("tests/data/b200_routed_token_cost.csv"));
+    assert_eq!(plain.len(), routed.len());
+    for ((model, a), (_, b)) in plain.iter().zip(&routed) {
+        if model == "llama-3.3-70b" {
+            assert_eq!(a, b, "{model}");
+        } else {
+            assert!(b < a, "{model}: {b} with the routed-token cost, {a} without");
+        }
+    }
+}

@@ -17,7 +17,7 @@ const NOT_RUN: [(&str, &str); 4] = [
 ];
 
 /// Files the examples name, from the project's fixtures (sandbox name, source).
-const FILES: [(&str, &str); 12] = [
+const FILES: [(&str, &str); 13] = [
     ("my_labels.csv", "tests/fixtures/benchrepo_sweep_map.csv"),
     ("after.prom", "tests/fixtures/evidence/vllm_mtbench_after.prom"),
     ("before.prom", "tests/fixtures/evidence/vllm_mtbench_before.prom"),
@@ -26,6 +26,7 @@ const FILES: [(&str, &str); 12] = [
     ("mtbench.prom", "tests/fixtures/evidence/vllm_mtbench_scrapes.prom"),
     ("gsm8k.json", "tests/fixtures/evidence/atom_gsm8k_mtp_stats.json"),
     ("runs.csv", "calibration/measured/h200-inferact-minimax-m3-eagle3.csv"),
+    ("tests/data/speedbench_level.csv", "tests/data/speedbench_level.csv"),
     ("calibration/measured/h200-calibrated.csv", "calibration/measured/h200-calibrated.csv"),
     ("golden/minimaxm3_eagle3.yaml", "golden/minimaxm3_eagle3.yaml"),
     ("path/to/golden_al_distribution/dsv4_mtp.yaml", "tests/fixtures/inferencex_golden/dsv4_mtp.yaml"),

@@ -85,6 +85,9 @@ struct Shape {
     attn_flops_sparse: f64,
     layers: f64,
     hidden: f64,
+    /// The share of the target's vocabulary this forward's logits span: the per-token overhead (sampling,
+    /// top-k and bookkeeping over the logits) scales with it, so a drafter with a pruned vocabulary pays less.
+    vocab_share: f64,
     draft: bool,
 }
 
@@ -183,6 +186,7 @@ impl CostModel {
             attn_flops_sparse: attn_per_key * model.sparse_layers as f64,
             layers: model.layers as f64,
             hidden: model.hidden as f64,
+            vocab_share: 1.0,
             draft: false,
         };
         let draft = match drafter {
@@ -213,6 +217,7 @@ impl CostModel {
                     attn_flops_sparse: 0.0,
                     layers: d.layers as f64,
                     hidden: d.hidden as f64,
+                    vocab_share: if d.vocab > 0 { d.vocab as f64 / model.vocab as f64 } else { 1.0 },
                     draft: true,
                     ..target.clone()
                 })
@@ -362,10 +367,15 @@ impl CostModel {
             },
             comm_s: comm,
             target_forwards: if shape.draft { 0.0 } else { 1.0 },
-            draft_forwards: if shape.draft { 1.0 } else { 0.0 },
+            // A drafter's forward overhead is paid per layer: a draft model's layers run outside the target's
+            // fused graph (one EAGLE3 or MTP layer pays it once per forward).
+            draft_forwards: if shape.draft { shape.layers } else { 0.0 },
             layers: shape.layers,
             moe_layers: shape.moe_layers,
-            tokens: n_out,
+            tokens: n_out * shape.vocab_share,
+            // Under TP attention every GPU holds every token and routes them all; with DP attention each GPU
+            // routes its own sequences' tokens.
+            moe_tokens: n_in * shape.moe_layers / if self.deployment.dp_attention { tp } else { 1.0 },
         }
     }
 
@@ -521,6 +531,67 @@ mod tests {
         let short = Workload::Decode { context: 512.0 };
         let t = |c: &CostModel| c.step_time(1, 3, 2.8, &short).unwrap().draft;
         assert!((t(&mha) / t(&gqa) - 1.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn a_draft_model_pays_the_draft_forward_overhead_per_layer() {
+        let p = Profiles::embedded();
+        let m = p.model("llama-3.3-70b").unwrap();
+        let w = Workload::Decode { context: 1024.0 };
+        let passes = |name: &str, k: usize| {
+            let d = p.drafter(m, Some(name), None).unwrap();
+            let c =
+                CostModel::for_measurements(p.hardware("b200").unwrap(), m, Some(d), &deployment(1, Precision::Bf16));
+            (d.layers as f64, c.unwrap().step_terms(32, k, 2.0, &w).unwrap().draft.draft_forwards)
+        };
+        // A chain drafter runs k forwards (the draft-extend and k − 1 drafts), each over all its layers.
+        for (name, k) in [("llama-3.2-1b", 3), ("llama-3.3-70b-eagle3", 3), ("llama-3.2-1b", 5)] {
+            let (layers, counted) = passes(name, k);
+            assert_eq!(counted, layers * k as f64, "{name} at k = {k}");
+        }
+    }
+
+    #[test]
+    fn routed_tokens_pay_per_moe_layer_on_every_gpu_unless_attention_is_data_parallel() {
+        let p = Profiles::embedded();
+        let m = p.model("dsr1").unwrap();
+        let d = p.drafter(m, None, Some("mtp")).unwrap();
+        let hw = p.hardware("b200").unwrap();
+        let w = Workload::Decode { context: 1024.0 };
+        let at = |dp_attention: bool| {
+            let dep = Deployment { dp_attention, ..deployment(8, Precision::Fp8) };
+            CostModel::new(hw, m, Some(d), &dep).unwrap().step_terms(32, 3, 2.5, &w).unwrap()
+        };
+        let (tp, dp) = (at(false), at(true));
+        assert_eq!(tp.verify.moe_tokens, 32.0 * 4.0 * m.moe_layers as f64);
+        assert_eq!(dp.verify.moe_tokens, tp.verify.moe_tokens / 8.0);
+        // The MTP head's one MoE layer routes its forwards' tokens too; a dense model routes none.
+        assert!(tp.draft.moe_tokens > 0.0);
+        let dense = p.model("llama-3.3-70b").unwrap();
+        let c = CostModel::new(hw, dense, None, &deployment(1, Precision::Bf16)).unwrap();
+        assert_eq!(c.step_terms(32, 0, 1.0, &w).unwrap().verify.moe_tokens, 0.0);
+        // Each routed token pass costs moe_token_us.
+        let eff = Efficiencies { moe_token_us: 1.0, ..hw.efficiency };
+        let extra = tp.time(&eff).total - tp.time(&hw.efficiency).total;
+        let passes = tp.verify.moe_tokens + tp.draft.moe_tokens;
+        assert!((extra - passes * 1e-6).abs() < 1e-12, "{extra} vs {passes}");
+    }
+
+    #[test]
+    fn a_pruned_draft_vocabulary_pays_its_share_of_the_per_token_overhead() {
+        let p = Profiles::embedded();
+        let m = p.model("llama-3.3-70b").unwrap();
+        let pruned = p.drafter(m, Some("llama-3.3-70b-eagle3"), None).unwrap();
+        let mut full = pruned.clone();
+        full.vocab = 0;
+        let w = Workload::Decode { context: 1024.0 };
+        let tokens = |d: &DrafterProfile| {
+            let c =
+                CostModel::for_measurements(p.hardware("b200").unwrap(), m, Some(d), &deployment(1, Precision::Bf16));
+            c.unwrap().step_terms(32, 3, 2.5, &w).unwrap().draft.tokens
+        };
+        let share = pruned.vocab as f64 / m.vocab as f64;
+        assert!((tokens(pruned) - share * tokens(&full)).abs() < 1e-9 * tokens(&full), "{share}");
     }
 
     #[test]

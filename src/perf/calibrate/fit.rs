@@ -57,9 +57,10 @@ impl Observation {
 pub enum Group {
     /// HBM efficiency.
     Memory,
-    /// GEMM and attention efficiencies and the per-token overheads (per token and per draft token).
+    /// GEMM and attention efficiencies and the per-token overheads (per token, per draft token, per routed token
+    /// per MoE layer).
     Compute,
-    /// Fixed time per forward, per layer, per MoE layer, per draft forward and per speculative step.
+    /// Fixed time per forward, per layer, per MoE layer, per draft layer pass and per speculative step.
     Fixed,
     /// Draft-forward, per-step and per-draft-token speculation overheads.
     Speculation,
@@ -70,7 +71,7 @@ impl Group {
     pub fn members(self) -> &'static [usize] {
         match self {
             Group::Memory => &[0],
-            Group::Compute => &[1, 2, 6, 9],
+            Group::Compute => &[1, 2, 6, 9, 10],
             Group::Fixed => &[3, 4, 5, 7, 8],
             Group::Speculation => &[7, 8, 9],
         }

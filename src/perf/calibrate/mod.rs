@@ -118,8 +118,9 @@ pub struct Summary {
     pub rows: usize,
     /// Deployments (step times) or groups (serving pairs).
     pub groups: usize,
-    /// Median |fitted / measured − 1| of the spec-off steps the fits saw.
-    pub spec_off_median_abs_rel_error: f64,
+    /// Median |fitted / measured − 1| of the spec-off steps the fits saw (none when the file measured none:
+    /// serving pairs with blank `none_median_tpot`).
+    pub spec_off_median_abs_rel_error: Option<f64>,
     /// Step times: median |predicted / measured − 1| over the k ≥ 1 rows (fit on k = 0 only).
     pub step_time_median_abs_rel_error: Option<f64>,
     /// Step times: the largest such error.
@@ -262,7 +263,7 @@ fn run(
             };
             summary.level_median_abs_rel_error = (!cal.level_errors.is_empty()).then(|| median(&cal.level_errors));
             let spec_errors = errors(true);
-            summary.spec_off_median_abs_rel_error = median(&errors(false));
+            summary.spec_off_median_abs_rel_error = Some(median(&errors(false)));
             if !spec_errors.is_empty() {
                 summary.step_time_median_abs_rel_error = Some(median(&spec_errors));
                 summary.step_time_max_abs_rel_error = spec_errors.iter().copied().reduce(f64::max);
@@ -291,9 +292,9 @@ fn run(
             let off: Vec<f64> = cal
                 .groups
                 .iter()
-                .flat_map(|g| g.points.iter().map(|p| (p.spec_off_model_ms / p.spec_off_ms - 1.0).abs()))
+                .flat_map(|g| g.points.iter().filter_map(|p| Some((p.spec_off_model_ms / p.spec_off_ms? - 1.0).abs())))
                 .collect();
-            summary.spec_off_median_abs_rel_error = median(&off);
+            summary.spec_off_median_abs_rel_error = (!off.is_empty()).then(|| median(&off));
             summary.speedup_median_abs_rel_error = Some(median(&cal.errors));
             summary.flat_line_median_abs_rel_error = Some(median(&cal.flat_errors));
             let trends: Vec<bool> = cal.groups.iter().filter_map(|g| g.trend.map(|t| t.agree)).collect();
@@ -612,7 +613,7 @@ mod tests {
         let s = &cal.summary;
         assert_eq!((s.rows, s.groups, s.trend_groups, s.al_fitted_groups), (15, 3, Some(3), Some(3)));
         assert!(s.speedup_median_abs_rel_error.unwrap() < 1e-3, "{s:?}");
-        assert!(s.spec_off_median_abs_rel_error < 1e-3, "{s:?}");
+        assert!(s.spec_off_median_abs_rel_error.unwrap() < 1e-3, "{s:?}");
         assert_eq!(s.trend_sign_agreement, Some(1.0));
         let serving = cal.serving.as_ref().unwrap();
         for g in &serving.groups {
@@ -777,7 +778,11 @@ mod tests {
         let s = &cal.summary;
         assert_eq!((s.rows, s.groups, s.step_time_rows_over_30pct), (20, 1, Some(0)));
         // The k = 0 rows pin memory, compute and fixed time; the spec rows are predicted from them alone.
-        assert!(s.spec_off_median_abs_rel_error < 1e-6, "{s:?} {:?}", cal.steps.as_ref().unwrap().groups[0].fit);
+        assert!(
+            s.spec_off_median_abs_rel_error.unwrap() < 1e-6,
+            "{s:?} {:?}",
+            cal.steps.as_ref().unwrap().groups[0].fit
+        );
         assert!(s.step_time_median_abs_rel_error.unwrap() < 1e-6, "{s:?}");
         let steps = cal.steps.as_ref().unwrap();
         assert_eq!(steps.parts.len(), 1);
@@ -831,7 +836,7 @@ mod tests {
             assert!((res.predicted_ms / own - 1.0).abs() < 1e-12, "line {}: {} vs {own}", r.line, res.predicted_ms);
         }
         // The defaults are not the truth the rows were made under, and a score does not pretend otherwise.
-        assert!(scored.summary.spec_off_median_abs_rel_error > 0.05, "{:?}", scored.summary);
+        assert!(scored.summary.spec_off_median_abs_rel_error.unwrap() > 0.05, "{:?}", scored.summary);
         assert_eq!(steps.groups[0].fit.efficiency, p.hardware("b200").unwrap().efficiency);
         assert!(steps.routing_locality.is_empty() && steps.groups[0].speculation_fit.is_none());
         assert_eq!(scored.pooled[0].profile.efficiency, p.hardware("b200").unwrap().efficiency);
@@ -841,7 +846,7 @@ mod tests {
         let model = truthful.models.iter_mut().find(|m| m.key == "dsr1").unwrap();
         (model.routing_locality, model.expert_novelty) = (LOCALITY, LOCALITY);
         let exact = score(&truthful, &measured, "steps.csv", None, &["b200".to_string()]).unwrap();
-        assert!(exact.summary.spec_off_median_abs_rel_error < 1e-9);
+        assert!(exact.summary.spec_off_median_abs_rel_error.unwrap() < 1e-9);
         assert!(exact.summary.step_time_median_abs_rel_error.unwrap() < 0.02, "{:?}", exact.summary);
         let err = score(&p, &measured, "steps.csv", None, &["b300".to_string()]).unwrap_err().to_string();
         assert!(err.contains("steps.csv:3") && err.contains("'b200'") && err.contains("b300"), "{err}");
@@ -876,7 +881,7 @@ mod tests {
         let one = "hardware,model,tp,concurrency,k,context,step_ms\nb200,llama-3.3-70b,1,16,0,1024,30\n";
         let (measured, _) = read(one.as_bytes(), "one.csv", None).unwrap();
         let cal = calibrate(&Profiles::embedded(), &measured, "one.csv", None).unwrap();
-        assert!(cal.summary.spec_off_median_abs_rel_error < 1e-9);
+        assert!(cal.summary.spec_off_median_abs_rel_error.unwrap() < 1e-9);
         assert_eq!(cal.pooled[0].fit.scales.len(), 1, "one point scales the defaults as a whole");
         assert_eq!(cal.summary.fits_at_bound, 0);
         // SPEED-Bench's 19.6 ms is faster than the default efficiencies allow even at full bandwidth: the scale

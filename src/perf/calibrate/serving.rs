@@ -6,14 +6,16 @@
 //! | `hardware`, `model`, `precision`, `tp` | yes | deployment (profile names; `dsr1` is DeepSeek-R1) |
 //! | `isl`, `osl` | yes | input and output tokens per request |
 //! | `conc` (or `concurrency`) | yes | concurrent requests |
-//! | `none_median_tpot` | yes | spec-off time per output token, **seconds** (= the spec-off step) |
+//! | `none_median_tpot` | yes (the cells of a group may all be blank) | spec-off time per output token, **seconds** (= the spec-off step) |
 //! | `tput_ratio` | or both `*_output_tput_per_gpu` | measured speedup: spec throughput over spec-off throughput |
 //! | `k` | or `--k` | draft length of the spec run (a blank cell takes `--k`) |
 //! | `al` | no | acceptance length of the spec run; absent, one AL per group is fitted |
 //! | `framework`, `ep`, `dp_attention`, `spec_method`, `kv_dtype` | no | grouping; DP attention splits KV caches; the drafter is the model's of `spec_method` |
 //!
 //! Rows are grouped by (hardware, framework, model, precision, TP, EP, DP attention, ISL, OSL, k). Per group:
-//! the target side is calibrated on the spec-off TPOT over concurrency ([`super::fit`]); where the file has
+//! the target side is calibrated on the spec-off TPOT over concurrency ([`super::fit`]) — a group whose TPOT
+//! cells are all blank (a published speedup at a known AL, without the step times) keeps the starting profile
+//! and is only scored; where the file has
 //! no AL, one AL per group is fitted to the measured speedups (reported as fitted — the model is then judged
 //! on the *shape* over concurrency, not the level); the spec side is predicted as AL·T_AR/T_SD. EP is a
 //! grouping key only: its all-to-all is priced like TP's all-reduce.
@@ -42,8 +44,8 @@ pub struct ServingPair {
     pub concurrency: usize,
     /// Acceptance length of the spec run, when recorded.
     pub al: Option<f64>,
-    /// Spec-off step (TPOT), seconds.
-    pub none_step_s: f64,
+    /// Spec-off step (TPOT), seconds, when measured.
+    pub none_step_s: Option<f64>,
     /// Measured speedup (spec throughput / spec-off throughput).
     pub speedup: f64,
 }
@@ -167,7 +169,10 @@ pub(super) fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<Serving
         },
         concurrency,
         al,
-        none_step_s: row.non_negative("none_median_tpot", true)?,
+        none_step_s: match row.opt_str("none_median_tpot") {
+            Some(_) => Some(row.non_negative("none_median_tpot", true)?),
+            None => None,
+        },
         speedup,
     })
 }
@@ -185,8 +190,8 @@ pub struct ServingPoint {
     pub measured: f64,
     /// Predicted speedup.
     pub predicted: f64,
-    /// Measured spec-off step, ms.
-    pub spec_off_ms: f64,
+    /// Measured spec-off step, ms, when measured.
+    pub spec_off_ms: Option<f64>,
     /// Fitted spec-off step, ms.
     pub spec_off_model_ms: f64,
 }
@@ -223,8 +228,8 @@ pub struct ServingGroup {
     pub fit: ScaleFit,
     /// Fixed time of one target forward after the fit, ms.
     pub fixed_ms: f64,
-    /// Median |fitted / measured − 1| of the spec-off steps.
-    pub spec_off_median_abs_rel_error: f64,
+    /// Median |fitted / measured − 1| of the spec-off steps (none when the group measured none).
+    pub spec_off_median_abs_rel_error: Option<f64>,
     /// Median |predicted / measured − 1| of the speedups.
     pub speedup_median_abs_rel_error: f64,
     /// The same for the best constant speedup (the flat line the model must beat).
@@ -301,11 +306,25 @@ pub fn calibrate_pairs(
         };
         let cost = costs.get(profiles, hardware, model, Some(&drafter_name), true, &deployment, origin, line)?;
         let workload = Workload::Turns { isl: key.isl, osl: key.osl, prefix_hit: 0.0 };
+        let timed = rows.iter().filter(|r| r.none_step_s.is_some()).count();
+        if timed > 0 && timed < rows.len() {
+            let blank = rows.iter().find(|r| r.none_step_s.is_none()).map_or(line, |r| r.line);
+            return Err(Error::parse(
+                origin,
+                Some(blank),
+                format!(
+                    "none_median_tpot is blank here but filled elsewhere in its group ({}): fill it on every row of the group, or on none to score the group's level only",
+                    key.label()
+                ),
+            ));
+        }
         let mut off = Vec::with_capacity(rows.len());
         for r in &rows {
             let terms = cost.step_terms(r.concurrency, 0, 1.0, &workload)?;
-            off.push(Observation { terms, measured_s: r.none_step_s, weight: r.repeats as f64 });
+            off.push(Observation { terms, measured_s: r.none_step_s.unwrap_or(f64::NAN), weight: r.repeats as f64 });
         }
+        // Without spec-off steps there is nothing to fit: the group is scored on the profile as it is.
+        let mode = if timed == 0 { Mode::Score } else { mode };
         // The overlap stays the profile's: spec-off TPOT alone would pull it above 1, which the spec side
         // contradicts (engines add per-token work a bare kernel does not have).
         let fit = mode.target(&hardware.efficiency, &off, false).ok_or_else(|| {
@@ -314,7 +333,9 @@ pub fn calibrate_pairs(
                 format!("{}: the spec-off steps cannot determine the fit", key.label()),
             )
         })?;
-        out.pooled.extend(off.iter().map(|o| (hardware.key.clone(), *o)));
+        if timed > 0 {
+            out.pooled.extend(off.iter().map(|o| (hardware.key.clone(), *o)));
+        }
         let eff = fit.efficiency;
         let fitted = cost.with_efficiency(eff);
         let speedup = |b: usize, al: f64| -> Result<f64> {
@@ -347,7 +368,7 @@ pub fn calibrate_pairs(
                 concurrency: r.concurrency,
                 measured: r.speedup,
                 predicted: speedup(r.concurrency, row_al)?,
-                spec_off_ms: r.none_step_s * 1e3,
+                spec_off_ms: r.none_step_s.map(|s| s * 1e3),
                 spec_off_model_ms: o.predicted(&eff) * 1e3,
             });
         }
@@ -359,7 +380,7 @@ pub fn calibrate_pairs(
         let flat =
             per_row(&|p| 1.0 / p.measured).iter().sum::<f64>() / per_row(&|p| p.measured.powi(-2)).iter().sum::<f64>();
         let flat_errors = per_row(&|p| (flat / p.measured - 1.0).abs());
-        let off_errors = abs_errors(&off, &eff);
+        let off_errors = if timed > 0 { abs_errors(&off, &eff) } else { Vec::new() };
         let model_key = &model.key;
         let fixed_ms = (eff.t_fixed_us + model.moe_layers as f64 * eff.moe_layer_us) / 1e3;
         let label = format!("{} ({model_key})", key.label());
@@ -374,7 +395,7 @@ pub fn calibrate_pairs(
             al_fitted,
             al_at_bound: al_fitted && (al - 1.0 < 1e-3 || key.k as f64 + 1.0 - al < 1e-3),
             fixed_ms,
-            spec_off_median_abs_rel_error: median(&off_errors),
+            spec_off_median_abs_rel_error: (!off_errors.is_empty()).then(|| median(&off_errors)),
             speedup_median_abs_rel_error: median(&errors),
             flat_line_median_abs_rel_error: median(&flat_errors),
             trend: trend(&points),

@@ -64,7 +64,7 @@ pub fn residuals_csv(cal: &Calibration) -> String {
             fixed(p.measured, 4),
             fixed(p.predicted, 4),
             fixed((p.predicted / p.measured - 1.0) * 100.0, 2),
-            fixed(p.spec_off_ms, 4),
+            p.spec_off_ms.map_or(String::new(), |ms| fixed(ms, 4)),
             fixed(p.spec_off_model_ms, 4),
         ]);
     }
@@ -105,7 +105,7 @@ fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
     row("rows", s.rows.to_string());
     row("groups", s.groups.to_string());
     let spec_off = if mode == Mode::Score { "spec-off, median |error|" } else { "spec-off fit, median |error|" };
-    row(spec_off, pct(s.spec_off_median_abs_rel_error));
+    row(spec_off, opt_pct(s.spec_off_median_abs_rel_error));
     if s.step_time_median_abs_rel_error.is_some() {
         row("step time at k ≥ 1 (fit on k = 0), median |error|", opt_pct(s.step_time_median_abs_rel_error));
         row("step time at k ≥ 1, largest |error|", opt_pct(s.step_time_max_abs_rel_error));
@@ -163,7 +163,7 @@ impl Report for Calibration {
                     efficiencies(&g.fit),
                     fixed(g.fixed_ms, 2),
                     bounds(&g.fit),
-                    pct(g.spec_off_median_abs_rel_error),
+                    opt_pct(g.spec_off_median_abs_rel_error),
                     points.join(" "),
                     pct(g.speedup_median_abs_rel_error),
                     pct(g.flat_line_median_abs_rel_error),
