@@ -310,11 +310,11 @@ struct Predicted {
     notes: Vec<String>,
 }
 
-/// An error as the reason a point is not predicted: an invalid value's message without the command-line flag
-/// it names (`--tp: …`), which a sweep's user never typed.
+/// An error as the reason a point is not predicted: an invalid value's message without the parameter it
+/// names (`tp: …`), which a sweep's user never gave.
 fn reason(error: Error) -> String {
     match error {
-        Error::Invalid { message, .. } => message,
+        Error::Invalid { message, .. } | Error::Parameter { message, .. } => message,
         other => other.to_string(),
     }
 }

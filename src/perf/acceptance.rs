@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::accept::fit::{FitKind, fit};
 use crate::curve::Curve;
 use crate::error::{Error, Result};
-use crate::units::{check_al, check_draft_len};
+use crate::units::{check_al, check_draft_len_argument};
 
 /// Acceptance length per draft length: AL(0) = 1 (spec off), AL(1..=K) from a golden curve, a chain fitted to
 /// a curve or to measured points, real-verification evidence, or given explicitly. Evidence that counts only
@@ -28,7 +28,7 @@ impl AcceptanceSource {
     /// [`Error::Lookup`] when the curve lacks a k; [`Error::Invalid`] when `max_k` is out of range or a value
     /// is outside [1, k+1].
     pub fn from_curve(curve: &Curve, origin: &str, max_k: usize) -> Result<Self> {
-        check_draft_len(max_k, "--max-k")?;
+        check_draft_len_argument(max_k, "max_k")?;
         let mut al = vec![Some(1.0)];
         for k in 1..=max_k {
             al.push(Some(curve.al(k)?));
@@ -42,11 +42,11 @@ impl AcceptanceSource {
     /// # Errors
     /// [`Error::Invalid`] when the curve has too few points for the fit or `max_k` is out of range.
     pub fn fitted(curve: &Curve, kind: FitKind, origin: &str, max_k: usize) -> Result<Self> {
-        check_draft_len(max_k, "--max-k")?;
+        check_draft_len_argument(max_k, "max_k")?;
         // The fit names the points by a curve key; the user knows them by where they came from.
         let model = match fit(curve, kind) {
             Ok(fitted) => fitted.model,
-            Err(Error::Invalid { message, .. }) => return Err(Error::invalid("--fit", format!("{origin}: {message}"))),
+            Err(Error::Invalid { message, .. }) => return Err(Error::parameter("fit", format!("{origin}: {message}"))),
             Err(other) => return Err(other),
         };
         let al = (0..=max_k).map(|k| Some(model.acceptance_length(k))).collect();
@@ -58,7 +58,7 @@ impl AcceptanceSource {
     /// # Errors
     /// [`Error::Invalid`] when no point is at or below `max_k`, or a value is outside [1, k+1].
     pub fn measured(points: &BTreeMap<usize, f64>, description: impl Into<String>, max_k: usize) -> Result<Self> {
-        check_draft_len(max_k, "--max-k")?;
+        check_draft_len_argument(max_k, "max_k")?;
         let description = description.into();
         let mut al = vec![None; max_k + 1];
         al[0] = Some(1.0);
@@ -68,8 +68,8 @@ impl AcceptanceSource {
         }
         if al.iter().skip(1).all(Option::is_none) {
             let ks: Vec<String> = points.keys().map(usize::to_string).collect();
-            return Err(Error::invalid(
-                "--max-k",
+            return Err(Error::parameter(
+                "max_k",
                 format!("{description} measures k = {} only, above --max-k {max_k}", ks.join(", ")),
             ));
         }
@@ -79,14 +79,14 @@ impl AcceptanceSource {
     /// Explicit AL(1), AL(2), … (`--al`).
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming `--al` when empty or a value is outside [1, k+1].
+    /// [`Error::Parameter`] naming `al` when empty or a value is outside [1, k+1].
     pub fn explicit(values: &[f64]) -> Result<Self> {
         if values.is_empty() {
-            return Err(Error::invalid("--al", "give at least AL(1)"));
+            return Err(Error::parameter("al", "give at least AL(1)"));
         }
         let mut al = vec![Some(1.0)];
         for (i, &v) in values.iter().enumerate() {
-            check_al(v, i + 1, "--al")?;
+            check_al(v, i + 1, "al").map_err(|e| e.for_parameter("al"))?;
             al.push(Some(v));
         }
         Ok(AcceptanceSource { description: "explicit --al".into(), al })

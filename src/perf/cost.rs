@@ -149,16 +149,16 @@ impl CostModel {
         hardware.validate()?;
         let tp = deployment.tp;
         if tp == 0 {
-            return Err(Error::invalid("--tp", "tensor parallelism must be at least 1"));
+            return Err(Error::parameter("tp", "tensor parallelism must be at least 1"));
         }
         if !model.q_heads.is_multiple_of(tp) {
-            return Err(Error::invalid(
-                "--tp",
+            return Err(Error::parameter(
+                "tp",
                 format!("{} has {} query heads, which TP {tp} does not divide", model.key, model.q_heads),
             ));
         }
         if deployment.kv_precision == Precision::Fp4 {
-            return Err(Error::invalid("--kv-dtype", "KV caches are bf16 or fp8"));
+            return Err(Error::parameter("kv_dtype", "KV caches are bf16 or fp8"));
         }
         let split = |kv_heads: usize, owner: &str| -> Result<f64> {
             if deployment.dp_attention { Ok(tp as f64) } else { kv_split(kv_heads, tp, owner) }
@@ -192,8 +192,8 @@ impl CostModel {
         let draft = match drafter {
             None => None,
             Some(d) if d.target != model.key => {
-                return Err(Error::invalid(
-                    "--drafter",
+                return Err(Error::parameter(
+                    "drafter",
                     format!("drafter {} is for {}, not {}", d.key, d.target, model.key),
                 ));
             }
@@ -237,8 +237,8 @@ impl CostModel {
         let weights = self.weight_bytes_per_gpu();
         let usable = self.hardware.hbm_gb * 1e9 * USABLE_HBM;
         if weights > usable {
-            return Err(Error::invalid(
-                "--tp",
+            return Err(Error::parameter(
+                "tp",
                 format!(
                     "{} in {} needs {:.0} GB of weights per GPU at TP {}, more than {:.0}% of the {} GB of a {}; raise --tp or lower --precision",
                     self.model.key,
@@ -386,7 +386,7 @@ impl CostModel {
     /// [`Error::Invalid`] when `k` > 0 without a drafter, or `batch` is 0.
     pub fn step_terms(&self, batch: usize, k: usize, al: f64, workload: &Workload) -> Result<StepTerms> {
         if batch == 0 {
-            return Err(Error::invalid("--concurrency", "concurrency must be at least 1"));
+            return Err(Error::parameter("concurrency", "concurrency must be at least 1"));
         }
         let b = batch as f64;
         let context = workload.decode_context();
@@ -397,7 +397,7 @@ impl CostModel {
             let shape = self
                 .draft
                 .as_ref()
-                .ok_or_else(|| Error::invalid("--drafter", format!("draft length k = {k} needs a drafter profile")))?;
+                .ok_or_else(|| Error::parameter("drafter", format!("draft length k = {k} needs a drafter profile")))?;
             if self.drafter.as_ref().is_some_and(|d| d.block) {
                 draft.add(&self.forward(shape, b * k as f64, b * k as f64, b, context), 1.0);
             } else {
@@ -434,8 +434,8 @@ fn kv_split(kv_heads: usize, tp: usize, owner: &str) -> Result<f64> {
     } else if kv_heads < tp && tp.is_multiple_of(kv_heads) {
         Ok(kv_heads as f64)
     } else {
-        Err(Error::invalid(
-            "--tp",
+        Err(Error::parameter(
+            "tp",
             format!(
                 "{owner} has {kv_heads} KV heads: TP {tp} neither divides them nor is a multiple of them, so the KV cache cannot be split evenly"
             ),

@@ -64,16 +64,16 @@ impl Sweep {
         let model_error = band.error;
         workload.validate()?;
         if concurrency.is_empty() {
-            return Err(Error::invalid("--concurrency", "give at least one concurrency"));
+            return Err(Error::parameter("concurrency", "give at least one concurrency"));
         }
         if let Some(floor) = min_user_tps.filter(|f| !(*f > 0.0 && *f <= MAX_USER_TPS)) {
-            return Err(Error::invalid(
-                "--min-user-tps",
+            return Err(Error::parameter(
+                "min_user_tps",
                 format!("{floor} is out of range: a per-request speed must lie in (0, {MAX_USER_TPS}] tokens/s"),
             ));
         }
         if !(model_error > 0.0 && model_error < 1.0) {
-            return Err(Error::invalid("--model-error", format!("{} % must lie in (0, 100)", model_error * 100.0)));
+            return Err(Error::parameter("model_error", format!("{} % must lie in (0, 100)", model_error * 100.0)));
         }
         let gpus = cost.tp();
         let mut predictions = Vec::with_capacity(concurrency.len() * acceptance.al.len());

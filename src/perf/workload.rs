@@ -39,24 +39,24 @@ impl Workload {
     /// Checks the ranges, naming the flag.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a length outside [0, [`MAX_TOKENS`]] (output: [1, [`MAX_TOKENS`]]), not a number,
+    /// [`Error::Parameter`] for a length outside [0, [`MAX_TOKENS`]] (output: [1, [`MAX_TOKENS`]]), not a number,
     /// or a hit rate outside [0, 1].
     pub fn validate(&self) -> Result<()> {
         let tokens = |value: f64, least: f64| (least..=MAX_TOKENS).contains(&value);
-        let out_of_range = |flag: &str, value: f64, least: f64, what: &str| {
-            Err(Error::invalid(
-                flag,
+        let out_of_range = |parameter: &'static str, value: f64, least: f64, what: &str| {
+            Err(Error::parameter(
+                parameter,
                 format!("{value} is out of range: {what} must lie in [{least}, {MAX_TOKENS}] tokens"),
             ))
         };
         match *self {
             Workload::Decode { context } if !tokens(context, 0.0) => {
-                out_of_range("--context", context, 0.0, "a decode context")
+                out_of_range("context", context, 0.0, "a decode context")
             }
-            Workload::Turns { isl, .. } if !tokens(isl, 0.0) => out_of_range("--isl", isl, 0.0, "input per turn"),
-            Workload::Turns { osl, .. } if !tokens(osl, 1.0) => out_of_range("--osl", osl, 1.0, "output per turn"),
+            Workload::Turns { isl, .. } if !tokens(isl, 0.0) => out_of_range("isl", isl, 0.0, "input per turn"),
+            Workload::Turns { osl, .. } if !tokens(osl, 1.0) => out_of_range("osl", osl, 1.0, "output per turn"),
             Workload::Turns { prefix_hit, .. } if !(0.0..=1.0).contains(&prefix_hit) => {
-                Err(Error::invalid("--prefix-hit", format!("{prefix_hit} must lie in [0, 1]")))
+                Err(Error::parameter("prefix_hit", format!("{prefix_hit} must lie in [0, 1]")))
             }
             _ => Ok(()),
         }

@@ -534,9 +534,9 @@ fn parse_workload(row: &CsvRow<'_>) -> Result<Workload> {
 
 /// `workload` after its range check, an error naming the row's column.
 fn checked_workload(row: &CsvRow<'_>, workload: Workload) -> Result<Workload> {
-    // The check names a flag (`--isl`); here the same value sits in the column of that name.
+    // The check names its parameter (`isl`); here the same value sits in the column of that name.
     workload.validate().map_err(|e| match e {
-        Error::Invalid { field, message } => row.error(&field.trim_start_matches("--").replace('-', "_"), &message),
+        Error::Parameter { name, message } => row.error(name, &message),
         other => other,
     })?;
     Ok(workload)
@@ -852,7 +852,7 @@ mod tests {
         assert!(err.contains("steps.csv:3") && err.contains("'b200'") && err.contains("b300"), "{err}");
         let dir = tempfile::tempdir().unwrap();
         let err = write_profile(&exact, &dir.path().join("x.csv"), false).unwrap_err().to_string();
-        assert!(err.contains("--output") && err.contains("scored"), "{err}");
+        assert!(err.starts_with("output: ") && err.contains("scored"), "{err}");
     }
 
     #[test]

@@ -58,17 +58,17 @@ pub(super) fn pooled_fits(
 /// (no rows, or a profile scored as it is); [`Error::Io`] on write failure.
 pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Result<()> {
     if calibration.mode == Mode::Score {
-        return Err(Error::invalid(
-            "--output",
+        return Err(Error::parameter(
+            "output",
             "a scored profile is not refitted, so there is no new profile to write",
         ));
     }
     if calibration.pooled.is_empty() {
-        return Err(Error::invalid("--output", "no spec-off rows could be fitted, so there is no profile to write"));
+        return Err(Error::parameter("output", "no spec-off rows could be fitted, so there is no profile to write"));
     }
     if path.exists() && !force {
-        return Err(Error::invalid(
-            "--output",
+        return Err(Error::parameter(
+            "output",
             format!("{} already exists; pass --force to overwrite it", path.display()),
         ));
     }
