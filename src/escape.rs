@@ -6,12 +6,12 @@
 use std::fmt::Write as _;
 
 /// Whether `c` would break the line it is printed on.
-pub fn breaks_line(c: char) -> bool {
+pub(crate) fn breaks_line(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// Appends `c` to `out`, escaped when it [`breaks_line`].
-pub fn push_char(out: &mut String, c: char) {
+pub(crate) fn push_char(out: &mut String, c: char) {
     match c {
         '\n' => out.push_str("\\n"),
         '\r' => out.push_str("\\r"),

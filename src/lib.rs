@@ -96,8 +96,8 @@ pub mod accept;
 pub mod curve;
 pub mod diagnostic;
 pub mod engine;
-pub mod error;
-pub mod escape;
+pub(crate) mod error;
+pub(crate) mod escape;
 pub mod evidence;
 #[cfg(feature = "pins")]
 pub mod explain;

@@ -10,12 +10,12 @@
 //! Submodules derive these from golden curves ([`fit`]) and from the engines' synthetic pins
 //! ([`schedule`]); [`pin`] writes a curve's own chain as a per-position rates pin.
 
-pub mod compare;
-pub mod convert;
+pub(crate) mod compare;
+pub(crate) mod convert;
 pub mod fit;
 pub mod pin;
 pub mod schedule;
-pub mod view;
+pub(crate) mod view;
 
 pub use compare::PinAnalysis;
 pub use convert::Conversion;

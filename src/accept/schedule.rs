@@ -3,7 +3,7 @@
 //!
 //! A pin is either a mean (the length knobs) or a per-position rates list (the rates knobs). Each rule is a
 //! [`ScheduleKind`]; [`SyntheticSchedule`] is its per-step distribution, which the comparison tables
-//! ([`super::compare`]), the simulator ([`crate::sim`]) and the pin writer ([`super::pin`]) all take from here.
+//! (`super::compare`), the simulator ([`crate::sim`]) and the pin writer ([`super::pin`]) all take from here.
 //!
 //! | rule | engines | AL 2.83, k 3: p_1..p_3 | who shares a draw |
 //! |---|---|---|---|

@@ -2,8 +2,8 @@
 //! measured with real verification (InferenceX `golden_al_distribution/*.yaml`).
 //!
 //! This module owns reading those files in all three shapes InferenceX uses, their provenance
-//! ([`provenance`]), resolving a (model, drafter, method, draft sampling, mode, k) query to one curve
-//! ([`registry`]), validating curves ([`check`]) and writing them back in InferenceX's layout ([`mod@write`]);
+//! (`provenance`), resolving a (model, drafter, method, draft sampling, mode, k) query to one curve
+//! (`registry`), validating curves ([`check`]) and writing them back in InferenceX's layout (`mod@write`);
 //! collecting a curve from eval-only runs ([`collect`]) and testing a committed curve against new runs
 //! ([`drift`]). The project's own curves are embedded in the binary ([`CurveSet::embedded`]).
 //!
@@ -15,9 +15,9 @@
 pub mod check;
 pub mod collect;
 pub mod drift;
-pub mod provenance;
-pub mod registry;
-pub mod write;
+pub(crate) mod provenance;
+pub(crate) mod registry;
+pub(crate) mod write;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -349,7 +349,7 @@ fn embedded_variants() -> &'static Vec<String> {
 }
 
 /// Words of a file name that name neither the model nor the method: the drafter variant (`gqa`).
-pub fn variant_words(file: &CurveFile) -> Vec<String> {
+pub(crate) fn variant_words(file: &CurveFile) -> Vec<String> {
     let model_words: Vec<String> = file.models().iter().flat_map(|m| words(m)).collect();
     let models: Vec<String> = file.models().iter().map(|m| normalize(m)).collect();
     words(&file.stem)
@@ -371,7 +371,7 @@ fn describe(file: &CurveFile) -> String {
 }
 
 /// Lower-case letters and digits only: `MiniMax-M3` and `minimax_m3` compare equal.
-pub fn normalize(text: &str) -> String {
+pub(crate) fn normalize(text: &str) -> String {
     text.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
 }
 

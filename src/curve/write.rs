@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 
 /// Decimals written per AL: one more than InferenceX's two, so a value's rounding stays well inside the
 /// interval beside it.
-pub const AL_DECIMALS: usize = 3;
+pub(crate) const AL_DECIMALS: usize = 3;
 
 /// The file text for `header` lines (without `#`) and `curves`; `comment(curve, k)` gives a point's
 /// trailing comment, if any.
@@ -23,7 +23,7 @@ pub const AL_DECIMALS: usize = 3;
 /// [`Error::Invalid`] naming the field when a model key is not a plain YAML key (letters, digits and
 /// `.` `_` `-` `/` `+`), one model has curves both with and without a mode or the same mode twice, or a
 /// header line or comment holds a line break or control character (it would end the comment).
-pub fn render(
+pub(crate) fn render(
     header: &[String],
     curves: &[&Curve],
     comment: impl Fn(&Curve, usize) -> Option<String>,

@@ -68,7 +68,7 @@ fn count(value: Option<&Value>, origin: &str, path: &str) -> Result<f64> {
 ///
 /// # Errors
 /// [`Error::Parse`] for invalid JSON (with its line), a missing or inconsistent field (with its path).
-pub fn read_atom(reader: impl BufRead, origin: &str) -> Result<Evidence> {
+pub(crate) fn read_atom(reader: impl BufRead, origin: &str) -> Result<Evidence> {
     let doc = document(reader, origin)?;
     if doc.get("enabled").and_then(Value::as_bool) == Some(false) {
         return Err(at_path(origin, "enabled", "MTP statistics are disabled on this server: no acceptance recorded"));
@@ -141,7 +141,7 @@ const MAX_K: usize = crate::units::MAX_DRAFT_LEN;
 ///
 /// # Errors
 /// [`Error::Parse`] for invalid JSON (with its line) or an invalid `specDecodingStats` field (with its path).
-pub fn read_trtllm(mut reader: impl BufRead, origin: &str) -> Result<Evidence> {
+pub(crate) fn read_trtllm(mut reader: impl BufRead, origin: &str) -> Result<Evidence> {
     let mut series = Series::new();
     let mut k_max = 0usize;
     let mut first_path = None;
@@ -313,7 +313,7 @@ impl<'de> Visitor<'de> for Elements<'_> {
 /// # Errors
 /// [`Error::Parse`] for invalid JSON (with its line), a malformed series (with its path), or no family
 /// alsim reads.
-pub fn read_aiperf(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Vec<Evidence>> {
+pub(crate) fn read_aiperf(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Vec<Evidence>> {
     let doc = document(reader, origin)?;
     let metrics = doc
         .get("metrics")

@@ -41,7 +41,7 @@ const ATOM: &str = "[MTP Stats";
 /// # Errors
 /// [`Error::Parse`] naming `origin` and the line for a recognised line that cannot be read, lines of two
 /// engines in one file, or a file without any acceptance line.
-pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Evidence> {
+pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Evidence> {
     let mut first: Option<(usize, Engine)> = None;
     let mut k: Option<(usize, Origin)> = None;
     let mut skipped_ranks = 0usize;

@@ -2,7 +2,7 @@
 //! JSON, server logs, AIPerf exports) and judging a pinned acceptance length against it (docs/model.md §5).
 //!
 //! This module owns
-//! - format detection and the streaming readers ([`prometheus`], [`logs`], [`json`]), which all reduce an
+//! - format detection and the streaming readers ([`prometheus`], `logs`, `json`), which all reduce an
 //!   input to [`Evidence`]: verification steps D (drafts), accepted drafts A, per-position counts P_i or the
 //!   per-count distribution where the engine gives them, and a time series of [`Window`]s for batch means.
 //!   Metric names, labels and log formats follow docs/engines.md (vLLM `SpecDecodingProm`, SGLang
@@ -26,12 +26,12 @@
 
 pub mod coverage;
 pub mod estimate;
-pub mod json;
-pub mod logs;
+pub(crate) mod json;
+pub(crate) mod logs;
 pub mod prometheus;
 mod scrape;
 mod snapshots;
-pub mod validate;
+pub(crate) mod validate;
 pub mod verdict;
 mod window;
 
@@ -400,7 +400,7 @@ pub struct MeasuredAl {
 /// # Errors
 /// [`Error::Invalid`] when there is no evidence or its k is unknown; [`Error::Parse`] naming the file where
 /// an item's k differs from the others' or from `k`, an item counts no verification steps, or
-/// [`validate::check`] refuses it (impossible counts, a pinned read-back, too small a sample).
+/// `validate::check` refuses it (impossible counts, a pinned read-back, too small a sample).
 ///
 /// ```
 /// use alsim::evidence::{measured_al, read, ReadOptions};

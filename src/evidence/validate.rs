@@ -24,14 +24,14 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 
 /// Fewest verification steps for the normal approximation behind every interval: fewer is inconclusive.
-pub const MIN_STEPS: f64 = 30.0;
+pub(crate) const MIN_STEPS: f64 = 30.0;
 
 /// Counters are integers held in an f64: above 2^53 they are no longer exact counts.
 const MAX_EXACT_COUNT: f64 = 9_007_199_254_740_992.0;
 
 /// The names of what an engine's evidence counts, as the user sees them in the file.
 #[derive(Debug, Clone, Copy)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     /// Verification steps D.
     pub steps: &'static str,
     /// Accepted drafts A.
@@ -43,7 +43,7 @@ pub struct Metrics {
 }
 
 /// The metric names of `engine`'s evidence in `format`.
-pub fn metrics(engine: Engine, format: InputFormat) -> Metrics {
+pub(crate) fn metrics(engine: Engine, format: InputFormat) -> Metrics {
     let m = |steps, accepted, positions, draft_tokens| Metrics { steps, accepted, positions, draft_tokens };
     match (engine, format) {
         (Engine::Vllm, InputFormat::Log) => m("Drafted (÷ k)", "Accepted", "Per-position acceptance rate", "Drafted"),
@@ -93,7 +93,7 @@ pub fn metrics(engine: Engine, format: InputFormat) -> Metrics {
 ///
 /// # Errors
 /// [`Error::Parse`] at `origin`/`line` naming the metric.
-pub fn counter(value: f64, metric: &str, origin: &str, line: Option<usize>) -> Result<()> {
+pub(crate) fn counter(value: f64, metric: &str, origin: &str, line: Option<usize>) -> Result<()> {
     let problem = if !value.is_finite() {
         "is not a finite number"
     } else if value < 0.0 {
@@ -118,7 +118,7 @@ pub fn counter(value: f64, metric: &str, origin: &str, line: Option<usize>) -> R
 ///
 /// # Errors
 /// [`Error::Parse`] at `origin`/`line` naming the metric and the impossible count.
-pub fn counts(w: &Window, k: Option<usize>, names: &Metrics, origin: &str, line: Option<usize>) -> Result<()> {
+pub(crate) fn counts(w: &Window, k: Option<usize>, names: &Metrics, origin: &str, line: Option<usize>) -> Result<()> {
     let bad = |message: String| Err(Error::parse(origin, line, message));
     let all = [(w.steps, names.steps), (w.accepted, names.accepted)]
         .into_iter()
@@ -191,7 +191,7 @@ fn wrong_k(w: &Window, drafted: f64, k: usize, names: &Metrics, origin: &str, li
 
 /// What [`check`] found that does not stop the evidence from being read.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Findings {
+pub(crate) struct Findings {
     /// Why the sample is too small for a verdict, when it is.
     pub too_small: Option<String>,
     /// Why the evidence cannot show that it came from real verification rather than a pinned run's
@@ -202,12 +202,12 @@ pub struct Findings {
 /// A real drafter's conditional acceptance rate at every position stays at least this far from 0 and
 /// from 1: it sometimes misses its first draft and sometimes accepts the draft after its last accepted
 /// one. (The golden curves' first-position rates p_1 = AL(1) − 1 lie within [0.78, 0.93].)
-pub const REAL_RATE_MARGIN: f64 = 0.01;
+pub(crate) const REAL_RATE_MARGIN: f64 = 0.01;
 
 /// A read-back is called pinned only when a real drafter within [`REAL_RATE_MARGIN`] shows the forced
 /// schedule's fingerprint with a chance below this: (1 − margin)^n < level takes n ≥ 688 chances to
 /// depart from it (steps, and steps that could have accepted one more draft).
-pub const FINGERPRINT_LEVEL: f64 = 1e-3;
+pub(crate) const FINGERPRINT_LEVEL: f64 = 1e-3;
 
 /// Checks `ev` as evidence of real acceptance at draft length `k`: its counts (total and every window)
 /// must be possible, and it must not be the read-back of a pinned run. A sample too small for the normal
@@ -216,24 +216,7 @@ pub const FINGERPRINT_LEVEL: f64 = 1e-3;
 ///
 /// # Errors
 /// [`Error::Parse`] naming the file, the metric and the reason.
-///
-/// ```
-/// use alsim::engine::Engine;
-/// use alsim::evidence::{validate, Evidence, InputFormat, Origin, Window};
-/// // ATOM's read-back of a forced AL 2.83 at k = 3: every step accepts 1 or 2 drafts.
-/// let ev = Evidence {
-///     location: Origin { origin: "mtp_stats.json".into(), line: None },
-///     engine: Engine::Atom,
-///     format: InputFormat::AtomJson,
-///     k: None,
-///     total: Window::from_distribution(vec![0.0, 85_000.0, 415_000.0, 0.0]),
-///     batches: Vec::new(),
-///     notes: Vec::new(),
-/// };
-/// let err = validate::check(&ev, 3).unwrap_err().to_string();
-/// assert!(err.contains("pinned run"), "{err}");
-/// ```
-pub fn check(ev: &Evidence, k: usize) -> Result<Findings> {
+pub(crate) fn check(ev: &Evidence, k: usize) -> Result<Findings> {
     let names = metrics(ev.engine, ev.format);
     let (origin, line) = (&ev.location.origin, ev.location.line);
     counts(&ev.total, Some(k), &names, origin, line)?;
@@ -324,7 +307,26 @@ fn fingerprint(w: &Window, k: usize) -> Option<Fingerprint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::evidence::Origin;
+
+    #[test]
+    fn atoms_read_back_of_a_forced_al_is_refused_as_a_pinned_run() {
+        use crate::engine::Engine;
+        use crate::evidence::{Evidence, InputFormat, Window};
+        // ATOM's read-back of a forced AL 2.83 at k = 3: every step accepts 1 or 2 drafts.
+        let ev = Evidence {
+            location: Origin { origin: "mtp_stats.json".into(), line: None },
+            engine: Engine::Atom,
+            format: InputFormat::AtomJson,
+            k: None,
+            total: Window::from_distribution(vec![0.0, 85_000.0, 415_000.0, 0.0]),
+            batches: Vec::new(),
+            notes: Vec::new(),
+        };
+        let err = check(&ev, 3).unwrap_err().to_string();
+        assert!(err.contains("pinned run"), "{err}");
+    }
 
     fn ev(total: Window) -> Evidence {
         Evidence {

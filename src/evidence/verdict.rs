@@ -165,7 +165,7 @@ pub struct FileResult {
     /// whatever the interval says.
     pub sample_too_small: Option<String>,
     /// Why the evidence cannot tell a pinned run's read-back from real acceptance, when it cannot
-    /// ([`validate::Findings::read_back`]): the verdict then holds only if the run verified for real.
+    /// (`validate::Findings::read_back`): the verdict then holds only if the run verified for real.
     pub read_back: Option<String>,
     /// The pin's implied decode-throughput error.
     pub throughput_error: ThroughputError,

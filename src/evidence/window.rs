@@ -15,7 +15,7 @@ pub struct Window {
     /// Steps that accepted exactly a = 0..k drafts (ATOM), where the engine counts them.
     pub distribution: Option<Vec<f64>>,
     /// Draft tokens proposed (k per step for a chain drafter), where the engine counts them apart from
-    /// the steps: it must agree with D·k ([`super::validate`]).
+    /// the steps: it must agree with D·k (`super::validate`).
     pub draft_tokens: Option<f64>,
 }
 

@@ -14,7 +14,7 @@
 //!   the entry's precision, a BF16 KV cache (`alsim predict`'s default); ISL/OSL from its scenario item, else
 //!   `alsim predict`'s defaults (agentic traces state none) with a note;
 //! - the same [`Sweep`] `alsim predict` runs: [`crate::perf::cost::CostModel`] and
-//!   [`crate::perf::choice::choose`] with the [`Band`].
+//!   `crate::perf::choice::choose` with the [`Band`].
 
 pub mod map;
 

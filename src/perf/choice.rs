@@ -74,7 +74,7 @@ pub struct Choice {
 /// Ranks one concurrency's predictions by throughput among those meeting `floor` and fitting in memory
 /// (ties keep the smaller k), forms the band within the band's error of the top, and chooses in it by its
 /// objective.
-pub fn choose(rows: &[Prediction], concurrency: usize, floor: Option<f64>, band_of: Band) -> Choice {
+pub(crate) fn choose(rows: &[Prediction], concurrency: usize, floor: Option<f64>, band_of: Band) -> Choice {
     let model_error = band_of.error;
     let mut ranked: Vec<&Prediction> = rows.iter().filter(|p| floor.is_none_or(|f| p.per_user_tps >= f)).collect();
     ranked.sort_by(|a, b| b.throughput_per_gpu.total_cmp(&a.throughput_per_gpu).then(a.k.cmp(&b.k)));
@@ -124,7 +124,7 @@ pub struct FrontierPoint {
 
 /// The predictions no other prediction beats on both throughput per GPU and per-user speed (among those that
 /// fit in memory), fastest per user first: the operating points worth considering at any interactivity target.
-pub fn frontier(predictions: &[Prediction]) -> Vec<FrontierPoint> {
+pub(crate) fn frontier(predictions: &[Prediction]) -> Vec<FrontierPoint> {
     let mut points: Vec<&Prediction> = predictions.iter().filter(|p| p.fits_memory).collect();
     points.sort_by(|a, b| {
         b.per_user_tps.total_cmp(&a.per_user_tps).then(b.throughput_per_gpu.total_cmp(&a.throughput_per_gpu))

@@ -7,9 +7,9 @@
 //!   measured data that justify each term;
 //! - [`workload`]: the request shape (decode context, or turns with prefill);
 //! - [`cost`]: a deployment (hardware × model × drafter × parallelism × precisions) pricing one step;
-//! - [`sweep`]: predictions over concurrency × k;
-//! - [`choice`]: the best k with its runner-up and band, the Pareto frontier, drafters compared;
-//! - [`acceptance`]: AL(k) from a golden curve, a fit, evidence or explicit values;
+//! - `sweep`: predictions over concurrency × k;
+//! - `choice`: the best k with its runner-up and band, the Pareto frontier, drafters compared;
+//! - `acceptance`: AL(k) from a golden curve, a fit, evidence or explicit values;
 //! - [`calibrate`]: fitting the efficiencies to measured step times or serving pairs, and scoring the model.
 //!
 //! Per step with B concurrent requests (docs/model.md §6):
@@ -37,14 +37,14 @@
 //! # Ok::<(), alsim::Error>(())
 //! ```
 
-pub mod acceptance;
+pub(crate) mod acceptance;
 pub mod calibrate;
-pub mod choice;
+pub(crate) mod choice;
 pub mod cost;
 pub mod csv;
-pub mod prediction;
+pub(crate) mod prediction;
 pub mod profile;
-pub mod sweep;
+pub(crate) mod sweep;
 pub mod terms;
 pub mod versus;
 pub mod workload;

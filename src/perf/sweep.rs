@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::acceptance::AcceptanceSource;
 use super::choice::{Band, Choice, FrontierPoint, choose, frontier};
 use super::cost::{CostModel, Workload};
-pub use super::prediction::Prediction;
+pub(crate) use super::prediction::Prediction;
 use super::terms::Efficiencies;
 use crate::error::{Error, Result};
 
@@ -44,14 +44,14 @@ pub struct Sweep {
 }
 
 /// Highest per-request speed floor accepted, tokens/s: far above any decode (a typo is refused, not swept).
-pub const MAX_USER_TPS: f64 = 1_000_000.0;
+pub(crate) const MAX_USER_TPS: f64 = 1_000_000.0;
 
 impl Sweep {
     /// Predicts every (concurrency, k) for the k that `acceptance` gives, and chooses k per concurrency
     /// subject to `min_user_tps`, in `band`.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an empty or zero concurrency, a floor outside (0, [`MAX_USER_TPS`]], a model error outside (0, 1), or k > 0
+    /// [`Error::Invalid`] for an empty or zero concurrency, a floor outside (0, `MAX_USER_TPS`], a model error outside (0, 1), or k > 0
     /// without a drafter.
     pub fn run(
         cost: &CostModel,

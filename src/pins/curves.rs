@@ -17,11 +17,11 @@ use crate::curve::{CurveSet, ThinkingMode};
 use crate::pins::rules;
 
 /// A curve entry a problem is about: (file origin, model, mode, k).
-pub type CurveEntry = (String, String, ThinkingMode, usize);
+pub(crate) type CurveEntry = (String, String, ThinkingMode, usize);
 
 /// One problem, with the entry it affects when it is about one value.
 #[derive(Debug, Clone)]
-pub struct CurveProblem {
+pub(crate) struct CurveProblem {
     /// The finding (severity decided by [`gate`]).
     pub finding: Finding,
     /// The affected entry; `None` for problems about a whole file.
@@ -31,7 +31,7 @@ pub struct CurveProblem {
 /// Every class-11 problem of the files in `curves` that is beyond noise (and every drafter ambiguity), as
 /// `alsim curve check` judges it: one noise model for both commands. Problems within noise, and missing k
 /// (a pin at such a k is unresolved anyway), are left to `curve check`.
-pub fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
+pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
     let canonical_repo = repo.canonicalize().ok();
     let rel = |origin: &str| -> String {
         match (Path::new(origin).canonicalize().ok(), &canonical_repo) {
@@ -77,7 +77,7 @@ pub fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
 }
 
 /// Keeps a problem an error only where a pin's expected value rests on its entry (`used`), else a warning.
-pub fn gate(problems: Vec<CurveProblem>, used: &[CurveEntry]) -> Vec<Finding> {
+pub(crate) fn gate(problems: Vec<CurveProblem>, used: &[CurveEntry]) -> Vec<Finding> {
     problems
         .into_iter()
         .map(|p| match &p.entry {

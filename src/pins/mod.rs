@@ -5,22 +5,22 @@
 //! This module owns
 //! - the repository walk ([`walk`]): which files are read; a candidate that cannot be read or decoded is
 //!   a finding naming the file, never a silent skip. Nothing read is ever executed;
-//! - the launch graph ([`graph`]): config entries of the master configs, the launchers they run on and
+//! - the launch graph (`graph`): config entries of the master configs, the launchers they run on and
 //!   their naming conventions, the launch scripts and recipes they reach, injected pins, roles and the
 //!   routes eval runs take — each pin's facts come from the path a runner takes, not from one file;
-//! - discovery in bash ([`shell`], parsed with brush-parser) and in YAML recipes ([`recipe`]): every pin
+//! - discovery in bash (`shell`, parsed with brush-parser) and in YAML recipes (`recipe`): every pin
 //!   site in the engine spellings, one pin per branch and role, with every fact that decides its golden
 //!   value and how it was decided ([`How`]); thinking mode per deployment and the table of defaults
-//!   ([`thinking`]);
-//! - verification ([`verify`]): the golden lookup, the classes of error of docs/pins.md ([`Class`]),
+//!   (`thinking`);
+//! - verification (`verify`): the golden lookup, the classes of error of docs/pins.md ([`Class`]),
 //!   tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]), severities, the allow-list ([`allow`]) and the
-//!   golden curves' own problems ([`curves`]);
-//! - rate lists ([`rates`]): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
+//!   golden curves' own problems (`curves`);
+//! - rate lists (`rates`): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
 //!   as written and compared position by position with the golden curve's own chain;
 //! - pull-request mode ([`diff`]): the check of the working tree against a git revision's, each finding
 //!   new, fixed or unchanged under a line-insensitive key;
 //! - repair ([`fix`]): a unified diff that sets each wrong literal to its golden value, and its transactional write;
-//! - generation ([`native`]): the engine-native setting for a golden value.
+//! - generation (`native`): the engine-native setting for a golden value.
 //!
 //! Facts that cannot be resolved are reported as [`How::Unresolved`] with the missing fact named, never
 //! guessed; a fact taken from a documented default (a thinking mode) is [`How::Default`] and decides like a
@@ -28,20 +28,20 @@
 //! is a warning.
 
 pub mod allow;
-pub mod curves;
+pub(crate) mod curves;
 pub mod diff;
 pub mod fix;
 mod golden;
-pub mod graph;
+pub(crate) mod graph;
 mod lines;
-pub mod native;
-pub mod rates;
-pub mod recipe;
+pub(crate) mod native;
+pub(crate) mod rates;
+pub(crate) mod recipe;
 mod rules;
-pub mod shell;
+pub(crate) mod shell;
 mod subject;
-pub mod thinking;
-pub mod verify;
+pub(crate) mod thinking;
+pub(crate) mod verify;
 pub mod walk;
 
 use std::fmt;
@@ -79,7 +79,7 @@ pub enum How {
     /// Read through a shell variable assigned in the file.
     Variable,
     /// The default of `${VAR:-default}` (the environment can override it), or an engine's or model's
-    /// documented default thinking mode where no file states one ([`thinking::DEFAULTS`]).
+    /// documented default thinking mode where no file states one (`thinking::DEFAULTS`).
     Default,
     /// Fixed by the `if`/`case` arm the pin sits in.
     Branch,

@@ -15,7 +15,7 @@ use super::{Knob, RATE_TOLERANCE};
 
 /// The rates of a written list (`0.78, 0.60, 0.45`, `[0.78,0.60,0.45]`, `0.78,0.6,0.45`); `None` when an
 /// entry is not a finite number.
-pub fn parse(text: &str) -> Option<Vec<f64>> {
+pub(crate) fn parse(text: &str) -> Option<Vec<f64>> {
     let body = text.trim().trim_matches(|c| c == '"' || c == '\'').trim();
     let body = body.strip_prefix('[').and_then(|b| b.strip_suffix(']')).unwrap_or(body);
     if body.trim().is_empty() {
@@ -25,13 +25,13 @@ pub fn parse(text: &str) -> Option<Vec<f64>> {
 }
 
 /// 1 + Σ p_i.
-pub fn implied_al(rates: &[f64]) -> f64 {
+pub(crate) fn implied_al(rates: &[f64]) -> f64 {
     1.0 + rates.iter().sum::<f64>()
 }
 
 /// The value a knob's written text stands for, in the knob's spelling (for a rates knob: the implied AL,
 /// with the list).
-pub fn read_written(knob: Knob, text: &str) -> Option<(f64, Option<Vec<f64>>)> {
+pub(crate) fn read_written(knob: Knob, text: &str) -> Option<(f64, Option<Vec<f64>>)> {
     if knob.is_rates() {
         parse(text).map(|r| (implied_al(&r), Some(r)))
     } else {
@@ -41,18 +41,18 @@ pub fn read_written(knob: Knob, text: &str) -> Option<(f64, Option<Vec<f64>>)> {
 
 /// The list as `knob` spells it: `0.78, 0.60, 0.45` inside vLLM's JSON brackets, `0.78,0.60,0.45` for
 /// llama.cpp's flag.
-pub fn spelled(knob: Knob, rates: &[f64]) -> String {
+pub(crate) fn spelled(knob: Knob, rates: &[f64]) -> String {
     let separator = if knob == Knob::LlamacppRates { "," } else { ", " };
     rates.iter().map(|&p| rate_text(p)).collect::<Vec<_>>().join(separator)
 }
 
 /// `[0.78, 0.60, 0.45]`, for reports.
-pub fn shown(rates: &[f64]) -> String {
+pub(crate) fn shown(rates: &[f64]) -> String {
     format!("[{}]", spelled(Knob::VllmSyntheticRates, rates))
 }
 
 /// Why the engines refuse the list whatever k is (an entry outside [0, 1], an increase), if they do.
-pub fn chain_problem(rates: &[f64]) -> Option<String> {
+pub(crate) fn chain_problem(rates: &[f64]) -> Option<String> {
     if let Some((i, p)) = rates.iter().enumerate().find(|(_, p)| !(0.0..=1.0).contains(*p)) {
         return Some(format!("rate {} = {} is outside [0, 1]", i + 1, rate_text(*p)));
     }
@@ -68,13 +68,13 @@ pub fn chain_problem(rates: &[f64]) -> Option<String> {
 }
 
 /// The golden chain of `curve` at `k`, when the curve can shape one.
-pub fn golden(curve: &Curve, k: usize) -> Option<RatesPin> {
+pub(crate) fn golden(curve: &Curve, k: usize) -> Option<RatesPin> {
     RatesPin::from_curve(curve, k).ok()
 }
 
 /// The 1-based positions where `written` is off `golden` by more than [`RATE_TOLERANCE`] (every position
 /// when the lengths differ).
-pub fn off_positions(written: &[f64], golden: &[f64]) -> Vec<usize> {
+pub(crate) fn off_positions(written: &[f64], golden: &[f64]) -> Vec<usize> {
     if written.len() != golden.len() {
         return (1..=written.len().max(golden.len())).collect();
     }

@@ -66,7 +66,7 @@ struct Item {
 
 /// The facts of one role, each with how it was read.
 #[derive(Debug, Clone)]
-pub struct RoleFacts {
+pub(crate) struct RoleFacts {
     /// Whether the role runs speculative decoding.
     pub spec: bool,
     /// Draft length.
@@ -89,7 +89,7 @@ pub struct RoleFacts {
 
 /// A parsed recipe.
 #[derive(Debug, Clone)]
-pub struct Recipe {
+pub(crate) struct Recipe {
     /// Path relative to the repository root.
     pub rel: String,
     items: Vec<Item>,
@@ -103,7 +103,7 @@ pub struct Recipe {
 
 impl Recipe {
     /// Reads a recipe from its text and PyYAML tree.
-    pub fn read(rel: &str, text: &str, root: &Node, duplicates: &[Duplicate]) -> Recipe {
+    pub(crate) fn read(rel: &str, text: &str, root: &Node, duplicates: &[Duplicate]) -> Recipe {
         let index = LineIndex::new(text);
         let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
         let mut reader = Reader { index: &index, text, line_starts: &line_starts, items: Vec::new(), groups: 0 };
@@ -155,23 +155,23 @@ impl Recipe {
     }
 
     /// The roles the recipe configures (environment blocks or engine configs), in a fixed order.
-    pub fn roles(&self) -> Vec<Role> {
+    pub(crate) fn roles(&self) -> Vec<Role> {
         let set: BTreeSet<Role> = self.items.iter().filter_map(|i| i.role).collect();
         set.into_iter().collect()
     }
 
     /// Whether any role runs speculative decoding.
-    pub fn speculative(&self) -> bool {
+    pub(crate) fn speculative(&self) -> bool {
         self.items.iter().any(|i| matches!(i.kind, ItemKind::K | ItemKind::DsparkBlock | ItemKind::DraftTokens))
     }
 
     /// Whether the recipe writes any pin knob.
-    pub fn has_pins(&self) -> bool {
+    pub(crate) fn has_pins(&self) -> bool {
         self.items.iter().any(|i| matches!(i.kind, ItemKind::Pin(_)))
     }
 
     /// The first line that configures speculative decoding.
-    pub fn spec_line(&self) -> Option<usize> {
+    pub(crate) fn spec_line(&self) -> Option<usize> {
         self.items
             .iter()
             .filter(|i| matches!(i.kind, ItemKind::K | ItemKind::Method | ItemKind::Algorithm))
@@ -191,7 +191,7 @@ impl Recipe {
     }
 
     /// Every fact of `role` (`None`: a recipe without roles).
-    pub fn facts(&self, role: Option<Role>) -> RoleFacts {
+    pub(crate) fn facts(&self, role: Option<Role>) -> RoleFacts {
         let dspark = self.fact_item(ItemKind::Algorithm, role).is_some_and(|i| i.value.eq_ignore_ascii_case("dspark"));
         let k_item = if dspark {
             self.fact_item(ItemKind::DsparkBlock, role).or_else(|| self.fact_item(ItemKind::DraftTokens, role))
@@ -306,7 +306,7 @@ impl Recipe {
     }
 
     /// Settings an engine ignores, as notes.
-    pub fn ignored_settings(&self) -> Vec<Finding> {
+    pub(crate) fn ignored_settings(&self) -> Vec<Finding> {
         let mut seen = BTreeSet::new();
         self.items
             .iter()
@@ -319,7 +319,7 @@ impl Recipe {
     }
 
     /// A pin of this recipe for `role` (hard-coded, or injected when `mechanism` says so).
-    pub fn pin(
+    pub(crate) fn pin(
         &self,
         role: Option<Role>,
         location: Location,
@@ -363,7 +363,7 @@ impl Recipe {
     }
 
     /// Every hard-coded pin, one per role it applies to, and the spelling/inert findings.
-    pub fn pins(&self) -> (Vec<Pin>, Vec<Finding>) {
+    pub(crate) fn pins(&self) -> (Vec<Pin>, Vec<Finding>) {
         let mut pins = Vec::new();
         let mut findings = self.ignored_settings();
         for (line, key) in &self.duplicates {

@@ -15,7 +15,7 @@ use crate::engine::Engine;
 
 /// One documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ThinkingDefault {
+pub(crate) struct ThinkingDefault {
     /// Golden-key prefix of the model family, normalized (`deepseekv4`, `qwen3`).
     pub family: &'static str,
     /// The engine, when the default is the engine's rather than the chat template's.
@@ -27,7 +27,7 @@ pub struct ThinkingDefault {
 }
 
 /// Defaults, most specific first: an engine-specific row wins over the family's chat-template row.
-pub const DEFAULTS: &[ThinkingDefault] = &[
+pub(crate) const DEFAULTS: &[ThinkingDefault] = &[
     ThinkingDefault {
         family: "deepseekv4",
         engine: Some(Engine::Vllm),
@@ -61,13 +61,13 @@ pub const DEFAULTS: &[ThinkingDefault] = &[
 ];
 
 /// The default mode for a golden model key on an engine, with its row.
-pub fn default_for(model_key: &str, engine: Option<Engine>) -> Option<&'static ThinkingDefault> {
+pub(crate) fn default_for(model_key: &str, engine: Option<Engine>) -> Option<&'static ThinkingDefault> {
     let key = normalize(model_key);
     DEFAULTS.iter().filter(|d| key.starts_with(d.family)).find(|d| d.engine.is_none() || d.engine == engine)
 }
 
 /// Settings that look like thinking switches but that the engine ignores, with what to write instead.
-pub const IGNORED: &[(&str, &str)] = &[(
+pub(crate) const IGNORED: &[(&str, &str)] = &[(
     "SGLANG_ENABLE_THINKING",
     "SGLang ignores SGLANG_ENABLE_THINKING; the server default is SGLANG_DEFAULT_THINKING",
 )];

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::stats::Estimate;
 
 /// The largest batch simulated.
-pub const MAX_BATCH: u32 = 4096;
+pub(crate) const MAX_BATCH: u32 = 4096;
 
 /// Who shares a step's draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -46,7 +46,7 @@ impl BatchConfig {
     /// Checks the sizes.
     ///
     /// # Errors
-    /// [`Error::Parameter`] naming `batch` when B is 0 or above [`MAX_BATCH`], or when fewer than 2 batches
+    /// [`Error::Parameter`] naming `batch` when B is 0 or above `MAX_BATCH`, or when fewer than 2 batches
     /// fit in `requests` (no between-batch variance to measure).
     pub fn new(batch: u32, requests: u64, seed: u64) -> Result<BatchConfig> {
         if batch == 0 || batch > MAX_BATCH {

@@ -2,28 +2,28 @@
 //! acceptance versus an engine's pinned synthetic schedule with the same mean (docs/model.md §3–4).
 //!
 //! This module owns the simulation engine and the study `alsim simulate` runs with it:
-//! - [`StepSampler`] draws one step's accepted count with one `u32` (alias table, [`sampler`]);
+//! - [`StepSampler`] draws one step's accepted count with one `u32` (alias table, `sampler`);
 //! - [`RequestModel`] runs one request: its output length ([`OutputLengths`]), optional heterogeneity
 //!   ([`Heterogeneity`]: a per-request log-odds scale on the conditional rates calibrated so the step-weighted
-//!   mean reproduces the curve, plus optional Markov-switching phases) and the step loop ([`request`]);
+//!   mean reproduces the curve, plus optional Markov-switching phases) and the step loop (`request`);
 //! - [`simulate_requests`] / [`simulate_totals`] run many requests in parallel, request i on its own stream
-//!   ([`request_rng`]), so a seed gives identical results at any thread count ([`run`]);
+//!   ([`request_rng`]), so a seed gives identical results at any thread count (`run`);
 //! - [`SourceSummary`] turns outcomes into means, standard errors and percentiles with order-statistic
-//!   intervals ([`summary`]);
-//! - [`steps_to_emit`] is the exact law of S_N, the steps to emit N tokens ([`exact`]);
-//! - [`simulate_batches`] compares per-request draws with SGLang's per-batch shared draw ([`batch`]);
+//!   intervals (`summary`);
+//! - [`steps_to_emit`] is the exact law of S_N, the steps to emit N tokens (`exact`);
+//! - [`simulate_batches`] compares per-request draws with SGLang's per-batch shared draw (`batch`);
 //! - [`Study`] puts them together: real versus pinned, side by side ([`SimReport`]).
 //!
 //! Definitions (docs/model.md §4): tokens per step X = a + 1; S_N = min{s : X_1 + … + X_s ≥ N}; per-request AL =
 //! tokens produced / S_N; TPOT = step time · S_N / N; per-user speed = N / (step time · S_N). Renewal theory
 //! gives E(S_N) ≈ N/AL and Var(S_N) ≈ N·Var(X)/AL³, which the exact mode computes without approximation.
 
-pub mod batch;
-pub mod exact;
-pub mod request;
-pub mod run;
-pub mod sampler;
-pub mod summary;
+pub(crate) mod batch;
+pub(crate) mod exact;
+pub(crate) mod request;
+pub(crate) mod run;
+pub(crate) mod sampler;
+pub(crate) mod summary;
 
 pub use batch::{BatchConfig, BatchSummary, Draws, simulate_batches};
 pub use exact::{StepsDistribution, steps_to_emit};

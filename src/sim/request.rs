@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::units::MAX_DRAFT_LEN;
 
 /// Entries in a per-step count table: accepted drafts 0..=k for k up to [`MAX_DRAFT_LEN`].
-pub const COUNT_SLOTS: usize = MAX_DRAFT_LEN + 1;
+pub(crate) const COUNT_SLOTS: usize = MAX_DRAFT_LEN + 1;
 
 /// Steps counted by accepted drafts a = 0..=k, in [`StepCounts::LANES`] lanes.
 ///
@@ -49,7 +49,7 @@ impl StepCounts {
 }
 
 /// The longest output a request may ask for (keeps step counts within `u32` and runs bounded).
-pub const MAX_OUTPUT_TOKENS: u32 = 10_000_000;
+pub(crate) const MAX_OUTPUT_TOKENS: u32 = 10_000_000;
 
 /// How many output tokens each request needs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -68,7 +68,7 @@ pub enum OutputLengths {
         high: u32,
     },
     /// Log-normal around `median` with log-scale standard deviation `sigma` (chat-like traffic), rounded,
-    /// at least 1 and at most [`MAX_OUTPUT_TOKENS`].
+    /// at least 1 and at most `MAX_OUTPUT_TOKENS`.
     LogNormal {
         /// Median tokens.
         median: f64,
@@ -85,7 +85,7 @@ impl OutputLengths {
     /// Checks the parameters.
     ///
     /// # Errors
-    /// [`Error::Parameter`] naming `parameter` when a length is 0 or above [`MAX_OUTPUT_TOKENS`], `low > high`,
+    /// [`Error::Parameter`] naming `parameter` when a length is 0 or above `MAX_OUTPUT_TOKENS`, `low > high`,
     /// or `sigma` is negative or above 3 (beyond that the log-normal is dominated by the cap).
     pub fn validated(self, parameter: &'static str) -> Result<Self> {
         let check = |n: f64| {
@@ -176,14 +176,14 @@ pub struct Heterogeneity {
 
 /// Longest mean phase accepted, in steps: as long as the longest request (a phase that never ends is no
 /// phase), and short enough that the chance of leaving a phase stays representable.
-pub const MAX_PHASE_STEPS: f64 = 10_000_000.0;
+pub(crate) const MAX_PHASE_STEPS: f64 = 10_000_000.0;
 
 impl Heterogeneity {
     /// Checks the parameters.
     ///
     /// # Errors
     /// [`Error::Parameter`] naming the parameter when a spread is negative, not finite or above 5 (odds scaled by
-    /// e^±15 at 3σ, every rate pinned at 0 or 1), or a phase mean length outside [1, [`MAX_PHASE_STEPS`]].
+    /// e^±15 at 3σ, every rate pinned at 0 or 1), or a phase mean length outside [1, `MAX_PHASE_STEPS`].
     pub fn validated(self) -> Result<Self> {
         let spread_ok = |s: f64| s.is_finite() && (0.0..=5.0).contains(&s);
         if !spread_ok(self.spread) {
@@ -259,10 +259,10 @@ impl RequestModel {
 
     /// Requests that vary around `base` as `heterogeneity` says, with the odds shift calibrated numerically
     /// so that the step-weighted mean AL — total tokens over total steps, what throughput sees — equals
-    /// `base`'s AL (see [`calibrate_shift`]).
+    /// `base`'s AL (see `calibrate_shift`).
     ///
     /// # Errors
-    /// As [`Heterogeneity::validated`] and [`calibrate_shift`].
+    /// As [`Heterogeneity::validated`] and `calibrate_shift`.
     pub fn heterogeneous(base: &Acceptance, heterogeneity: Heterogeneity, lengths: OutputLengths) -> Result<Self> {
         let heterogeneity = heterogeneity.validated()?;
         if !heterogeneity.is_active() {
@@ -433,7 +433,7 @@ const QUADRATURE_NODES: usize = 2_000;
 ///
 /// # Errors
 /// [`Error::Invalid`] when no shift reaches `target` (rates all 0 or 1 leave nothing to scale).
-pub fn calibrate_shift(conditional: &[f64], heterogeneity: Heterogeneity, target: f64) -> Result<f64> {
+pub(crate) fn calibrate_shift(conditional: &[f64], heterogeneity: Heterogeneity, target: f64) -> Result<f64> {
     let normal = Normal::standard();
     let nodes: Vec<f64> = if heterogeneity.spread > 0.0 {
         (0..QUADRATURE_NODES).map(|j| normal.inverse_cdf((j as f64 + 0.5) / QUADRATURE_NODES as f64)).collect()

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 const CHUNK: u64 = 256;
 
 /// The most requests one run may simulate (12 bytes each are kept for percentiles: 1.2 GB at the limit).
-pub const MAX_REQUESTS: u64 = 100_000_000;
+pub(crate) const MAX_REQUESTS: u64 = 100_000_000;
 
 /// How many requests, under which seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -30,7 +30,7 @@ impl RunConfig {
     /// Checks the request count.
     ///
     /// # Errors
-    /// [`Error::Parameter`] for `requests` when it is 0 or above [`MAX_REQUESTS`].
+    /// [`Error::Parameter`] for `requests` when it is 0 or above `MAX_REQUESTS`.
     pub fn new(requests: u64, seed: u64) -> Result<RunConfig> {
         if requests == 0 || requests > MAX_REQUESTS {
             return Err(Error::parameter("requests", format!("{requests} must be between 1 and {MAX_REQUESTS}")));

@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::stats::{ConfidenceInterval, Estimate, z_two_sided};
 
 /// Percentiles every metric reports (in percent): both tails and the median.
-pub const PERCENTILES: [f64; 5] = [1.0, 10.0, 50.0, 90.0, 99.0];
+pub(crate) const PERCENTILES: [f64; 5] = [1.0, 10.0, 50.0, 90.0, 99.0];
 
 /// One percentile with its confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -33,7 +33,7 @@ pub struct Metric {
     pub mean: Estimate,
     /// Standard deviation over requests.
     pub standard_deviation: f64,
-    /// [`PERCENTILES`], in order.
+    /// `PERCENTILES`, in order.
     pub percentiles: Vec<Percentile>,
 }
 
@@ -70,7 +70,7 @@ impl Metric {
         })
     }
 
-    /// The estimate of percentile `pct` (one of [`PERCENTILES`]).
+    /// The estimate of percentile `pct` (one of `PERCENTILES`).
     pub fn percentile(&self, pct: f64) -> Option<&Estimate> {
         self.percentiles.iter().find(|p| p.percentile == pct).map(|p| &p.estimate)
     }

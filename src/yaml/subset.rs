@@ -28,7 +28,7 @@ const MAX_KEY: usize = 1000;
 
 /// Reads `text` if it lies in the subset: the tree and the duplicate keys, as
 /// [`super::parse_like_pyyaml`] returns them; `None` when the text needs the full YAML parser.
-pub fn read(text: &str) -> Option<(Node, Vec<Duplicate>)> {
+pub(super) fn read(text: &str) -> Option<(Node, Vec<Duplicate>)> {
     if !printable(text) {
         return None;
     }

@@ -4,7 +4,7 @@
 //! Two kinds of measured file, told apart by their header:
 //! - step times ([`steps`]): per deployment, fit on the k = 0 rows, score the k ≥ 1 rows
 //!   (`summary.step_time_median_abs_rel_error`);
-//! - serving pairs ([`serving`], the columns of `../shared/data/serving/*.csv`): per group, fit on the
+//! - serving pairs (`serving`, the columns of `../shared/data/serving/*.csv`): per group, fit on the
 //!   spec-off TPOT, fit one AL where the file has none, predict the speedup over concurrency
 //!   (`summary.speedup_median_abs_rel_error`, `summary.trend_sign_agreement`, beside the flat line's error).
 //!
@@ -13,7 +13,7 @@
 
 pub mod fit;
 mod pooled;
-pub mod serving;
+pub(crate) mod serving;
 pub mod steps;
 
 use std::collections::HashMap;
@@ -202,7 +202,7 @@ pub struct Calibration {
 /// Calibrates the model on `measured` (see the module docs) and scores it.
 ///
 /// # Errors
-/// As [`steps::calibrate_steps`] and [`serving::calibrate_pairs`].
+/// As [`steps::calibrate_steps`] and `serving::calibrate_pairs`.
 pub fn calibrate(profiles: &Profiles, measured: &Measured, origin: &str, drafter: Option<&str>) -> Result<Calibration> {
     run(profiles, measured, origin, drafter, Mode::Fit)
 }

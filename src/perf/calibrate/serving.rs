@@ -98,7 +98,7 @@ impl GroupKey {
 }
 
 /// Whether the table holds serving pairs (its header has the spec-off TPOT column).
-pub fn is_serving(table: &CsvTable) -> bool {
+pub(crate) fn is_serving(table: &CsvTable) -> bool {
     table.has("none_median_tpot")
 }
 
@@ -263,7 +263,7 @@ pub struct ServingCalibration {
 /// # Errors
 /// Lookup errors naming unknown hardware, models or drafters; [`Error::Invalid`] naming the line of a group
 /// whose deployment is impossible.
-pub fn calibrate_pairs(
+pub(crate) fn calibrate_pairs(
     profiles: &Profiles,
     pairs: &[ServingPair],
     origin: &str,

@@ -15,10 +15,10 @@ use crate::pins::shell::{ConditionalKind, Script};
 use crate::pins::{Edit, EntryRef, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role};
 
 /// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
-pub const INJECTOR: &str = "runners/inject_synthetic_acceptance.py";
+pub(crate) const INJECTOR: &str = "runners/inject_synthetic_acceptance.py";
 
 /// Every pin of the graph and every finding about them.
-pub fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Finding>) {
+pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Finding>) {
     let mut pins = Vec::new();
     let mut findings = graph.findings.clone();
     script_pins(&graph, &mut pins, &mut findings);

@@ -201,7 +201,7 @@ fn text_of(node: &Node, key: &str) -> Option<String> {
 }
 
 /// The entries of a master config, or `None` when the file does not have that structure.
-pub fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
+pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
     let Node::Map(top) = root else { return None };
     let lines: Vec<&str> = text.lines().collect();
     let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();

@@ -19,9 +19,9 @@
 //! scripts jobs reach, and eval twins. Any of these that fails to parse is an error naming the file; a
 //! file with no pin spelling that nothing reaches cannot hide a pin and is not parsed at all.
 
-pub mod assemble;
-pub mod config;
-pub mod runner;
+pub(crate) mod assemble;
+pub(crate) mod config;
+pub(crate) mod runner;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -38,7 +38,7 @@ use super::{EntryRef, Finding, Inventory, Location};
 use crate::pins::rules;
 
 /// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
-pub const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
+pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
 
 /// Text that makes a YAML file worth parsing as a recipe: a knob written as a key or JSON key.
 const YAML_KNOBS: &[&str] = &[
@@ -66,7 +66,7 @@ const SHELL_KNOBS: &[&str] = &[
 
 /// One search-space point run on one launcher.
 #[derive(Debug, Clone)]
-pub struct Job {
+pub(crate) struct Job {
     /// Index of the entry.
     pub entry: usize,
     /// Index of the point in the entry.
@@ -78,7 +78,7 @@ pub struct Job {
 }
 
 /// A recipe path a `CONFIG_FILE`/`EVAL_CONFIG_FILE` names, as the launchers map it.
-pub fn recipe_path(value: &str) -> Option<String> {
+pub(crate) fn recipe_path(value: &str) -> Option<String> {
     let path = value.split(':').next().unwrap_or(value).trim().trim_start_matches("./");
     if path.starts_with("benchmarks/") {
         Some(path.to_string())
@@ -88,7 +88,7 @@ pub fn recipe_path(value: &str) -> Option<String> {
 }
 
 /// Everything parsed, and the jobs.
-pub struct Graph<'f> {
+pub(crate) struct Graph<'f> {
     /// Config entries.
     pub entries: Vec<Entry>,
     /// Jobs of relevant points.
@@ -117,23 +117,23 @@ pub struct Graph<'f> {
 
 impl Graph<'_> {
     /// The entry of a job.
-    pub fn entry(&self, job: &Job) -> &Entry {
+    pub(crate) fn entry(&self, job: &Job) -> &Entry {
         &self.entries[job.entry]
     }
 
     /// The point of a job.
-    pub fn point(&self, job: &Job) -> &Point {
+    pub(crate) fn point(&self, job: &Job) -> &Point {
         &self.entries[job.entry].points[job.point]
     }
 
     /// The reference to a job's entry, at its point's line.
-    pub fn entry_ref(&self, job: &Job) -> EntryRef {
+    pub(crate) fn entry_ref(&self, job: &Job) -> EntryRef {
         let e = self.entry(job);
         EntryRef { name: e.name.clone(), at: Location::new(&e.file, self.point(job).line) }
     }
 
     /// The parsed script at `path`.
-    pub fn script(&self, path: &str) -> Option<&Script> {
+    pub(crate) fn script(&self, path: &str) -> Option<&Script> {
         self.script_index.get(path).map(|&i| &self.scripts[i])
     }
 }
@@ -204,7 +204,7 @@ fn parse_script(file: &TextFile) -> Result<Script, Finding> {
 }
 
 /// Builds the graph of `files` (walked from `root`) and every pin in it.
-pub fn discover(files: &Files, root: &std::path::Path) -> Inventory {
+pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let mut findings: Vec<Finding> =
         files.problems.iter().map(|p| rules::unreadable::walked(&p.path, &p.reason, p.hides_pins)).collect();
     let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();

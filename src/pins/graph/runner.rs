@@ -19,13 +19,13 @@ use crate::yaml::Node;
 
 /// Runner labels → runner node names (`configs/runners.yaml`).
 #[derive(Debug, Clone, Default)]
-pub struct Runners {
+pub(crate) struct Runners {
     labels: BTreeMap<String, Vec<String>>,
 }
 
 impl Runners {
     /// Reads a runners file by its structure (`labels:` mapping labels to lists of node names).
-    pub fn read(root: &Node) -> Option<Runners> {
+    pub(crate) fn read(root: &Node) -> Option<Runners> {
         let Some(Node::Map(labels)) = root.get("labels") else { return None };
         let mut out = BTreeMap::new();
         for (label, nodes) in labels {
@@ -37,7 +37,7 @@ impl Runners {
 
     /// The launcher files a label runs on, among `launchers` (repository-relative paths), with a node
     /// name of each.
-    pub fn launchers(&self, label: &str, launchers: &[String]) -> Vec<(String, String)> {
+    pub(crate) fn launchers(&self, label: &str, launchers: &[String]) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
         let mut add = |node: &str| {
             let prefix = node.split('_').next().unwrap_or(node);
@@ -63,7 +63,7 @@ impl Runners {
 
 /// A launcher deleting a knob's lines from the recipes under a directory for eval runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Strip {
+pub(crate) struct Strip {
     /// The text the `sed` deletes lines of (`TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`).
     pub pattern: String,
     /// Repository-relative directory whose recipes it edits.
@@ -74,7 +74,7 @@ pub struct Strip {
 
 /// What a launcher does for one entry.
 #[derive(Debug, Clone, Default)]
-pub struct LaunchFacts {
+pub(crate) struct LaunchFacts {
     /// The single-node script it runs (repository-relative) and the line that spells it.
     pub script: Option<(String, Location)>,
     /// Every single-node path it tried, in order.
@@ -103,7 +103,7 @@ fn reachable(r: &Resolver, stmt: &Stmt) -> bool {
 /// or switch to the eval twin, and commands that run a script, call the injector or strip a knob for
 /// eval. Which of them a job reaches depends on its environment ([`Launcher::facts`]); the text tests
 /// do not, and repeating them for each of a launcher's jobs was most of the launch analysis.
-pub struct Launcher<'s> {
+pub(crate) struct Launcher<'s> {
     script: &'s Script,
     steps: Vec<Step>,
 }
@@ -118,7 +118,7 @@ struct Step {
 
 impl<'s> Launcher<'s> {
     /// Picks the statements of `script` that can matter.
-    pub fn new(script: &'s Script) -> Launcher<'s> {
+    pub(crate) fn new(script: &'s Script) -> Launcher<'s> {
         let steps = script
             .stmts
             .iter()
@@ -142,7 +142,7 @@ impl<'s> Launcher<'s> {
 
     /// Reads what the launcher does for an entry whose job has `env`; `exists` says whether a repository
     /// path is a file.
-    pub fn facts(
+    pub(crate) fn facts(
         &self,
         scripts: &[Script],
         tables: &[LookupTable],

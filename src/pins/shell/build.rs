@@ -254,13 +254,12 @@ impl Builder<'_> {
         }
         if bodies.last().is_some_and(|(c, _)| c.is_some()) {
             // The implicit `else` that runs nothing still excludes every other arm.
-            let arms: Vec<Arm> =
-                bodies.iter().map(|(c, _)| Arm { cond: c.clone(), patterns: Vec::new(), has_body: true }).collect();
+            let arms: Vec<Arm> = bodies.iter().map(|(c, _)| Arm { cond: c.clone(), patterns: Vec::new() }).collect();
             self.script.choices[id as usize].arms = arms;
-            self.script.choices[id as usize].arms.push(Arm { cond: None, patterns: Vec::new(), has_body: false });
+            self.script.choices[id as usize].arms.push(Arm { cond: None, patterns: Vec::new() });
         } else {
             self.script.choices[id as usize].arms =
-                bodies.iter().map(|(c, _)| Arm { cond: c.clone(), patterns: Vec::new(), has_body: true }).collect();
+                bodies.iter().map(|(c, _)| Arm { cond: c.clone(), patterns: Vec::new() }).collect();
         }
         // An arm runs when its own condition holds and every earlier one failed.
         let mut earlier: Vec<Cond> = Vec::new();
@@ -287,7 +286,7 @@ impl Builder<'_> {
         let mut arms = Vec::new();
         for item in &clause.cases {
             let patterns = item.patterns.iter().map(|p| self.word(p, src)).collect();
-            arms.push(Arm { cond: None, patterns, has_body: item.cmd.is_some() });
+            arms.push(Arm { cond: None, patterns });
         }
         self.script.choices.push(Conditional { kind: ConditionalKind::Case { subject }, arms });
         for (i, item) in clause.cases.iter().enumerate() {

@@ -20,7 +20,7 @@ const MAX_HOPS: usize = 4;
 
 /// One `source`/`.` statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Include {
+pub(crate) struct Include {
     /// The statement's index in the including script.
     pub stmt: usize,
     /// The path as written.
@@ -31,7 +31,7 @@ pub struct Include {
 
 /// Where a path points before it is looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Path {
+pub(crate) enum Path {
     /// Relative to the repository root, normalized.
     Repo(String),
     /// Relative to nothing written (`x.sh`, or after a variable the repository never sets): the
@@ -45,7 +45,7 @@ pub enum Path {
 }
 
 /// The `source`/`.` statements of `script`: (statement index, the path word).
-pub fn statements(script: &Script) -> Vec<(usize, &Word)> {
+pub(crate) fn statements(script: &Script) -> Vec<(usize, &Word)> {
     script
         .stmts
         .iter()
@@ -60,7 +60,7 @@ pub fn statements(script: &Script) -> Vec<(usize, &Word)> {
 }
 
 /// The repository path `word` names in `script` (whose run started at `top`), or why it cannot be read.
-pub fn path_of(word: &Word, script: &Script, top: &str) -> Result<Path, String> {
+pub(crate) fn path_of(word: &Word, script: &Script, top: &str) -> Result<Path, String> {
     let text = expand(word, script, top, 0)?;
     if text.starts_with('/') {
         return Err(format!("{} is an absolute path, outside the repository as checked", word.raw));
@@ -78,7 +78,7 @@ pub fn path_of(word: &Word, script: &Script, top: &str) -> Result<Path, String> 
 }
 
 /// The file `path` names, given the including script's path and which files exist.
-pub fn locate(path: &Path, script: &str, exists: &dyn Fn(&str) -> bool) -> Result<String, String> {
+pub(crate) fn locate(path: &Path, script: &str, exists: &dyn Fn(&str) -> bool) -> Result<String, String> {
     match path {
         Path::Repo(p) if exists(p) => Ok(p.clone()),
         Path::Repo(p) => Err(format!("{p} is not a file the check read in the repository")),
@@ -210,7 +210,7 @@ fn normalize(path: &str) -> Option<String> {
 /// Every script's includes, against the scripts parsed so far; `index_of` gives an included file's index,
 /// parsing it (and adding it) when it is not parsed yet, until no new file is reached. An include that
 /// would read a file the run is already inside (a cycle) is not followed.
-pub fn resolve_all(
+pub(crate) fn resolve_all(
     scripts: &mut Vec<Script>,
     index_of: &mut dyn FnMut(&str, &mut Vec<Script>) -> Option<usize>,
     exists: &dyn Fn(&str) -> bool,

@@ -14,20 +14,20 @@
 
 mod build;
 mod checks;
-pub mod include;
-pub mod resolve;
-pub mod sites;
-pub mod text;
-pub mod word;
+pub(crate) mod include;
+pub(crate) mod resolve;
+pub(crate) mod sites;
+pub(crate) mod text;
+pub(crate) mod word;
 mod written;
 
 use std::collections::HashMap;
 
-pub use word::{Part, Template, Value, VarOp, Word};
+pub(crate) use word::{Part, Template, VarOp, Word};
 
 /// The arms a statement sits in and what they decide.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ctx {
+pub(crate) struct Ctx {
     /// (choice, arm) pairs, sorted by choice.
     pub arms: Vec<(u32, u32)>,
     /// `Some(true)`: runs only when `EVAL_ONLY` is true; `Some(false)`: only when it is not.
@@ -38,7 +38,7 @@ pub struct Ctx {
 
 impl Ctx {
     /// Whether two contexts can hold in one run: no choice takes two arms, and EVAL_ONLY agrees.
-    pub fn compatible(&self, other: &Ctx) -> bool {
+    pub(crate) fn compatible(&self, other: &Ctx) -> bool {
         let mut i = 0;
         let mut j = 0;
         while i < self.arms.len() && j < other.arms.len() {
@@ -59,7 +59,7 @@ impl Ctx {
     }
 
     /// Both contexts at once (callers check [`Ctx::compatible`] first).
-    pub fn merge(&self, other: &Ctx) -> Ctx {
+    pub(crate) fn merge(&self, other: &Ctx) -> Ctx {
         let mut arms = self.arms.clone();
         arms.extend(other.arms.iter().copied());
         arms.sort_unstable();
@@ -68,7 +68,7 @@ impl Ctx {
     }
 
     /// Whether `self` holds whenever `base` does (it adds no arm and no EVAL_ONLY condition).
-    pub fn implied_by(&self, base: &Ctx) -> bool {
+    pub(crate) fn implied_by(&self, base: &Ctx) -> bool {
         self.arms.iter().all(|a| base.arms.contains(a)) && (self.eval.is_none() || self.eval == base.eval)
     }
 
@@ -82,7 +82,7 @@ impl Ctx {
 
 /// An `if` chain or a `case`.
 #[derive(Debug, Clone)]
-pub struct Conditional {
+pub(crate) struct Conditional {
     /// What selects the arm.
     pub kind: ConditionalKind,
     /// The arms, in order; an `if` without `else` has an implicit last arm that runs nothing.
@@ -91,7 +91,7 @@ pub struct Conditional {
 
 /// What a choice tests.
 #[derive(Debug, Clone)]
-pub enum ConditionalKind {
+pub(crate) enum ConditionalKind {
     /// `if`/`elif`/`else`.
     If,
     /// `case WORD in …`.
@@ -103,18 +103,16 @@ pub enum ConditionalKind {
 
 /// One arm.
 #[derive(Debug, Clone)]
-pub struct Arm {
+pub(crate) struct Arm {
     /// `if`/`elif` arms: the condition (`None` for `else`).
     pub cond: Option<Cond>,
     /// `case` arms: the patterns.
     pub patterns: Vec<Word>,
-    /// Whether any assignment or command is written in the arm.
-    pub has_body: bool,
 }
 
 /// A condition as written.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cond {
+pub(crate) enum Cond {
     /// Both.
     And(Box<Cond>, Box<Cond>),
     /// Either.
@@ -129,7 +127,7 @@ pub enum Cond {
 
 /// A `[ … ]`, `test …` or `[[ … ]]` test.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Test {
+pub(crate) struct Test {
     /// The operator.
     pub op: TestOp,
     /// Operands (one for unary tests).
@@ -138,7 +136,7 @@ pub struct Test {
 
 /// Test operators the check understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestOp {
+pub(crate) enum TestOp {
     /// `=`, `==` (a glob on the right in `[[ ]]`).
     Eq,
     /// `!=`.
@@ -167,7 +165,7 @@ pub enum TestOp {
 
 impl Cond {
     /// Whether the condition holding implies `EVAL_ONLY` is `want` (`true`) or not true (`false`).
-    pub fn implies_eval(&self, want: bool) -> bool {
+    pub(crate) fn implies_eval(&self, want: bool) -> bool {
         match self {
             Cond::Test(t) => t.eval_atom() == Some(want),
             Cond::And(a, b) => a.implies_eval(want) || b.implies_eval(want),
@@ -178,7 +176,7 @@ impl Cond {
     }
 
     /// Whether the condition failing implies `EVAL_ONLY` is `want`.
-    pub fn negation_implies_eval(&self, want: bool) -> bool {
+    pub(crate) fn negation_implies_eval(&self, want: bool) -> bool {
         match self {
             Cond::Test(t) => t.eval_atom() == Some(!want),
             Cond::And(a, b) => a.negation_implies_eval(want) && b.negation_implies_eval(want),
@@ -228,7 +226,7 @@ impl Test {
 
 /// A statement: an assignment or a command, in its context.
 #[derive(Debug, Clone)]
-pub struct Stmt {
+pub(crate) struct Stmt {
     /// 1-based line where it starts.
     pub line: usize,
     /// Its context.
@@ -239,7 +237,7 @@ pub struct Stmt {
 
 /// Assignment or command.
 #[derive(Debug, Clone)]
-pub enum StmtKind {
+pub(crate) enum StmtKind {
     /// `NAME=value`, `export NAME=value`, `local NAME=value`, `NAME=(…)`.
     Assign(Assign),
     /// A command with its words, prefix assignments and heredoc bodies.
@@ -248,7 +246,7 @@ pub enum StmtKind {
 
 /// One assignment.
 #[derive(Debug, Clone)]
-pub struct Assign {
+pub(crate) struct Assign {
     /// The variable.
     pub name: String,
     /// The value.
@@ -263,7 +261,7 @@ pub struct Assign {
 
 /// A scalar or array value.
 #[derive(Debug, Clone)]
-pub enum AssignValue {
+pub(crate) enum AssignValue {
     /// `NAME=word`.
     Scalar(Word),
     /// `NAME=(w1 w2 …)`.
@@ -272,7 +270,7 @@ pub enum AssignValue {
 
 impl AssignValue {
     /// The words of the value.
-    pub fn words(&self) -> &[Word] {
+    pub(crate) fn words(&self) -> &[Word] {
         match self {
             AssignValue::Scalar(w) => std::slice::from_ref(w),
             AssignValue::Array(ws) => ws,
@@ -282,7 +280,7 @@ impl AssignValue {
 
 /// One command.
 #[derive(Debug, Clone)]
-pub struct Command {
+pub(crate) struct Command {
     /// Name and arguments.
     pub words: Vec<Word>,
     /// `NAME=value` before the command name.
@@ -293,14 +291,14 @@ pub struct Command {
 
 impl Command {
     /// The command name when written literally.
-    pub fn name(&self) -> Option<String> {
+    pub(crate) fn name(&self) -> Option<String> {
         self.words.first().and_then(Word::literal)
     }
 }
 
 /// A parsed script.
 #[derive(Debug, Clone)]
-pub struct Script {
+pub(crate) struct Script {
     /// Path relative to the repository root.
     pub rel: String,
     /// Statements in source order.
@@ -325,14 +323,14 @@ pub struct Script {
 
 /// The commands of a `$(…)`: its first and-or list, as `cmd`, `&& cmd`, `|| cmd`.
 #[derive(Debug, Clone, Default)]
-pub struct Sub {
+pub(crate) struct Sub {
     /// Each command with how it joins the previous one (`None` first, `Some(true)` for `&&`).
     pub items: Vec<(Option<bool>, SubItem)>,
 }
 
 /// One command of a `$(…)`.
 #[derive(Debug, Clone)]
-pub enum SubItem {
+pub(crate) enum SubItem {
     /// A simple command's words (name first).
     Words(Vec<Word>),
     /// A test.
@@ -341,7 +339,7 @@ pub enum SubItem {
 
 /// A script brush-parser could not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseFailure {
+pub(crate) struct ParseFailure {
     /// Where, when the parser says.
     pub line: Option<usize>,
     /// The parser's message.
@@ -353,27 +351,27 @@ impl Script {
     ///
     /// # Errors
     /// The parser's message and line when the text is not valid bash.
-    pub fn parse(rel: &str, text: &str) -> Result<Script, ParseFailure> {
+    pub(crate) fn parse(rel: &str, text: &str) -> Result<Script, ParseFailure> {
         build::parse(rel, text)
     }
 
     /// The statements assigning `name`, in source order.
-    pub fn assignments_of(&self, name: &str) -> &[usize] {
+    pub(crate) fn assignments_of(&self, name: &str) -> &[usize] {
         self.assigns.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The 1-based line of a byte offset.
-    pub fn line_of(&self, byte: usize) -> usize {
+    pub(crate) fn line_of(&self, byte: usize) -> usize {
         self.line_starts.partition_point(|&s| s <= byte).max(1)
     }
 
     /// The commands of the `$(…)` whose text starts at `start`.
-    pub fn sub(&self, start: usize) -> Option<&Sub> {
+    pub(crate) fn sub(&self, start: usize) -> Option<&Sub> {
         self.subs.get(&start)
     }
 
     /// The words of the first command of the `$(…)` whose text starts at `start`.
-    pub fn sub_command(&self, start: usize) -> Option<&[Word]> {
+    pub(crate) fn sub_command(&self, start: usize) -> Option<&[Word]> {
         match self.subs.get(&start)?.items.first()? {
             (_, SubItem::Words(words)) => Some(words),
             _ => None,
@@ -381,7 +379,7 @@ impl Script {
     }
 
     /// `printf FORMAT ARGS…` in a `$(…)`: the format and the arguments.
-    pub fn printf(&self, start: usize) -> Option<(Word, Vec<Word>)> {
+    pub(crate) fn printf(&self, start: usize) -> Option<(Word, Vec<Word>)> {
         let words = self.sub_command(start)?;
         let (name, rest) = words.split_first()?;
         if name.literal().as_deref() != Some("printf") {
@@ -396,12 +394,12 @@ impl Script {
     }
 
     /// Renders a word to a template, expanding `$(printf …)` in place.
-    pub fn template(&self, word: &Word) -> Template {
+    pub(crate) fn template(&self, word: &Word) -> Template {
         Template::of(word, &|_body, start| self.printf(start))
     }
 
     /// The arms' conditions a context implies: (condition, holds).
-    pub fn conditions(&self, ctx: &Ctx) -> Vec<(&Cond, bool)> {
+    pub(crate) fn conditions(&self, ctx: &Ctx) -> Vec<(&Cond, bool)> {
         let mut out = Vec::new();
         for &(choice, arm) in &ctx.arms {
             let choice = &self.choices[choice as usize];
@@ -421,6 +419,7 @@ impl Script {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pins::shell::word::Value;
 
     fn assigns(script: &Script, name: &str) -> Vec<(usize, Ctx)> {
         script

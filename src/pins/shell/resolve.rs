@@ -16,13 +16,13 @@ use super::{Cond, ConditionalKind, Ctx, Script, StmtKind, SubItem, Test, TestOp}
 use crate::pins::{How, Location};
 
 /// How deep variable resolution follows references before giving up (cycles, long chains).
-pub const MAX_DEPTH: usize = 12;
+pub(crate) const MAX_DEPTH: usize = 12;
 /// At most this many values per word; more is a script to read by eye.
-pub const MAX_BRANCHES: usize = 64;
+pub(crate) const MAX_BRANCHES: usize = 64;
 
 /// A variable a config entry (or a table call) gives the script.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EnvValue {
+pub(crate) struct EnvValue {
     /// The value.
     pub value: String,
     /// Where it is written.
@@ -32,11 +32,11 @@ pub struct EnvValue {
 }
 
 /// The environment a script runs with.
-pub type Env = BTreeMap<String, EnvValue>;
+pub(crate) type Env = BTreeMap<String, EnvValue>;
 
 /// One way a value can come out, with the arms it needs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Val {
+pub(crate) struct Val {
     /// The value, `None` when unresolved.
     pub value: Option<String>,
     /// How it was decided.
@@ -55,7 +55,7 @@ pub struct Val {
 
 /// A lookup-table function of shared launch code: a function that echoes a number chosen by `case`.
 #[derive(Debug, Clone)]
-pub struct LookupTable {
+pub(crate) struct LookupTable {
     /// The function name.
     pub name: String,
     /// The script it is defined in (index into the scripts given to the resolver).
@@ -69,7 +69,7 @@ pub struct LookupTable {
 }
 
 /// The lookup tables defined in `scripts`: functions with a `case` whose arms `echo` a number.
-pub fn tables(scripts: &[Script]) -> Vec<LookupTable> {
+pub(crate) fn tables(scripts: &[Script]) -> Vec<LookupTable> {
     let mut out = Vec::new();
     for (index, script) in scripts.iter().enumerate() {
         for (func, name) in script.functions.iter().enumerate() {
@@ -100,7 +100,7 @@ pub fn tables(scripts: &[Script]) -> Vec<LookupTable> {
 }
 
 /// Reads values in one script.
-pub struct Resolver<'a> {
+pub(crate) struct Resolver<'a> {
     /// The script.
     pub script: &'a Script,
     /// Every parsed script (tables live in shared code).
@@ -113,7 +113,7 @@ pub struct Resolver<'a> {
 
 impl Resolver<'_> {
     /// A location in this script.
-    pub fn loc(&self, line: usize) -> Location {
+    pub(crate) fn loc(&self, line: usize) -> Location {
         Location::new(&self.script.rel, line)
     }
 
@@ -143,7 +143,7 @@ impl Resolver<'_> {
     }
 
     /// The values of a template value (a literal read out of JSON or flags, or an expansion).
-    pub fn value(&self, value: &Value, ctx: &Ctx, line: usize) -> Vec<Val> {
+    pub(crate) fn value(&self, value: &Value, ctx: &Ctx, line: usize) -> Vec<Val> {
         match value {
             Value::Lit { text, span } => vec![self.literal(text, *span, ctx, line)],
             Value::Hole(Hole::Part(part)) => self.part(part, ctx, line, 0),
@@ -178,7 +178,7 @@ impl Resolver<'_> {
     }
 
     /// The values a word can have at `line` under `ctx`.
-    pub fn word(&self, word: &Word, ctx: &Ctx, line: usize, depth: usize) -> Vec<Val> {
+    pub(crate) fn word(&self, word: &Word, ctx: &Ctx, line: usize, depth: usize) -> Vec<Val> {
         match word.parts.as_slice() {
             [] => vec![self.literal("", None, ctx, line)],
             [part] => self.part(part, ctx, line, depth),
@@ -271,7 +271,7 @@ impl Resolver<'_> {
     }
 
     /// The values of `name` readable at `line` under `ctx`: one per arm that assigns it.
-    pub fn var(&self, name: &str, ctx: &Ctx, line: usize, depth: usize) -> Vec<Val> {
+    pub(crate) fn var(&self, name: &str, ctx: &Ctx, line: usize, depth: usize) -> Vec<Val> {
         if let Some(bound) = self.case_binding(name, ctx, line) {
             return vec![bound];
         }
@@ -357,12 +357,12 @@ impl Resolver<'_> {
     }
 
     /// This resolver on another parsed script (a sourced file), with the same environment.
-    pub fn on<'s>(&'s self, script: &'s Script) -> Resolver<'s> {
+    pub(crate) fn on<'s>(&'s self, script: &'s Script) -> Resolver<'s> {
         Resolver { script, scripts: self.scripts, tables: self.tables, env: self.env }
     }
 
     /// The `source` statements before `line` that can run with `ctx`, latest first, with the file each reads.
-    pub fn includes_before<'s>(
+    pub(crate) fn includes_before<'s>(
         &'s self,
         ctx: &'s Ctx,
         line: usize,
@@ -463,7 +463,7 @@ impl Resolver<'_> {
     }
 
     /// The glob a case arm puts on `name` (`*DeepSeek-V4*` for `MODEL_NAME`), when the arm binds it.
-    pub fn case_pattern(&self, name: &str, ctx: &Ctx) -> Option<String> {
+    pub(crate) fn case_pattern(&self, name: &str, ctx: &Ctx) -> Option<String> {
         ctx.arms.iter().find_map(|&(choice, arm)| {
             let c = &self.script.choices[choice as usize];
             let ConditionalKind::Case { subject } = &c.kind else { return None };
@@ -661,7 +661,7 @@ impl Resolver<'_> {
     }
 
     /// A condition's truth under the context and environment, when every operand has one value.
-    pub fn eval_cond(&self, cond: &Cond, ctx: &Ctx, line: usize) -> Option<bool> {
+    pub(crate) fn eval_cond(&self, cond: &Cond, ctx: &Ctx, line: usize) -> Option<bool> {
         match cond {
             Cond::And(a, b) => match (self.eval_cond(a, ctx, line), self.eval_cond(b, ctx, line)) {
                 (Some(false), _) | (_, Some(false)) => Some(false),

@@ -25,7 +25,7 @@ const LLAMACPP_DEFAULT_K: usize = 3;
 
 /// Pins, findings and what the script configures, for one environment.
 #[derive(Debug, Clone, Default)]
-pub struct Discovery {
+pub(crate) struct Discovery {
     /// Pins, one per site, branch and k.
     pub pins: Vec<Pin>,
     /// Findings discovery makes on its own.
@@ -44,14 +44,14 @@ struct Analyzer<'a> {
 /// What a script writes, read once: the facts and knob sites of every statement (they do not depend on
 /// the environment the script runs with).
 #[derive(Debug, Clone)]
-pub struct PreparedScript {
+pub(crate) struct PreparedScript {
     facts: Vec<Vec<FactSite>>,
     sites: Vec<Vec<Site>>,
 }
 
 impl PreparedScript {
     /// Reads the facts and sites of `script`.
-    pub fn new(script: &Script) -> PreparedScript {
+    pub(crate) fn new(script: &Script) -> PreparedScript {
         let (facts, sites) = script
             .stmts
             .iter()
@@ -62,11 +62,6 @@ impl PreparedScript {
             })
             .unzip();
         PreparedScript { facts, sites }
-    }
-
-    /// Whether the script writes any knob outside EVAL_ONLY-only code.
-    pub fn has_sites(&self) -> bool {
-        self.sites.iter().any(|s| !s.is_empty())
     }
 }
 
@@ -253,7 +248,7 @@ fn script_line_of_choice(script: &Script, choice: u32) -> usize {
 }
 
 /// Every pin in `script` run with `env`, and the findings discovery makes on its own.
-pub fn discover(
+pub(crate) fn discover(
     script: &Script,
     prepared: &PreparedScript,
     scripts: &[Script],

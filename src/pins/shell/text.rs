@@ -6,7 +6,7 @@ use super::Word;
 use super::word::glob;
 
 /// The part of a case pattern that lines up with `name` in the subject (`$A:$B` with `x*:3` → `3` for B).
-pub fn bind_pattern(subject: &Word, pattern: &str, name: &str) -> Option<String> {
+pub(crate) fn bind_pattern(subject: &Word, pattern: &str, name: &str) -> Option<String> {
     match subject.parts.as_slice() {
         [Part::Var { name: n, .. }] if n == name => Some(pattern.to_string()),
         parts => {
@@ -38,7 +38,7 @@ pub fn bind_pattern(subject: &Word, pattern: &str, name: &str) -> Option<String>
 }
 
 /// `${X%pat}` and friends.
-pub fn strip(text: &str, pattern: &str, suffix: bool, largest: bool) -> String {
+pub(crate) fn strip(text: &str, pattern: &str, suffix: bool, largest: bool) -> String {
     let n = text.len();
     let cuts: Vec<usize> = (0..=n).filter(|i| text.is_char_boundary(*i)).collect();
     if suffix {
@@ -60,7 +60,7 @@ pub fn strip(text: &str, pattern: &str, suffix: bool, largest: bool) -> String {
 }
 
 /// `printf` conversions the pins use: `%s`, `%q`, `%d`, `%i`, `%f`, `%.Nf`, `%g`.
-pub fn printf_format(text: &str, spec: &str) -> Option<String> {
+pub(crate) fn printf_format(text: &str, spec: &str) -> Option<String> {
     let conversion = spec.chars().last()?;
     let body = &spec[1..spec.len() - 1];
     match conversion {
@@ -77,7 +77,7 @@ pub fn printf_format(text: &str, spec: &str) -> Option<String> {
 }
 
 /// awk's default number output (`%.6g`).
-pub fn format_g6(v: f64) -> String {
+pub(crate) fn format_g6(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }
@@ -86,7 +86,7 @@ pub fn format_g6(v: f64) -> String {
 }
 
 /// + − × ÷ and parentheses over decimal numbers.
-pub fn arithmetic(text: &str) -> Option<f64> {
+pub(crate) fn arithmetic(text: &str) -> Option<f64> {
     fn expr(t: &[char], i: &mut usize) -> Option<f64> {
         let mut v = term(t, i)?;
         loop {

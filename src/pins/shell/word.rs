@@ -13,11 +13,11 @@
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 
 /// A byte range in the file the word came from.
-pub type Span = (usize, usize);
+pub(crate) type Span = (usize, usize);
 
 /// One piece of a word.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Part {
+pub(crate) enum Part {
     /// Literal text after quote removal; `span` is its place in the file when the text is written there
     /// verbatim (not for escapes).
     Lit {
@@ -48,7 +48,7 @@ pub enum Part {
 
 /// What a parameter expansion does with the variable's value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum VarOp {
+pub(crate) enum VarOp {
     /// The value itself.
     Plain,
     /// `${X:-word}` / `${X-word}` (and `:=`): the word when `X` is unset.
@@ -66,7 +66,7 @@ pub enum VarOp {
 
 /// A shell word: its pieces, the line it starts on and its raw text.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Word {
+pub(crate) struct Word {
     /// The pieces, in order.
     pub parts: Vec<Part>,
     /// 1-based line of the word's first character.
@@ -77,7 +77,7 @@ pub struct Word {
 
 impl Word {
     /// The word as a template value: its literal, or the word to resolve.
-    pub fn value(&self) -> Value {
+    pub(crate) fn value(&self) -> Value {
         match (self.literal(), self.parts.as_slice()) {
             (Some(text), _) => Value::Lit { text, span: self.literal_span() },
             (None, [part]) => Value::Hole(Hole::Part(part.clone())),
@@ -86,7 +86,7 @@ impl Word {
     }
 
     /// The text when the word is one literal (after quote removal), e.g. `--num-speculative-tokens`.
-    pub fn literal(&self) -> Option<String> {
+    pub(crate) fn literal(&self) -> Option<String> {
         let mut out = String::new();
         for part in &self.parts {
             match part {
@@ -98,7 +98,7 @@ impl Word {
     }
 
     /// The file span of a word that is one literal written verbatim.
-    pub fn literal_span(&self) -> Option<Span> {
+    pub(crate) fn literal_span(&self) -> Option<Span> {
         match self.parts.as_slice() {
             [Part::Lit { span, .. }] => *span,
             _ => None,
@@ -106,7 +106,7 @@ impl Word {
     }
 
     /// The variable a word reads when it is exactly one expansion (`"$K"`, `${K:-3}`).
-    pub fn sole_variable(&self) -> Option<&str> {
+    pub(crate) fn sole_variable(&self) -> Option<&str> {
         match self.parts.as_slice() {
             [Part::Var { name, .. }] => Some(name),
             _ => None,
@@ -114,7 +114,7 @@ impl Word {
     }
 
     /// Whether any piece reads `name`.
-    pub fn reads(&self, name: &str) -> bool {
+    pub(crate) fn reads(&self, name: &str) -> bool {
         self.parts.iter().any(|p| match p {
             Part::Var { name: n, op } => n == name || matches!(op, VarOp::Default(w) if w.reads(name)),
             Part::Cmd { body, .. } | Part::Arith(body) | Part::Other(body) => mentions(body, name),
@@ -124,7 +124,7 @@ impl Word {
 }
 
 /// Whether `$name` or `${name…}` appears in raw shell text.
-pub fn mentions(text: &str, name: &str) -> bool {
+pub(crate) fn mentions(text: &str, name: &str) -> bool {
     let mut from = 0;
     while let Some(pos) = text[from..].find(name) {
         let at = from + pos;
@@ -145,7 +145,7 @@ pub fn mentions(text: &str, name: &str) -> bool {
 
 /// Maps brush-parser's character positions to byte offsets of one text.
 #[derive(Debug, Clone)]
-pub struct Source<'a> {
+pub(crate) struct Source<'a> {
     /// The text the parser read.
     pub text: &'a str,
     /// Byte offset of `text` in the file.
@@ -156,13 +156,13 @@ pub struct Source<'a> {
 
 impl<'a> Source<'a> {
     /// A text starting at byte `base` of its file.
-    pub fn new(text: &'a str, base: usize) -> Source<'a> {
+    pub(crate) fn new(text: &'a str, base: usize) -> Source<'a> {
         let bytes = (!text.is_ascii()).then(|| text.char_indices().map(|(b, _)| b).collect());
         Source { text, base, bytes }
     }
 
     /// The file byte of the parser's 0-based character index.
-    pub fn byte(&self, char_index: usize) -> usize {
+    pub(crate) fn byte(&self, char_index: usize) -> usize {
         let local = match &self.bytes {
             None => char_index,
             Some(map) => map.get(char_index).copied().unwrap_or(self.text.len()),
@@ -175,7 +175,7 @@ impl<'a> Source<'a> {
 const SPECIAL: [char; 6] = ['$', '`', '\'', '"', '\\', '~'];
 
 /// Converts a brush word whose raw text starts at file byte `start` on `line`.
-pub fn convert(raw: &str, start: usize, line: usize) -> Word {
+pub(crate) fn convert(raw: &str, start: usize, line: usize) -> Word {
     // Most words are plain (`--port`, `vllm`): no quote, escape or expansion to take apart.
     let parsed = raw.contains(SPECIAL).then(|| simple_pieces(raw).or_else(|| brush_pieces(raw))).flatten();
     from_pieces(raw, start, line, false, parsed)
@@ -328,7 +328,7 @@ fn dollar(raw: &str, at: usize) -> Option<(WordPiece, usize)> {
 }
 
 /// Converts a heredoc body (quotes are literal there; expansions only when the delimiter is unquoted).
-pub fn convert_heredoc(raw: &str, start: usize, line: usize, expands: bool) -> Word {
+pub(crate) fn convert_heredoc(raw: &str, start: usize, line: usize, expands: bool) -> Word {
     let parsed =
         expands.then(|| brush_parser::word::parse_heredoc(raw, &brush_parser::ParserOptions::default()).ok()).flatten();
     from_pieces(raw, start, line, true, parsed)
@@ -456,7 +456,7 @@ fn merge_literals(parts: Vec<Part>) -> Vec<Part> {
 }
 
 /// Applies a shell glob (`*`, `?`, `[…]` taken literally) to `text`.
-pub fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
     let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
@@ -484,7 +484,7 @@ pub fn glob(pattern: &str, text: &str) -> bool {
 
 /// An expansion inside a [`Template`]: a part of a word, or a `printf` argument with its conversion.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Hole {
+pub(crate) enum Hole {
     /// An expansion of the word itself.
     Part(Part),
     /// A whole word (a flag's argument, an assignment's value).
@@ -502,11 +502,11 @@ pub enum Hole {
 const HOLE_BASE: u32 = 0xE000;
 
 /// Expands a `$(printf …)` body at a byte offset into its format and arguments, when it is one.
-pub type PrintfExpander<'a> = dyn Fn(&str, usize) -> Option<(Word, Vec<Word>)> + 'a;
+pub(crate) type PrintfExpander<'a> = dyn Fn(&str, usize) -> Option<(Word, Vec<Word>)> + 'a;
 
 /// Text with holes where the expansions are, and where each literal came from in the file.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Template {
+pub(crate) struct Template {
     /// The literal characters, one placeholder character per hole.
     pub text: String,
     /// The expansions, indexed by placeholder.
@@ -517,7 +517,7 @@ pub struct Template {
 
 /// A value read out of a template: a literal with its file span, or an expansion.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     /// Written literally.
     Lit {
         /// The text.
@@ -532,14 +532,14 @@ pub enum Value {
 impl Template {
     /// A template of literal text that starts at byte `file_start` of its file (a YAML string's
     /// content), so values read out of it keep their spans.
-    pub fn literal(text: &str, file_start: Option<usize>) -> Template {
+    pub(crate) fn literal(text: &str, file_start: Option<usize>) -> Template {
         let mut t = Template::default();
         t.push_lit(text, file_start.map(|s| (s, s + text.len())));
         t
     }
 
     /// Renders a word.
-    pub fn of(word: &Word, printf: &PrintfExpander<'_>) -> Template {
+    pub(crate) fn of(word: &Word, printf: &PrintfExpander<'_>) -> Template {
         let mut t = Template::default();
         t.push_word(word, printf);
         t
@@ -636,7 +636,7 @@ impl Template {
     }
 
     /// Every value of `"key": value` (JSON, quotes around the key optional) in the text.
-    pub fn json(&self, key: &str) -> Vec<Value> {
+    pub(crate) fn json(&self, key: &str) -> Vec<Value> {
         let mut out = Vec::new();
         let mut from = 0;
         // memmem, not `str::find`: this runs for every key on every word of a script, mostly short
@@ -662,7 +662,7 @@ impl Template {
     /// Every list value of `"key": [a, b, c]` in the text: the text between the brackets (its span is what
     /// `pins fix` rewrites), or the expansion that stands for the whole list (`[$RATES]`, `$RATES`). A list
     /// that mixes literals and expansions is returned as written, for the reader to call not understood.
-    pub fn json_list(&self, key: &str) -> Vec<Value> {
+    pub(crate) fn json_list(&self, key: &str) -> Vec<Value> {
         let mut out = Vec::new();
         let mut from = 0;
         while let Some(pos) = self.text[from..].find(key) {
@@ -696,7 +696,7 @@ impl Template {
     }
 
     /// The value of a `key: value` line (YAML written by a heredoc).
-    pub fn yaml(&self, key: &str) -> Vec<Value> {
+    pub(crate) fn yaml(&self, key: &str) -> Vec<Value> {
         let mut out = Vec::new();
         let mut line_start = 0;
         for line in self.text.split_inclusive('\n') {
@@ -717,7 +717,7 @@ impl Template {
     }
 
     /// `NAME=value` pairs written inside the text (an env string spliced into a command).
-    pub fn assignments(&self) -> Vec<(String, Value)> {
+    pub(crate) fn assignments(&self) -> Vec<(String, Value)> {
         let mut out = Vec::new();
         let mut offset = 0;
         for token in self.text.split_inclusive(char::is_whitespace) {
@@ -736,7 +736,7 @@ impl Template {
     }
 
     /// The text split on whitespace, each token as its own template (flags inside a string).
-    pub fn tokens(&self) -> Vec<Value> {
+    pub(crate) fn tokens(&self) -> Vec<Value> {
         let mut out = Vec::new();
         let mut offset = 0;
         for token in self.text.split_inclusive(char::is_whitespace) {
@@ -748,11 +748,6 @@ impl Template {
             offset += token.len();
         }
         out
-    }
-
-    /// Whether the text has no holes and equals `text`.
-    pub fn is(&self, text: &str) -> bool {
-        self.holes.is_empty() && self.text == text
     }
 }
 

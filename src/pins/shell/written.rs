@@ -9,7 +9,7 @@ use crate::pins::Knob;
 
 /// What a statement says about a pin's facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FactKind {
+pub(super) enum FactKind {
     /// Draft length.
     K,
     /// Served model.
