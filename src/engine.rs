@@ -5,12 +5,8 @@
 //! [`crate::accept::schedule`], spellings of a mean in [`crate::units`], spellings of a per-position rates
 //! list in [`crate::accept::pin`].
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::Serialize;
 
-use crate::error::{Error, Result};
 use crate::units::Spelling;
 
 /// A serving engine that can pin a synthetic acceptance length.
@@ -30,20 +26,6 @@ pub enum Engine {
 }
 
 impl Engine {
-    /// Every engine, in a fixed order.
-    pub const ALL: [Engine; 5] = [Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Atom, Engine::Llamacpp];
-
-    /// The name users type.
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Vllm => "vllm",
-            Engine::Sglang => "sglang",
-            Engine::Trtllm => "trtllm",
-            Engine::Atom => "atom",
-            Engine::Llamacpp => "llamacpp",
-        }
-    }
-
     /// The name as the engine's project writes it.
     pub fn display_name(self) -> &'static str {
         match self {
@@ -70,25 +52,15 @@ impl Engine {
     }
 }
 
-impl fmt::Display for Engine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Engine {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().replace(['_', ' ', '.'], "-").as_str() {
-            "vllm" => Ok(Engine::Vllm),
-            "sglang" => Ok(Engine::Sglang),
-            "trtllm" | "trt-llm" | "tensorrt-llm" | "tensorrtllm" | "trt" => Ok(Engine::Trtllm),
-            "atom" => Ok(Engine::Atom),
-            "llamacpp" | "llama-cpp" | "llama-server" => Ok(Engine::Llamacpp),
-            other => Err(Error::invalid(
-                "engine",
-                format!("unknown engine '{other}'; expected one of vllm, sglang, trtllm, atom, llamacpp"),
-            )),
-        }
-    }
-}
+crate::names::named_enum!(
+    Engine,
+    field = "engine",
+    what = "engine",
+    [
+        Vllm = "vllm",
+        Sglang = "sglang",
+        Trtllm = "trtllm" | "trt-llm" | "tensorrt-llm" | "tensorrtllm" | "trt",
+        Atom = "atom",
+        Llamacpp = "llamacpp" | "llama-cpp" | "llama-server",
+    ]
+);

@@ -104,6 +104,7 @@ pub mod explain;
 pub mod input;
 #[cfg(feature = "pins")]
 pub mod matrix;
+mod names;
 pub mod perf;
 #[cfg(feature = "pins")]
 pub mod pins;

@@ -12,9 +12,6 @@
 //! [`crate::accept::Conversion`] writes one figure in every spelling and as the rates each length knob
 //! forces. This module is ground: it knows no acceptance model.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -41,20 +38,6 @@ pub enum Spelling {
 }
 
 impl Spelling {
-    /// Every spelling, in the order of docs/model.md §1.
-    pub const ALL: [Spelling; 4] =
-        [Spelling::AcceptanceLength, Spelling::AcceptedDrafts, Spelling::DraftRate, Spelling::SglangOldRate];
-
-    /// The short name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Spelling::AcceptanceLength => "al",
-            Spelling::AcceptedDrafts => "accepted-drafts",
-            Spelling::DraftRate => "rate",
-            Spelling::SglangOldRate => "sglang-old-rate",
-        }
-    }
-
     /// Who writes a figure this way.
     pub fn used_by(self) -> &'static str {
         match self {
@@ -129,27 +112,17 @@ impl Spelling {
     }
 }
 
-impl fmt::Display for Spelling {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Spelling {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().replace('_', "-").as_str() {
-            "al" | "acceptance-length" | "length" => Ok(Spelling::AcceptanceLength),
-            "accepted-drafts" | "trtllm" | "v" | "accepted" => Ok(Spelling::AcceptedDrafts),
-            "rate" | "draft-rate" | "atom-rate" | "r" => Ok(Spelling::DraftRate),
-            "sglang-old-rate" | "old-rate" => Ok(Spelling::SglangOldRate),
-            other => Err(Error::invalid(
-                "spelling",
-                format!("unknown spelling '{other}'; expected one of al, accepted-drafts, rate, sglang-old-rate"),
-            )),
-        }
-    }
-}
+crate::names::named_enum!(
+    Spelling,
+    field = "spelling",
+    what = "spelling",
+    [
+        AcceptanceLength = "al" | "acceptance-length" | "length",
+        AcceptedDrafts = "accepted-drafts" | "trtllm" | "v" | "accepted",
+        DraftRate = "rate" | "draft-rate" | "atom-rate" | "r",
+        SglangOldRate = "sglang-old-rate" | "old-rate",
+    ]
+);
 
 /// Checks that `k` is a usable draft length.
 ///

@@ -213,7 +213,7 @@ fn every_engine_schedule_verdict_and_curve_term_alsim_prints_has_a_topic() {
     {
         printed.extend([serde_name(verdict), verdict.label().to_string()]);
     }
-    printed.extend(FitKind::ALL.map(|f| f.name().to_string()));
+    printed.extend(FitKind::ALL.iter().map(|f| f.name().to_string()));
     for kind in [
         ProblemKind::OutOfRange,
         ProblemKind::Dip,

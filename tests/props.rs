@@ -162,7 +162,7 @@ proptest! {
         };
         let max_k = points.len();
         let concave = fit(&curve, FitKind::Concave).unwrap().chain(max_k).unwrap();
-        for kind in FitKind::ALL {
+        for &kind in FitKind::ALL {
             let f = fit(&curve, kind).unwrap();
             let chain = f.chain(max_k + 4).unwrap(); // valid past the curve too
             prop_assert!(chain.unconditional().windows(2).all(|w| w[0] + 1e-12 >= w[1]));

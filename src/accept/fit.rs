@@ -13,8 +13,6 @@
 //! see which to trust.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 
 use ndarray::{Array1, Array2};
 use serde::Serialize;
@@ -39,39 +37,12 @@ pub enum FitKind {
     GeometricDecay,
 }
 
-impl FitKind {
-    /// Every fit, in display order.
-    pub const ALL: [FitKind; 4] =
-        [FitKind::Concave, FitKind::Isotonic, FitKind::ConstantAlpha, FitKind::GeometricDecay];
-
-    /// The name users type.
-    pub fn name(self) -> &'static str {
-        match self {
-            FitKind::Concave => "concave",
-            FitKind::Isotonic => "isotonic",
-            FitKind::ConstantAlpha => "constant-alpha",
-            FitKind::GeometricDecay => "geometric-decay",
-        }
-    }
-}
-
-impl fmt::Display for FitKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for FitKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        FitKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
-            Error::invalid(
-                "fit",
-                format!("unknown fit '{s}'; expected concave, isotonic, constant-alpha or geometric-decay"),
-            )
-        })
-    }
-}
+crate::names::named_enum!(
+    FitKind,
+    field = "fit",
+    what = "fit",
+    [Concave = "concave", Isotonic = "isotonic", ConstantAlpha = "constant-alpha", GeometricDecay = "geometric-decay",]
+);
 
 /// The fitted law of per-position acceptance, defined for every position.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -572,7 +543,7 @@ mod tests {
     fn dips_are_repaired_and_pooled() {
         // dsv4_mtp thinking_off: AL(7) = 3.00 < AL(6) = 3.16.
         let c = curve(&[1.92, 2.61, 2.97, 3.00, 3.10, 3.16, 3.00, 3.11]);
-        for kind in FitKind::ALL {
+        for &kind in FitKind::ALL {
             let f = fit(&c, kind).unwrap();
             let p = f.chain(12).unwrap();
             assert!(p.unconditional().windows(2).all(|w| w[0] + 1e-12 >= w[1]), "{kind}: {:?}", p.unconditional());

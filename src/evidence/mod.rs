@@ -39,7 +39,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::str::FromStr;
 
 use serde::Serialize;
 
@@ -81,26 +80,6 @@ pub enum InputFormat {
 }
 
 impl InputFormat {
-    /// Every format, in a fixed order.
-    pub const ALL: [InputFormat; 5] = [
-        InputFormat::Prometheus,
-        InputFormat::AtomJson,
-        InputFormat::TrtllmJson,
-        InputFormat::AiperfJson,
-        InputFormat::Log,
-    ];
-
-    /// The name used by `--format-in`.
-    pub fn name(self) -> &'static str {
-        match self {
-            InputFormat::Prometheus => "prometheus",
-            InputFormat::AtomJson => "atom-json",
-            InputFormat::TrtllmJson => "trtllm-json",
-            InputFormat::AiperfJson => "aiperf-json",
-            InputFormat::Log => "log",
-        }
-    }
-
     /// Guesses the format from the first bytes of a file: JSON by its first character and keys,
     /// Prometheus by `# HELP`/`# TYPE` or a sample line of a known family, logs otherwise.
     ///
@@ -136,30 +115,18 @@ impl InputFormat {
     }
 }
 
-impl fmt::Display for InputFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for InputFormat {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        let wanted = s.to_ascii_lowercase().replace('_', "-");
-        InputFormat::ALL
-            .into_iter()
-            .find(|f| f.name() == wanted || f.name().trim_end_matches("-json") == wanted)
-            .ok_or_else(|| {
-                Error::parameter(
-                    "format_in",
-                    format!(
-                        "unknown evidence format '{s}'; expected one of {}",
-                        InputFormat::ALL.map(|f| f.name()).join(", ")
-                    ),
-                )
-            })
-    }
-}
+crate::names::named_enum!(
+    InputFormat,
+    field = "format_in",
+    what = "evidence format",
+    [
+        Prometheus = "prometheus",
+        AtomJson = "atom-json" | "atom",
+        TrtllmJson = "trtllm-json" | "trtllm",
+        AiperfJson = "aiperf-json" | "aiperf",
+        Log = "log",
+    ]
+);
 
 /// A file position, for messages and annotations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -550,7 +517,7 @@ mod tests {
 
     #[test]
     fn format_names_round_trip() {
-        for f in InputFormat::ALL {
+        for &f in InputFormat::ALL {
             assert_eq!(f.name().parse::<InputFormat>().unwrap(), f);
         }
         assert_eq!("atom".parse::<InputFormat>().unwrap(), InputFormat::AtomJson);

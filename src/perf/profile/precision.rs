@@ -1,12 +1,6 @@
 //! Number formats of weights, KV caches and attention math: bytes per element and which peak applies.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::Serialize;
-
-use crate::curve::registry::normalize;
-use crate::error::{Error, Result};
 
 /// A number format: bytes per element and which peak throughput column applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -29,31 +23,15 @@ impl Precision {
             Precision::Fp4 => 0.5 + 1.0 / 32.0,
         }
     }
-
-    /// The flag spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::Bf16 => "bf16",
-            Precision::Fp8 => "fp8",
-            Precision::Fp4 => "fp4",
-        }
-    }
 }
 
-impl fmt::Display for Precision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Precision {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match normalize(s).as_str() {
-            "bf16" | "fp16" | "bfloat16" | "auto" => Ok(Precision::Bf16),
-            "fp8" | "mxfp8" | "e4m3" | "fp8e4m3" => Ok(Precision::Fp8),
-            "fp4" | "mxfp4" | "nvfp4" | "int4" => Ok(Precision::Fp4),
-            _ => Err(Error::invalid("precision", format!("unknown precision '{s}'; expected bf16, fp8 or fp4"))),
-        }
-    }
-}
+crate::names::named_enum!(
+    Precision,
+    field = "precision",
+    what = "precision",
+    [
+        Fp4 = "fp4" | "mxfp4" | "nvfp4" | "int4",
+        Fp8 = "fp8" | "mxfp8" | "e4m3" | "fp8e4m3" | "fp8-e4m3",
+        Bf16 = "bf16" | "fp16" | "bfloat16" | "auto",
+    ]
+);
