@@ -33,7 +33,6 @@ pub mod diff;
 pub mod fix;
 mod golden;
 pub mod graph;
-mod lines;
 pub mod native;
 pub mod rates;
 pub mod recipe;
