@@ -305,6 +305,12 @@ impl<'t> Builder<'t> {
         }
     }
 
+    /// The next event inside a collection, or `None` at its end (the parser pairs starts and ends).
+    fn next_in_collection(&mut self) -> Result<Option<Next<'t>>> {
+        let next = self.next()?;
+        Ok((!matches!(next.0, Event::SequenceEnd | Event::MappingEnd)).then_some(next))
+    }
+
     fn scan_error(&self, e: &ScanError) -> Error {
         let line = e.marker().line();
         // The scanner looks ahead through flow brackets for a possible key, and refuses 256 nested ones
@@ -382,11 +388,7 @@ impl<'t> Builder<'t> {
             Event::SequenceStart(anchor, _) => {
                 let depth = self.deeper(depth, line)?;
                 let mut items = Vec::new();
-                loop {
-                    let next = self.next()?;
-                    if matches!(next.0, Event::SequenceEnd) {
-                        break;
-                    }
+                while let Some(next) = self.next_in_collection()? {
                     items.push(self.node(next, path, depth)?);
                 }
                 (Node { line, value: Value::Seq(items) }, anchor)
@@ -394,11 +396,7 @@ impl<'t> Builder<'t> {
             Event::MappingStart(anchor, _) => {
                 let depth = self.deeper(depth, line)?;
                 let mut map = MapBuilder::default();
-                loop {
-                    let next = self.next()?;
-                    if matches!(next.0, Event::MappingEnd) {
-                        break;
-                    }
+                while let Some(next) = self.next_in_collection()? {
                     let key = self.node(next, path, depth)?;
                     let next = self.next()?;
                     let value = self.node(next, &Path::Key(path, &key), depth)?;

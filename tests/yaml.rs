@@ -6,7 +6,7 @@
 use alsim::yaml::{Node, Value, parse_like_pyyaml};
 use proptest::prelude::*;
 
-use crate::yaml_before::{read, read_new};
+use crate::yaml_before::{read, read_new, strict_accepts};
 
 /// The reader answers as the old reading did: the same tree and duplicate keys (compared by debug form,
 /// so that a NaN read by both counts as the same), or a refusal of both.
@@ -139,6 +139,20 @@ fn documents_the_crate_refused_are_refused() {
     ] {
         assert!(read(text).is_err(), "{text:?}");
         assert!(parse_like_pyyaml(text, "t.yaml").is_err(), "{text:?}");
+    }
+}
+
+#[test]
+fn the_strict_reading_refuses_what_the_crate_refused() {
+    for text in [
+        "m:\n  1: 1.5\n  1: 1.6\n",
+        "m:\n  1: 1.5\n  2: 1.6\n",
+        "m:\n  1: 1.5\n  \"1\": 1.6\n",
+        "m:\n  1: 1.5\n  0x1: 1.6\n",
+        "a: &x {k: 1}\nb:\n  <<: *x\n  k: 2\n",
+        "a: [1, 2\n",
+    ] {
+        assert_eq!(alsim::yaml::parse(text, "t.yaml").is_ok(), strict_accepts(text), "{text:?}");
     }
 }
 

@@ -100,7 +100,9 @@ impl<'de> Visitor<'de> for Seed<'_> {
         Ok(node(Value::Seq(items)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let (mut own, mut merged): (Vec<(Node, Node)>, Vec<(Node, Node)>) = (Vec::new(), Vec::new());
+        // The mapping's own entries, and those its `<<:` keys merge in.
+        let mut own: Vec<(Node, Node)> = Vec::new();
+        let mut merged: Vec<(Node, Node)> = Vec::new();
         while let Some(key) = map.next_key_seed(Seed { path: &[], duplicates: self.duplicates })? {
             let key_text = key.as_scalar_text().unwrap_or_default();
             let path: Vec<String> = self.path.iter().cloned().chain([key_text.clone()]).collect();
