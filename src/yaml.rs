@@ -254,6 +254,9 @@ impl MapBuilder {
 
     /// The mapping: merged keys first, then its own (which override merged ones in place).
     fn finish(self) -> Value {
+        if self.merged.is_empty() {
+            return Value::Map(self.own);
+        }
         let mut entries = self.merged;
         for (k, v) in self.own {
             put(&mut entries, k, v);
@@ -436,8 +439,13 @@ fn unprintable(text: &str) -> Option<(usize, char)> {
         matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
             || c >= '\u{10000}'
     };
+    // Most files are ASCII: one branch-free pass over the bytes tells whether any is a control character.
+    let control = |b: u8| (b < b' ' && !matches!(b, b'\t' | b'\n' | b'\r')) | (b == 0x7f);
     let at = if text.is_ascii() {
-        text.bytes().position(|b| !allowed(char::from(b)))?
+        if !text.as_bytes().chunks(64).any(|chunk| chunk.iter().fold(false, |any, &b| any | control(b))) {
+            return None;
+        }
+        text.bytes().position(control)?
     } else {
         text.char_indices().find(|&(_, c)| !allowed(c))?.0
     };
@@ -460,7 +468,7 @@ fn size(node: &Node) -> usize {
 fn scalar(text: Cow<str>, style: ScalarStyle, tag: Option<&Tag>) -> std::result::Result<Value, String> {
     let plain = style == ScalarStyle::Plain;
     let Some(tag) = tag.filter(|t| t.is_yaml_core_schema()) else {
-        return if plain { resolve(&text) } else { Ok(Value::String(text.into_owned())) };
+        return if plain { resolve(text) } else { Ok(Value::String(text.into_owned())) };
     };
     let refuse = |what: &str| format!("{text:?} is not {what}");
     match tag.suffix.as_str() {
@@ -485,13 +493,14 @@ fn scalar(text: Cow<str>, style: ScalarStyle, tag: Option<&Tag>) -> std::result:
 /// A plain scalar's value, by the rules of the YAML crate alsim read with before (serde_yaml's
 /// `visit_untagged_scalar`): null, bool, integer (decimal, `0x`, `0o`, `0b`; a leading zero makes a
 /// string), float, else string. An integer beyond 64 bits is an error, as it was there.
-fn resolve(text: &str) -> std::result::Result<Value, String> {
+fn resolve(owned: Cow<str>) -> std::result::Result<Value, String> {
+    let text = owned.as_ref();
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
         "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
         "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
         // No integer starts with a letter, and the only floats that do (`inf`, `nan`) are not finite.
-        _ if text.as_bytes()[0].is_ascii_alphabetic() => return Ok(Value::String(text.to_string())),
+        _ if text.as_bytes()[0].is_ascii_alphabetic() => return Ok(Value::String(owned.into_owned())),
         _ => {}
     }
     if let Some(v) = unsigned(text, u64::from_str_radix) {
@@ -508,7 +517,7 @@ fn resolve(text: &str) -> std::result::Result<Value, String> {
     {
         return Ok(Value::from_f64(x));
     }
-    Ok(Value::String(text.to_string()))
+    Ok(Value::String(owned.into_owned()))
 }
 
 type Radix<T> = fn(&str, u32) -> std::result::Result<T, std::num::ParseIntError>;
