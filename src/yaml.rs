@@ -159,7 +159,7 @@ pub struct Duplicate {
 /// [`Error::Parse`] with the line of the syntax error or duplicate key, or where the document nests
 /// deeper than [`MAX_DEPTH`].
 pub fn parse(text: &str, origin: &str) -> Result<Node> {
-    Builder::new(text, origin, Duplicates::Reject).document(text).map(|(node, _)| node)
+    Builder::new(text, origin, Duplicates::Reject).document().map(|(node, _)| node)
 }
 
 /// Parses one YAML document the way PyYAML's `safe_load` reads it, for files that tools written in Python
@@ -172,7 +172,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Node> {
 /// [`Error::Parse`] with the line of the syntax error, or where the document nests deeper than
 /// [`MAX_DEPTH`].
 pub fn parse_like_pyyaml(text: &str, origin: &str) -> Result<(Node, Vec<Duplicate>)> {
-    Builder::new(text, origin, Duplicates::LastWins).document(text)
+    Builder::new(text, origin, Duplicates::LastWins).document()
 }
 
 /// What a key written twice in one mapping does.
@@ -267,6 +267,7 @@ impl MapBuilder {
 
 /// Builds the tree from the parser's events, one recursive call per collection.
 struct Builder<'t> {
+    text: &'t str,
     events: Parser<'t, StrInput<'t>>,
     origin: &'t str,
     on_duplicate: Duplicates,
@@ -286,6 +287,7 @@ type Next<'t> = (Event<'t>, Span);
 impl<'t> Builder<'t> {
     fn new(text: &'t str, origin: &'t str, on_duplicate: Duplicates) -> Builder<'t> {
         Builder {
+            text,
             events: Parser::new_from_str(text),
             origin,
             on_duplicate,
@@ -332,9 +334,9 @@ impl<'t> Builder<'t> {
         )
     }
 
-    /// The one document of `text` (null when there is none) and the duplicates read.
-    fn document(mut self, text: &str) -> Result<(Node, Vec<Duplicate>)> {
-        if let Some((line, c)) = unprintable(text) {
+    /// The one document of the text (null when there is none) and the duplicates read.
+    fn document(mut self) -> Result<(Node, Vec<Duplicate>)> {
+        if let Some((line, c)) = unprintable(self.text) {
             return Err(self.error(Some(line), format!("the character {c:?} is not allowed in YAML")));
         }
         let mut root = None;

@@ -709,6 +709,16 @@ mod tests {
     }
 
     #[test]
+    fn a_merged_pin_has_the_line_of_its_anchor() {
+        let text = "x-env: &env\n  SGLANG_SIMULATE_ACC_LEN: \"2.78\"\nbackend:\n  type: sglang\n  decode_environment:\n    <<: *env\n  sglang_config:\n    decode:\n      speculative-num-steps: 3\n";
+        let (pins, _) = read(text).pins();
+        let decode: Vec<usize> =
+            pins.iter().filter(|p| p.role == Some(Role::Decode)).map(|p| p.location.line).collect();
+        // The anchor's own pin (no role: it applies to every role) and the merged one, both where written.
+        assert_eq!(decode, [2, 2]);
+    }
+
+    #[test]
     fn a_pin_in_a_role_without_speculative_decoding_is_inert() {
         let text = "backend:\n  prefill_environment:\n    SGLANG_SIMULATE_ACC_LEN: '3.39'\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n    SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n  sglang_config:\n    prefill:\n      served-model-name: a/B\n      model-path: /model/\n";
         let recipe = read(text);
