@@ -53,14 +53,14 @@ fn main() -> ExitCode {
     for path in &files {
         let Ok(text) = std::fs::read_to_string(path) else { continue };
         let origin = path.display().to_string();
-        let (new, old) = (yaml_before::read_new(&text), yaml_before::read(&text));
+        let (new, old) = (yaml_before::read_new(&text, &origin), yaml_before::read(&text));
         // Compared by debug form, so that NaN read by both counts as the same.
         match (&new, &old) {
             (Ok(n), Ok(o)) if format!("{n:?}") == format!("{o:?}") => {
                 read += 1;
                 bytes_read += text.len();
             }
-            (Err(n), Err(o)) => refused.push(format!("{origin}\n  now:    {n}\n  before: {o}")),
+            (Err(n), Err(o)) => refused.push(format!("{n}\n  before: {o}")),
             _ => {
                 eprintln!(
                     "{origin}: the reader disagrees with the reading it replaced\nnow:    {new:?}\nbefore: {old:?}"

@@ -612,6 +612,8 @@ mod tests {
         let line = |node: &Node, key: &str| node.entry(key).map(|(k, _)| k.line);
         let prefill = root.get("prefill").unwrap();
         assert_eq!((line(&root, "env"), line(prefill, "A"), line(prefill, "B")), (Some(2), Some(3), Some(7)));
+        // A block mapping starts at its first key, merge keys included.
+        assert_eq!((root.line, prefill.line), (2, 6));
         let Value::Seq(items) = &root.get("l").unwrap().value else { panic!() };
         assert_eq!(items.iter().map(|i| i.line).collect::<Vec<_>>(), [9, 10]);
         assert_eq!(line(&items[1], "k"), Some(10));

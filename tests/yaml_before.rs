@@ -41,8 +41,8 @@ pub fn unlined(node: &Node) -> Node {
 }
 
 /// The new reader's `parse_like_pyyaml` in the old reading's terms.
-pub fn read_new(text: &str) -> Result<(Node, Vec<Duplicate>), String> {
-    let (node, duplicates) = alsim::yaml::parse_like_pyyaml(text, "t.yaml").map_err(|e| e.to_string())?;
+pub fn read_new(text: &str, origin: &str) -> Result<(Node, Vec<Duplicate>), String> {
+    let (node, duplicates) = alsim::yaml::parse_like_pyyaml(text, origin).map_err(|e| e.to_string())?;
     Ok((unlined(&node), duplicates.into_iter().map(|d| (d.path, d.key)).collect()))
 }
 
