@@ -192,7 +192,13 @@ fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
 type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>;
 
 fn parse_yaml(file: &TextFile) -> Parsed {
-    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| unreadable(&file.rel, e.to_string()))
+    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| {
+        let mut finding = unreadable(&file.rel, e.to_string());
+        if let crate::Error::Parse { line: Some(line), .. } = e {
+            finding.location.line = line;
+        }
+        finding
+    })
 }
 
 fn unreadable(rel: &str, reason: String) -> Finding {
@@ -563,6 +569,14 @@ fn echoes_number(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreadable_yaml_file_is_found_at_its_error() {
+        let text = "a: 1\nSGLANG_SIMULATE_ACC_LEN: [\nb: 2\n".to_string();
+        let file = TextFile { rel: "broken.yaml".into(), kind: Kind::Yaml, text };
+        let finding = parse_yaml(&file).unwrap_err();
+        assert_eq!((finding.class, finding.location.line), (Class::Unreadable, 3));
+    }
 
     #[test]
     fn recipes_map_like_the_launchers() {
