@@ -1,14 +1,23 @@
-//! Holds the fast YAML subset reader to the YAML crate on a real tree: for every `*.yaml`/`*.yml` file
-//! under DIR that `alsim::yaml::read_subset` reads, the reader with its fast path must answer as the
-//! crate alone does (the same tree and duplicate keys). Prints how many files the subset read and how many it left to the crate; exits 1
-//! on the first disagreement. `.ci/run` runs it over the InferenceX snapshot.
+//! The migration test of alsim's YAML reader: for every `*.yaml`/`*.yml` file under DIR, the reader
+//! (`alsim::yaml::parse_like_pyyaml`, over saphyr-parser) must read what the reading it replaced read
+//! (`serde_yaml` with PyYAML's mapping semantics, kept in `tests/yaml_before.rs`): the same tree (lines
+//! aside, which the old reading had not) and the same duplicate keys, or refuse the file as it did; and
+//! the strict reading (`alsim::yaml::parse`, for golden files) must refuse exactly the files that a plain
+//! `serde_yaml::Value` refused. Prints how many files were read and refused; exits 1 on the first
+//! disagreement. `.ci/run` runs it over the InferenceX snapshot.
 //!
 //! ```text
 //! cargo run --example yaml_agree -- DIR [--min-read N]
 //! ```
+//!
+//! `--min-read N`: fail unless at least N files were read (not refused) by both, so that a reader that
+//! refused everything could not agree its way through.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+#[path = "../tests/yaml_before.rs"]
+mod yaml_before;
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
@@ -40,30 +49,46 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     files.sort();
-    let (mut read, mut left, mut bytes_read) = (0usize, 0usize, 0usize);
+    let (mut read, mut refused, mut bytes_read) = (0usize, Vec::new(), 0usize);
     for path in &files {
         let Ok(text) = std::fs::read_to_string(path) else { continue };
-        if alsim::yaml::read_subset(&text).is_none() {
-            left += 1;
-            continue;
-        }
-        // Compared by debug form, so that NaN read by both counts as the same.
         let origin = path.display().to_string();
-        let answer = |r: alsim::Result<_>| r.map(|read| format!("{read:?}")).map_err(|e| e.to_string());
-        let fast = answer(alsim::yaml::parse_like_pyyaml(&text, &origin));
-        let full = answer(alsim::yaml::parse_like_pyyaml_full(&text, &origin));
-        if fast != full {
-            eprintln!("{origin}: the subset reader disagrees with the YAML crate\nsubset: {fast:?}\ncrate:  {full:?}");
+        let (new, old) = (yaml_before::read_new(&text, &origin), yaml_before::read(&text));
+        // Compared by debug form, so that NaN read by both counts as the same.
+        match (&new, &old) {
+            (Ok(n), Ok(o)) if format!("{n:?}") == format!("{o:?}") => {
+                read += 1;
+                bytes_read += text.len();
+            }
+            (Err(n), Err(o)) => refused.push(format!("{n}\n  before: {o}")),
+            _ => {
+                eprintln!(
+                    "{origin}: the reader disagrees with the reading it replaced\nnow:    {new:?}\nbefore: {old:?}"
+                );
+                return ExitCode::from(1);
+            }
+        }
+        let strict = alsim::yaml::parse(&text, &origin);
+        if strict.is_ok() != yaml_before::strict_accepts(&text) {
+            eprintln!(
+                "{origin}: the strict reader {} it, the reading it replaced did not",
+                match strict {
+                    Ok(_) => "accepts".to_string(),
+                    Err(e) => format!("refuses ({e})"),
+                }
+            );
             return ExitCode::from(1);
         }
-        read += 1;
-        bytes_read += text.len();
     }
     println!(
-        "{read} YAML files ({bytes_read} bytes) read by the subset reader, identical to the crate; {left} left to the crate"
+        "{read} YAML files ({bytes_read} bytes) read as before (trees and duplicate keys); {} refused by both readers",
+        refused.len()
     );
+    for file in &refused {
+        println!("{file}");
+    }
     if read < min_read {
-        eprintln!("fewer than {min_read} files read by the subset reader");
+        eprintln!("fewer than {min_read} files read");
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS

@@ -26,4 +26,5 @@ mod sim;
 mod sweep;
 mod transcripts;
 mod util;
-mod yaml_subset;
+mod yaml;
+mod yaml_before;

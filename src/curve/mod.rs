@@ -31,7 +31,7 @@ pub use registry::{CurveQuery, CurveSet, Resolved};
 
 use crate::error::{Error, LookupKind, Result};
 use crate::units::{MAX_DRAFT_LEN, check_al};
-use crate::yaml::{self, Node};
+use crate::yaml::{self, Node, Value};
 
 /// The thinking mode a curve was measured in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -228,7 +228,7 @@ impl CurveFile {
     /// values, k = 0 or non-integer k (naming the file and the key).
     pub fn parse(text: &str, origin: &str, stem: &str) -> Result<Self> {
         let root = yaml::parse(text, origin)?;
-        let Node::Map(models) = root else {
+        let Value::Map(models) = &root.value else {
             return Err(Error::parse(
                 origin,
                 None,
@@ -240,7 +240,7 @@ impl CurveFile {
         }
         let mut curves = Vec::new();
         let mut shapes = Vec::new();
-        for (key, body) in &models {
+        for (key, body) in models {
             let model =
                 key.as_scalar_text().ok_or_else(|| Error::parse(origin, None, "a model key is not a scalar"))?;
             // A bad value names its key (`model.2`); the file is added so the line names both.
@@ -340,8 +340,8 @@ pub struct CurveSummary {
 }
 
 fn parse_model(model: &str, body: &Node, origin: &str) -> Result<(Shape, Vec<Curve>)> {
-    match body {
-        Node::Map(entries) if entries.iter().any(|(k, _)| is_mode_key(k)) => {
+    match &body.value {
+        Value::Map(entries) if entries.iter().any(|(k, _)| is_mode_key(k)) => {
             let mut curves = Vec::new();
             for (key, points) in entries {
                 let key_text = key.as_scalar_text().unwrap_or_default();
@@ -393,8 +393,8 @@ fn parse_points(node: &Node, field: &str, origin: &str) -> Result<(Shape, BTreeM
         }
         Ok(())
     };
-    match node {
-        Node::Map(entries) => {
+    match &node.value {
+        Value::Map(entries) => {
             for (k, v) in entries {
                 add(k, v)?;
             }
@@ -403,14 +403,14 @@ fn parse_points(node: &Node, field: &str, origin: &str) -> Result<(Shape, BTreeM
             }
             Ok((Shape::PlainMap, points))
         }
-        Node::Seq(items) => {
+        Value::Seq(items) => {
             for item in items {
-                match item {
-                    Node::Map(entries) if entries.len() == 1 => add(&entries[0].0, &entries[0].1)?,
-                    other => {
+                match &item.value {
+                    Value::Map(entries) if entries.len() == 1 => add(&entries[0].0, &entries[0].1)?,
+                    _ => {
                         return Err(Error::invalid(
                             field,
-                            format!("each list item must be a one-entry mapping {{k: AL}}, found a {}", other.kind()),
+                            format!("each list item must be a one-entry mapping {{k: AL}}, found a {}", item.kind()),
                         ));
                     }
                 }
@@ -420,12 +420,12 @@ fn parse_points(node: &Node, field: &str, origin: &str) -> Result<(Shape, BTreeM
             }
             Ok((Shape::FlatList, points))
         }
-        other => Err(Error::parse(
+        _ => Err(Error::parse(
             origin,
             None,
             format!(
                 "{field}: expected a mapping {{k: AL}}, a list [{{k: AL}}] or thinking_on/thinking_off, found a {}",
-                other.kind()
+                node.kind()
             ),
         )),
     }

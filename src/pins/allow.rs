@@ -12,12 +12,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::lines::LineIndex;
 use super::shell::word::glob;
 use super::{Class, Finding, Location};
 use crate::error::{Error, Result};
 use crate::pins::rules;
-use crate::yaml::{self, Node};
+use crate::yaml::{self, Node, Value};
 
 /// One sanctioned exception.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -123,22 +122,17 @@ impl AllowList {
     /// reason, or an unknown class.
     pub fn parse(text: &str, origin: &str) -> Result<AllowList> {
         let root = yaml::parse(text, origin)?;
-        let items = match &root {
-            Node::Seq(items) => items.clone(),
-            Node::Map(_) => match root.get("allow") {
-                Some(Node::Seq(items)) => items.clone(),
+        let items = match &root.value {
+            Value::Seq(items) => items.clone(),
+            Value::Map(_) => match root.get("allow") {
+                Some(Node { value: Value::Seq(items), .. }) => items.clone(),
                 _ => return Err(Error::parse(origin, None, "expected a list of entries (or `allow:` with a list)")),
             },
-            Node::Null => Vec::new(),
-            other => {
-                return Err(Error::parse(
-                    origin,
-                    None,
-                    format!("expected a list of entries, found a {}", other.kind()),
-                ));
+            Value::Null => Vec::new(),
+            _ => {
+                return Err(Error::parse(origin, None, format!("expected a list of entries, found a {}", root.kind())));
             }
         };
-        let lines: Vec<usize> = LineIndex::new(text).lines_of("file");
         let mut entries = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let field = |name: &str| format!("{origin}: entry {}: {name}", i + 1);
@@ -151,7 +145,7 @@ impl AllowList {
             let reason =
                 text_of("reason").ok_or_else(|| Error::invalid(field("reason"), "every exception needs a reason"))?;
             let line = match item.get("line") {
-                None | Some(Node::Null) => None,
+                None | Some(Node { value: Value::Null, .. }) => None,
                 Some(node) => Some(
                     node.as_f64()
                         .filter(|l| *l >= 1.0 && l.fract() == 0.0)
@@ -159,7 +153,7 @@ impl AllowList {
                         as usize,
                 ),
             };
-            let at = Location::new(origin, lines.get(i).copied().unwrap_or(1));
+            let at = Location::new(origin, item.entry("file").map_or(item.line, |(key, _)| key.line));
             entries.push(AllowEntry { file: file.trim_start_matches("./").to_string(), line, class, reason, at });
         }
         Ok(AllowList { entries })

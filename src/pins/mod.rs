@@ -33,7 +33,6 @@ pub mod diff;
 pub mod fix;
 mod golden;
 pub(crate) mod graph;
-mod lines;
 pub(crate) mod native;
 pub(crate) mod rates;
 pub(crate) mod recipe;

@@ -12,18 +12,18 @@
 //! role's. The model is the served name (`served-model-name`, `identity.model.repo`, `model.path` with
 //! `hf:` removed), never a container mount such as `model-path: /model/`.
 //!
-//! Line numbers come from a small indentation index of the text (`LineIndex`), since the tree has none.
+//! A value's line is the line of the key it is written under, as the tree records it (a value merged or
+//! aliased from an anchor has the anchor's line, where its text is).
 
 use std::collections::BTreeSet;
 
-use super::lines::LineIndex;
 use super::shell::word::{Template, Value};
 use super::thinking::IGNORED;
 use super::{Edit, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role, rates, thinking_word};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
 use crate::pins::rules;
-use crate::yaml::{Duplicate, Node};
+use crate::yaml::{Duplicate, Node, Value as Yaml};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ItemKind {
@@ -104,17 +104,16 @@ pub(crate) struct Recipe {
 impl Recipe {
     /// Reads a recipe from its text and PyYAML tree.
     pub(crate) fn read(rel: &str, text: &str, root: &Node, duplicates: &[Duplicate]) -> Recipe {
-        let index = LineIndex::new(text);
         let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        let mut reader = Reader { index: &index, text, line_starts: &line_starts, items: Vec::new(), groups: 0 };
-        reader.visit(root, &mut Vec::new(), None, 0);
+        let mut reader = Reader { text, line_starts: &line_starts, items: Vec::new(), groups: 0 };
+        // The root has no key: its lists and scalars are given the first line.
+        reader.visit(root, &mut Vec::new(), None, (1, 0));
         let dup_lines = duplicates
             .iter()
             .map(|d| {
                 let mut path = d.path.clone();
                 path.push(d.key.clone());
-                let lines = index.lines_of_path(&path);
-                (lines.last().copied().unwrap_or(1), path.join("."))
+                (d.line, path.join("."))
             })
             .collect();
         let mut sglang_env_blocks = Vec::new();
@@ -450,7 +449,6 @@ pub(crate) fn template_mode(name: &str) -> Option<ThinkingMode> {
 }
 
 struct Reader<'a> {
-    index: &'a LineIndex,
     text: &'a str,
     line_starts: &'a [usize],
     items: Vec<Item>,
@@ -484,36 +482,37 @@ impl Reader<'_> {
         self.items.push(Item { role, kind, value, line, group, span, key: key.to_string() });
     }
 
-    fn visit(&mut self, node: &Node, path: &mut Vec<String>, role: Option<Role>, group: usize) {
-        match node {
-            Node::Map(entries) => {
-                for (key, value) in entries {
-                    let key = key.as_scalar_text().unwrap_or_default();
+    /// Reads the items under `node`; `line` is that of the key it is written under (a list's strings are
+    /// joined as one argument string, found at that line).
+    fn visit(&mut self, node: &Node, path: &mut Vec<String>, role: Option<Role>, (line, group): (usize, usize)) {
+        match &node.value {
+            Yaml::Map(entries) => {
+                for (key_node, value) in entries {
+                    let key = key_node.as_scalar_text().unwrap_or_default();
                     let role = Role::of_key(&key).or(role);
                     path.push(key.clone());
                     match value.as_scalar_text() {
-                        Some(text) => self.scalar(&key, &text, path, role, group),
-                        None => self.visit(value, path, role, group),
+                        Some(text) => self.scalar(&key, &text, path, role, (key_node.line, group)),
+                        None => self.visit(value, path, role, (key_node.line, group)),
                     }
                     path.pop();
                 }
             }
-            Node::Seq(items) => {
+            Yaml::Seq(items) => {
                 let strings: Vec<String> = items.iter().filter_map(Node::as_scalar_text).collect();
                 if strings.len() == items.len() && !strings.is_empty() {
-                    let line = self.index.line(path);
                     for s in &strings {
                         if let Some((k, v)) = s.split_once('=')
                             && !k.starts_with('-')
                             && !k.contains(' ')
                         {
-                            self.scalar(k, v, path, role, group);
+                            self.scalar(k, v, path, role, (line, group));
                         }
                     }
                     self.args(&strings.join(" "), line, role, group);
                 } else {
                     for item in items {
-                        self.visit(item, path, role, group);
+                        self.visit(item, path, role, (line, group));
                     }
                 }
             }
@@ -521,8 +520,8 @@ impl Reader<'_> {
         }
     }
 
-    fn scalar(&mut self, key: &str, text: &str, path: &[String], role: Option<Role>, group: usize) {
-        let line = self.index.line(path);
+    /// Reads the item `key: text` written at `line`.
+    fn scalar(&mut self, key: &str, text: &str, path: &[String], role: Option<Role>, (line, group): (usize, usize)) {
         let lower = key.to_ascii_lowercase().replace('-', "_");
         let parent = path.len().checked_sub(2).map(|i| path[i].as_str());
         let in_identity = path.iter().any(|p| p == "identity");
@@ -687,6 +686,16 @@ mod tests {
         assert_eq!(&text[s..e], "2.78");
         assert_eq!(findings[0].class, Class::Spelling);
         assert_eq!(recipe.sglang_env_blocks, [Role::Decode]);
+    }
+
+    #[test]
+    fn a_merged_pin_has_the_line_of_its_anchor() {
+        let text = "x-env: &env\n  SGLANG_SIMULATE_ACC_LEN: \"2.78\"\nbackend:\n  type: sglang\n  decode_environment:\n    <<: *env\n  sglang_config:\n    decode:\n      speculative-num-steps: 3\n";
+        let (pins, _) = read(text).pins();
+        let decode: Vec<usize> =
+            pins.iter().filter(|p| p.role == Some(Role::Decode)).map(|p| p.location.line).collect();
+        // The anchor's own pin (no role: it applies to every role) and the merged one, both where written.
+        assert_eq!(decode, [2, 2]);
     }
 
     #[test]

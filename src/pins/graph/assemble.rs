@@ -422,7 +422,7 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
         };
         let config = point.get("CONFIG_FILE").map(|s| s.value.clone()).unwrap_or_default();
         let Some(recipe) = recipe_path(&config).and_then(|p| graph.recipes.get(&p)) else {
-            let mut pin = Recipe::read(&config, "", &crate::yaml::Node::Null, &[]).pin(
+            let mut pin = Recipe::read(&config, "", &crate::yaml::Node::default(), &[]).pin(
                 None,
                 location.clone(),
                 Mechanism::MasterConfig,

@@ -12,7 +12,7 @@
 //! parallelism (`tp`, `ep`, `dp-attn`; a disaggregated point's `decode` workers, which set decode
 //! throughput). A value that is not a count is kept as a problem naming its line and field, never dropped.
 
-use crate::yaml::Node;
+use crate::yaml::{Node, Value};
 
 /// One `KEY=VALUE` of a settings list, with where its value is written.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,15 +83,17 @@ impl Shape {
         let isl = count(item.get("isl"), "isl");
         let osl = count(item.get("osl"), "osl");
         // An aggregated multinode point has `decode: {num-worker: 0}`: its `prefill` workers serve everything.
-        let block = |role: &str| point.get(role).filter(|b| matches!(b, Node::Map(_)));
+        let block = |role: &str| point.get(role).filter(|b| matches!(b.value, Value::Map(_)));
         let idle = |b: &&Node| b.get("num-worker").and_then(Node::as_f64) == Some(0.0);
         let workers = block("decode").filter(|d| !idle(d)).or_else(|| block("prefill")).unwrap_or(point);
         let tp = count(workers.get("tp"), "tp");
         let ep = count(workers.get("ep"), "ep");
-        let dp_attn = matches!(workers.get("dp-attn"), Some(Node::Bool(true)));
+        let dp_attn = workers.get("dp-attn").is_some_and(|n| n.value == Value::Bool(true));
         let mut concurrency = Vec::new();
         match point.get("conc-list") {
-            Some(Node::Seq(items)) => concurrency.extend(items.iter().filter_map(|c| count(Some(c), "conc-list"))),
+            Some(Node { value: Value::Seq(items), .. }) => {
+                concurrency.extend(items.iter().filter_map(|c| count(Some(c), "conc-list")))
+            }
             Some(other) => problems.push(format!("conc-list is a {}, not a list", other.kind())),
             None => {
                 if let (Some(start), Some(end)) =
@@ -202,19 +204,19 @@ fn text_of(node: &Node, key: &str) -> Option<String> {
 
 /// The entries of a master config, or `None` when the file does not have that structure.
 pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
-    let Node::Map(top) = root else { return None };
+    let Value::Map(top) = &root.value else { return None };
     let lines: Vec<&str> = text.lines().collect();
     let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
     let mut entries = Vec::new();
     let mut cursor = 0;
     for (key, value) in top {
         let Some(name) = key.as_scalar_text() else { continue };
-        let Some(Node::Map(scenarios)) = value.get("scenarios") else { continue };
+        let Some(Node { value: Value::Map(scenarios), .. }) = value.get("scenarios") else { continue };
         let mut points = Vec::new();
         for (scenario, list) in scenarios {
-            let Node::Seq(items) = list else { continue };
+            let Value::Seq(items) = &list.value else { continue };
             for item in items {
-                let Some(Node::Seq(space)) = item.get("search-space") else { continue };
+                let Some(Node { value: Value::Seq(space), .. }) = item.get("search-space") else { continue };
                 for point in space {
                     points.push((scenario.as_scalar_text().unwrap_or_default(), item, point));
                 }
@@ -242,7 +244,7 @@ pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             precision: text_of(value, "precision"),
             framework: text_of(value, "framework"),
             runner: text_of(value, "runner"),
-            multinode: value.get("multinode").is_some_and(|n| matches!(n, Node::Bool(true))),
+            multinode: value.get("multinode").is_some_and(|n| n.value == Value::Bool(true)),
             points: Vec::new(),
         };
         for ((scenario, item, point), start) in points.into_iter().zip(starts) {
@@ -274,17 +276,17 @@ pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
 
 /// Strings of every `additional-settings` list under a point (the point's own and its workers').
 fn collect_settings(node: &Node, out: &mut dyn FnMut(&str)) {
-    if let Node::Map(entries) = node {
+    if let Value::Map(entries) = &node.value {
         for (key, value) in entries {
-            match (key.as_scalar_text().as_deref(), value) {
-                (Some("additional-settings"), Node::Seq(items)) => {
+            match (key.as_scalar_text().as_deref(), &value.value) {
+                (Some("additional-settings"), Value::Seq(items)) => {
                     for item in items {
                         if let Some(s) = item.as_scalar_text() {
                             out(&s);
                         }
                     }
                 }
-                (_, Node::Map(_)) => collect_settings(value, out),
+                (_, Value::Map(_)) => collect_settings(value, out),
                 _ => {}
             }
         }

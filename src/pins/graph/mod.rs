@@ -193,8 +193,10 @@ fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
 type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>;
 
 fn parse_yaml(file: &TextFile) -> Parsed {
-    crate::yaml::parse_like_pyyaml(&file.text, &file.rel)
-        .map_err(|e| rules::unreadable::file(&file.rel, &e.to_string()))
+    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| match e {
+        crate::Error::Parse { line: Some(line), .. } => rules::unreadable::at_line(&file.rel, line, &e.to_string()),
+        _ => rules::unreadable::file(&file.rel, &e.to_string()),
+    })
 }
 
 fn parse_script(file: &TextFile) -> Result<Script, Finding> {
@@ -535,6 +537,14 @@ fn echoes_number(text: &str) -> bool {
 mod tests {
     use super::*;
     use crate::pins::{Class, Severity};
+
+    #[test]
+    fn an_unreadable_yaml_file_is_found_at_its_error() {
+        let text = "a: 1\nSGLANG_SIMULATE_ACC_LEN: [\nb: 2\n".to_string();
+        let file = TextFile { rel: "broken.yaml".into(), kind: FileKind::Yaml, text };
+        let finding = parse_yaml(&file).unwrap_err();
+        assert_eq!((finding.class, finding.location.line), (Class::Unreadable, 3));
+    }
 
     #[test]
     fn recipes_map_like_the_launchers() {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use crate::pins::Location;
 use crate::pins::shell::resolve::{Env, LookupTable, Resolver};
 use crate::pins::shell::{Script, Stmt, StmtKind};
-use crate::yaml::Node;
+use crate::yaml::{Node, Value};
 
 /// Runner labels → runner node names (`configs/runners.yaml`).
 #[derive(Debug, Clone, Default)]
@@ -26,10 +26,10 @@ pub(crate) struct Runners {
 impl Runners {
     /// Reads a runners file by its structure (`labels:` mapping labels to lists of node names).
     pub(crate) fn read(root: &Node) -> Option<Runners> {
-        let Some(Node::Map(labels)) = root.get("labels") else { return None };
+        let Some(Node { value: Value::Map(labels), .. }) = root.get("labels") else { return None };
         let mut out = BTreeMap::new();
         for (label, nodes) in labels {
-            let (Some(label), Node::Seq(nodes)) = (label.as_scalar_text(), nodes) else { continue };
+            let (Some(label), Value::Seq(nodes)) = (label.as_scalar_text(), &nodes.value) else { continue };
             out.insert(label, nodes.iter().filter_map(Node::as_scalar_text).collect());
         }
         Some(Runners { labels: out })
