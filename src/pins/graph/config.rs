@@ -112,50 +112,6 @@ impl Shape {
     }
 }
 
-/// The 1-based lines where the search-space items of the entry starting at line index `from` begin, in
-/// document order: block items at the indentation of the first `-` after each `search-space:` key.
-fn item_lines(lines: &[&str], from: usize) -> Vec<usize> {
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let blank = |l: &str| l.trim().is_empty() || l.trim_start().starts_with('#');
-    let mut out = Vec::new();
-    let mut i = from + 1;
-    while i < lines.len() {
-        let l = lines[i];
-        if !blank(l) && indent(l) == 0 {
-            break;
-        }
-        // The key may open its scenario item (`- search-space:`).
-        let key = l.trim_start().trim_start_matches(['-', ' ']);
-        if key.starts_with("search-space:") && key.trim_end().ends_with(':') {
-            let key_indent = l.len() - key.len();
-            let mut item_indent = None;
-            i += 1;
-            while i < lines.len() {
-                let l = lines[i];
-                if blank(l) {
-                    i += 1;
-                    continue;
-                }
-                let at = indent(l);
-                let is_item = l.trim_start().starts_with('-');
-                match item_indent {
-                    None if is_item && at >= key_indent => item_indent = Some(at),
-                    Some(n) if at < n || (at == n && !is_item) => break,
-                    None => break,
-                    _ => {}
-                }
-                if item_indent == Some(at) && is_item {
-                    out.push(i + 1);
-                }
-                i += 1;
-            }
-            continue;
-        }
-        i += 1;
-    }
-    out
-}
-
 impl Point {
     /// A setting's value.
     pub fn get(&self, key: &str) -> Option<&Setting> {
@@ -208,7 +164,6 @@ pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
     let lines: Vec<&str> = text.lines().collect();
     let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
     let mut entries = Vec::new();
-    let mut cursor = 0;
     for (key, value) in top {
         let Some(name) = key.as_scalar_text() else { continue };
         let Some(Node { value: Value::Map(scenarios), .. }) = value.get("scenarios") else { continue };
@@ -225,20 +180,10 @@ pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
         if points.is_empty() {
             continue;
         }
-        let entry_line = lines
-            .iter()
-            .enumerate()
-            .skip(cursor)
-            .find(|(_, l)| l.starts_with(name.as_str()) && l[name.len()..].trim_start().starts_with(':'))
-            .map_or(cursor, |(i, _)| i);
-        cursor = entry_line;
-        // Flow-style search spaces (`search-space: [{…}]`) have no item lines: the entry's line stands in.
-        let starts = item_lines(&lines, entry_line);
-        let starts = if starts.len() == points.len() { starts } else { vec![entry_line + 1; points.len()] };
         let mut entry = Entry {
             name: name.clone(),
             file: rel.to_string(),
-            line: entry_line + 1,
+            line: key.line,
             model: text_of(value, "model"),
             model_prefix: text_of(value, "model-prefix"),
             precision: text_of(value, "precision"),
@@ -247,24 +192,24 @@ pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             multinode: value.get("multinode").is_some_and(|n| n.value == Value::Bool(true)),
             points: Vec::new(),
         };
-        for ((scenario, item, point), start) in points.into_iter().zip(starts) {
+        for (scenario, item, point) in points {
             let mut shape = Shape::read(item, point);
-            shape.line = start;
+            shape.line = point.line;
             let mut settings = Vec::new();
-            collect_settings(point, &mut |s: &str| {
+            collect_settings(point, &mut |node: &Node, s: &str| {
                 let Some((k, v)) = s.split_once('=') else { return };
-                let needle = s.trim();
-                let found = lines.iter().enumerate().skip(cursor).find(|(_, l)| l.contains(needle));
-                let (line, span) = match found {
-                    Some((i, l)) => {
-                        cursor = i;
-                        let at = l.find(needle).unwrap_or(0) + k.len() + 1;
-                        let start = line_starts[i] + at;
-                        (i + 1, Some((start, start + v.len())))
-                    }
-                    None => (entry.line, None),
-                };
-                settings.push(Setting { key: k.trim().to_string(), value: v.trim().to_string(), line, span });
+                // The setting's value, where a fix would write it: on the item's own line, as written there.
+                let at = lines.get(node.line - 1).and_then(|l| l.find(s.trim()));
+                let span = at.map(|at| {
+                    let start = line_starts[node.line - 1] + at + k.len() + 1;
+                    (start, start + v.len())
+                });
+                settings.push(Setting {
+                    key: k.trim().to_string(),
+                    value: v.trim().to_string(),
+                    line: node.line,
+                    span,
+                });
             });
             let line = settings.first().map_or(entry.line, |s| s.line);
             entry.points.push(Point { scenario, spec: text_of(point, "spec-decoding"), settings, line, shape });
@@ -275,14 +220,14 @@ pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
 }
 
 /// Strings of every `additional-settings` list under a point (the point's own and its workers').
-fn collect_settings(node: &Node, out: &mut dyn FnMut(&str)) {
+fn collect_settings(node: &Node, out: &mut dyn FnMut(&Node, &str)) {
     if let Value::Map(entries) = &node.value {
         for (key, value) in entries {
             match (key.as_scalar_text().as_deref(), &value.value) {
                 (Some("additional-settings"), Value::Seq(items)) => {
                     for item in items {
                         if let Some(s) = item.as_scalar_text() {
-                            out(&s);
+                            out(item, &s);
                         }
                     }
                 }
@@ -296,6 +241,21 @@ fn collect_settings(node: &Node, out: &mut dyn FnMut(&str)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two points that write the same setting each get the line they write it on (the text search this
+    /// replaced gave the second point the first one's line).
+    #[test]
+    fn the_same_setting_in_two_points_is_found_at_each_points_own_line() {
+        let text = "e:\n  model: org/M\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        additional-settings:\n        - \"SYNTHETIC_ACCEPTANCE=true\"\n      - spec-decoding: mtp\n        additional-settings:\n        - \"SYNTHETIC_ACCEPTANCE=true\"\n";
+        let root = crate::yaml::parse(text, "c.yaml").unwrap();
+        let entries = read("c.yaml", text, &root).unwrap();
+        let lines: Vec<usize> = entries[0].points.iter().map(|p| p.settings[0].line).collect();
+        assert_eq!(lines, [8, 11]);
+        assert_eq!(entries[0].points.iter().map(|p| p.shape.line).collect::<Vec<_>>(), [6, 9]);
+        let (start, end) = entries[0].points[1].settings[0].span.unwrap();
+        assert_eq!(&text[start..end], "true");
+        assert_eq!(text[..start].lines().count(), 11);
+    }
 
     #[test]
     fn entries_by_structure_with_setting_lines() {
