@@ -218,6 +218,9 @@ pub struct CurveFile {
     pub provenance: Provenance,
     /// The curves, one per model key and mode.
     pub curves: Vec<Curve>,
+    /// The file as read, for the line of each value.
+    #[serde(skip)]
+    tree: Node,
 }
 
 impl CurveFile {
@@ -259,7 +262,30 @@ impl CurveFile {
             .map(|l| l.trim().to_string())
             .collect();
         let provenance = Provenance::from_header(&header);
-        Ok(CurveFile { origin: origin.to_string(), stem: stem.to_string(), shape, header, provenance, curves })
+        let (origin, stem) = (origin.to_string(), stem.to_string());
+        Ok(CurveFile { origin, stem, shape, header, provenance, curves, tree: root })
+    }
+
+    /// The 1-based line the golden value of `model` in `mode` at k is written on (a mode that is
+    /// [`ThinkingMode::Unspecified`] has no key of its own); the line of the deepest key found when the rest
+    /// is missing, 1 when none is.
+    pub fn line_of(&self, model: &str, mode: ThinkingMode, k: usize) -> usize {
+        let mut path = vec![model.to_string()];
+        if mode != ThinkingMode::Unspecified {
+            path.push(mode.key().to_string());
+        }
+        path.push(k.to_string());
+        let (mut node, mut line) = (&self.tree, 1);
+        for key in &path {
+            // Through mappings, and the one-entry mappings of a `[{k: AL}, …]` list.
+            let found = match &node.value {
+                Value::Seq(items) => items.iter().find_map(|item| item.entry(key)),
+                _ => node.entry(key),
+            };
+            let Some((key_node, value)) = found else { break };
+            (node, line) = (value, key_node.line);
+        }
+        line
     }
 
     /// Reads and parses a golden file from disk.
@@ -445,6 +471,12 @@ mod tests {
         let list = CurveFile::parse("m:\n  - 1: 1.90\n  - 2: 2.60\n", "c", "c").unwrap();
         assert_eq!(list.shape, Shape::FlatList);
         assert_eq!(list.curves[0].al(2).unwrap(), 2.6);
+        // Each value's line, in every shape; a missing k falls back to its deepest key's line.
+        assert_eq!(matrix.line_of("m", ThinkingMode::On, 2), 4);
+        assert_eq!(matrix.line_of("m", ThinkingMode::On, 7), 2);
+        assert_eq!(plain.line_of("m", ThinkingMode::Unspecified, 2), 3);
+        assert_eq!(list.line_of("m", ThinkingMode::Unspecified, 2), 3);
+        assert_eq!(list.line_of("x", ThinkingMode::Unspecified, 2), 1);
     }
 
     #[test]

@@ -8,14 +8,12 @@
 //! Severity (docs/pins.md#curve-problem): a problem fails the check only where a checked pin's expected value
 //! rests on the affected entry; elsewhere it is a warning (`alsim curve check` is where curves are judged).
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use super::{Finding, Location, Severity};
 use crate::curve::check::{self, NoiseModel, ProblemKind};
 use crate::curve::{CurveSet, ThinkingMode};
 use crate::pins::rules;
-use crate::yaml::{Node, Value};
 
 /// A curve entry a problem is about: (file origin, model, mode, k).
 pub(crate) type CurveEntry = (String, String, ThinkingMode, usize);
@@ -27,21 +25,6 @@ pub(crate) struct CurveProblem {
     pub finding: Finding,
     /// The affected entry; `None` for problems about a whole file.
     pub entry: Option<CurveEntry>,
-}
-
-/// The line of the last key of `path` found below `root`, going through mappings and the one-entry
-/// mappings of a `[{k: AL}, …]` list; the deepest key found when the rest is missing; 1 when none is.
-fn key_line(root: &Node, path: &[String]) -> usize {
-    let (mut node, mut line) = (root, 1);
-    for key in path {
-        let found = match &node.value {
-            Value::Seq(items) => items.iter().find_map(|item| item.entry(key)),
-            _ => node.entry(key),
-        };
-        let Some((key_node, value)) = found else { break };
-        (node, line) = (value, key_node.line);
-    }
-    line
 }
 
 /// Every class-11 problem of the files in `curves` that is beyond noise (and every drafter ambiguity), as
@@ -57,7 +40,6 @@ pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
             _ => origin.to_string(),
         }
     };
-    let mut trees: HashMap<String, Option<Node>> = HashMap::new();
     check::check_files(curves.files(), &NoiseModel::default())
         .into_iter()
         .filter(|p| match p.kind {
@@ -68,21 +50,10 @@ pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
             }
         })
         .map(|p| {
-            let line = match &p.point {
-                Some(point) => {
-                    let tree = trees.entry(p.origin.clone()).or_insert_with(|| {
-                        let text =
-                            crate::input::read_text(Path::new(&p.origin), crate::input::SMALL_FILE_LIMIT).ok()?;
-                        crate::yaml::parse(&text, &p.origin).ok()
-                    });
-                    let mut path = vec![point.model.clone()];
-                    if point.mode != ThinkingMode::Unspecified {
-                        path.push(point.mode.key().to_string());
-                    }
-                    path.push(point.k.to_string());
-                    tree.as_ref().map_or(1, |root| key_line(root, &path))
-                }
-                None => 1,
+            let file = curves.files().iter().find(|f| f.origin == p.origin);
+            let line = match (&p.point, file) {
+                (Some(point), Some(file)) => file.line_of(&point.model, point.mode, point.k),
+                _ => 1,
             };
             let message = if p.point.is_some() { format!("{}: {}", p.field, p.message) } else { p.message };
             CurveProblem {
