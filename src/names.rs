@@ -1,4 +1,5 @@
-//! The names of the crate's small enums (engines, spellings, fits, precisions, evidence formats), written
+//! The names of the crate's small enums (engines, thinking modes, spellings, fits, precisions, evidence
+//! formats), written
 //! once: [`named_enum!`] gives each its `ALL`, the `name()` users type and reports show, `Display`, and a
 //! `FromStr` that takes the name or an alias whatever its case and separators (`trt_llm`, `TRT-LLM`).
 
@@ -54,6 +55,7 @@ pub(crate) use named_enum;
 #[cfg(test)]
 mod tests {
     use crate::accept::fit::FitKind;
+    use crate::curve::ThinkingMode;
     use crate::engine::Engine;
     use crate::evidence::InputFormat;
     use crate::perf::profile::Precision;
@@ -79,6 +81,7 @@ mod tests {
         round_trip(FitKind::ALL, |k| k.name());
         round_trip(Precision::ALL, |p| p.name());
         round_trip(InputFormat::ALL, |f| f.name());
+        round_trip(ThinkingMode::ALL, |m| m.name());
         assert_eq!("TensorRT-LLM".parse::<Engine>().unwrap(), Engine::Trtllm);
         assert_eq!("nvfp4".parse::<Precision>().unwrap(), Precision::Fp4);
         assert_eq!("atom".parse::<InputFormat>().unwrap(), InputFormat::AtomJson);

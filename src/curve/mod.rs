@@ -20,9 +20,7 @@ pub(crate) mod registry;
 pub(crate) mod write;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 
 use serde::Serialize;
 
@@ -47,37 +45,16 @@ pub enum ThinkingMode {
     Unspecified,
 }
 
-impl ThinkingMode {
-    /// The key InferenceX writes.
-    pub fn key(self) -> &'static str {
-        match self {
-            ThinkingMode::On => "thinking_on",
-            ThinkingMode::Off => "thinking_off",
-            ThinkingMode::Unspecified => "unspecified",
-        }
-    }
-}
-
-impl fmt::Display for ThinkingMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.key())
-    }
-}
-
-impl FromStr for ThinkingMode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().replace('-', "_").as_str() {
-            "thinking_on" | "on" | "thinking" | "true" | "enabled" => Ok(ThinkingMode::On),
-            "thinking_off" | "off" | "no_thinking" | "false" | "disabled" => Ok(ThinkingMode::Off),
-            "unspecified" | "default" => Ok(ThinkingMode::Unspecified),
-            other => Err(Error::invalid(
-                "mode",
-                format!("unknown thinking mode '{other}'; expected thinking_on, thinking_off or unspecified"),
-            )),
-        }
-    }
-}
+crate::names::named_enum!(
+    ThinkingMode,
+    field = "mode",
+    what = "thinking mode",
+    [
+        On = "thinking_on" | "on" | "thinking" | "true" | "enabled",
+        Off = "thinking_off" | "off" | "no_thinking" | "false" | "disabled",
+        Unspecified = "unspecified" | "default",
+    ]
+);
 
 /// Which of the three InferenceX layouts a curve was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -272,7 +249,7 @@ impl CurveFile {
     pub fn line_of(&self, model: &str, mode: ThinkingMode, k: usize) -> usize {
         let mut path = vec![model.to_string()];
         if mode != ThinkingMode::Unspecified {
-            path.push(mode.key().to_string());
+            path.push(mode.name().to_string());
         }
         path.push(k.to_string());
         let (mut node, mut line) = (&self.tree, 1);

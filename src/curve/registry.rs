@@ -222,7 +222,7 @@ impl CurveSet {
                             "{} has no {mode} curve for '{}'; it has {}",
                             file.origin,
                             query.model,
-                            curves.iter().map(|c| c.mode().key()).collect::<Vec<_>>().join(", ")
+                            curves.iter().map(|c| c.mode().name()).collect::<Vec<_>>().join(", ")
                         ),
                     )
                 })?,
@@ -235,7 +235,7 @@ impl CurveSet {
                         file.origin,
                         curves.len(),
                         query.model,
-                        curves.iter().map(|c| c.mode().key()).collect::<Vec<_>>().join(", ")
+                        curves.iter().map(|c| c.mode().name()).collect::<Vec<_>>().join(", ")
                     ),
                 ));
             }

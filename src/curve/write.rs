@@ -61,7 +61,7 @@ pub(crate) fn render(
             let indent = if unspecified {
                 "  "
             } else {
-                let _ = writeln!(out, "  {}:", curve.mode().key());
+                let _ = writeln!(out, "  {}:", curve.mode().name());
                 "    "
             };
             for (&k, &al) in curve.points() {

@@ -38,7 +38,7 @@ impl Report for CurveListing {
                 opt(&c.drafter),
                 opt(&c.method),
                 opt(&c.draft_sampling),
-                c.modes.iter().map(|m| m.key()).collect::<Vec<_>>().join(", "),
+                c.modes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", "),
                 format!("{}..{}", c.k_min, c.k_max),
                 c.measured_on.clone(),
                 c.origin.clone(),
@@ -61,7 +61,7 @@ impl Report for CurveView {
             ("engine", p.engine.clone()),
             ("source run", p.source_run.clone()),
             ("settings", Some(p.settings.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "))),
-            ("mode request", p.mode_settings.get(self.mode.key()).cloned()),
+            ("mode request", p.mode_settings.get(self.mode.name()).cloned()),
         ] {
             facts.row(vec![name.into(), opt(&value)]);
         }

@@ -9,7 +9,7 @@ use crate::pins::{Class, Finding};
 
 /// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.
 pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
-    let measured = s.resolved.file.provenance.effort(s.resolved.curve.mode().key())?;
+    let measured = s.resolved.file.provenance.effort(s.resolved.curve.mode().name())?;
     let effort = s.pin.effort.value.as_deref()?;
     if effort.eq_ignore_ascii_case(&measured) {
         return None;

@@ -104,7 +104,7 @@ impl Analyzer<'_> {
                 };
                 if let Some(mode) = crate::pins::recipe::template_mode(raw.trim_matches(['"', '\''])) {
                     out.push(Val {
-                        value: Some(mode.key().to_string()),
+                        value: Some(mode.name().to_string()),
                         how: How::Literal,
                         ctx: ctx.merge(&s.ctx),
                         at: self.r.loc(s.line),
@@ -197,7 +197,7 @@ fn thinking_val(mut v: Val, key: &str) -> Val {
         thinking_word(&text)
     };
     v.text = format!("{key} {text}");
-    v.value = mode.map(|m| m.key().to_string());
+    v.value = mode.map(|m| m.name().to_string());
     if v.value.is_none() {
         v.how = How::Unresolved;
     }
