@@ -22,7 +22,9 @@ impl Pinned {
         self.names.push(pin.knob.name().to_string());
         // The variable a script holds the value in (`SYNTHETIC_ACCEPT_LEN=2.51`).
         let variable = pin.written.text.split('=').next().unwrap_or_default();
-        if !variable.is_empty() && variable.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        let identifier = variable.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && variable.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if identifier {
             self.names.push(variable.to_string());
         }
     }
@@ -157,7 +159,13 @@ mod tests {
         ] {
             assert!(comment(at.clone(), line, &pinned()).is_none(), "{line}");
         }
-        assert!(comment(at, "     K=2  golden AL 2.61", &pinned()).is_some());
+        assert!(comment(at.clone(), "     K=2  golden AL 2.61", &pinned()).is_some());
+        // A value written bare (`2.51`, or `3`) names no variable a comment could mention.
+        let mut bare = pin(3.0, 2, ThinkingMode::On);
+        bare.written = Fact::known(3.0, crate::pins::How::Literal, "3", None);
+        let mut pinned = Pinned::default();
+        pinned.add(&bare);
+        assert!(comment(at, " measured AL 3.84 over 3 runs", &pinned).is_none());
     }
 
     #[test]
