@@ -49,6 +49,9 @@ pub struct Problem {
     pub kind: ProblemKind,
     /// The file.
     pub origin: String,
+    /// The 1-based line of the value (for a missing k, of its mode's key; for a whole-file problem, of the
+    /// model key).
+    pub line: usize,
     /// The key path (`minimax-m3.thinking_on.8`), empty for whole-file problems.
     pub field: String,
     /// The curve entry the problem is about; `None` for whole-file problems.
@@ -104,6 +107,7 @@ pub fn check_file(file: &CurveFile, options: &NoiseModel) -> Vec<Problem> {
             severity,
             kind,
             origin: file.origin.clone(),
+            line: file.line_of(curve.model(), curve.mode(), k),
             field: curve.field(k),
             point: Some(Point { model: curve.model().to_string(), mode: curve.mode(), k }),
             size,
@@ -249,6 +253,7 @@ fn drafter_ambiguities(files: &[CurveFile]) -> Vec<Problem> {
                     severity: Severity::Warning,
                     kind: ProblemKind::DrafterAmbiguity,
                     origin: this.origin.clone(),
+                    line: this.line_of(shared[0], ThinkingMode::Unspecified, 0),
                     field: shared.join(", "),
                     point: None,
                     size: None,

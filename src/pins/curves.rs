@@ -50,14 +50,9 @@ pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
             }
         })
         .map(|p| {
-            let file = curves.files().iter().find(|f| f.origin == p.origin);
-            let line = match (&p.point, file) {
-                (Some(point), Some(file)) => file.line_of(&point.model, point.mode, point.k),
-                _ => 1,
-            };
             let message = if p.point.is_some() { format!("{}: {}", p.field, p.message) } else { p.message };
             CurveProblem {
-                finding: rules::curve_problem::finding(Location::new(rel(&p.origin), line), message, p.severity),
+                finding: rules::curve_problem::finding(Location::new(rel(&p.origin), p.line), message, p.severity),
                 entry: p.point.map(|point| (p.origin.clone(), point.model, point.mode, point.k)),
             }
         })

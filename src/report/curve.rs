@@ -115,12 +115,13 @@ impl Report for CurveReport {
     fn human(&self, width: usize) -> String {
         let mut out = String::new();
         for p in &self.problems {
-            let location = if p.field.is_empty() { p.origin.clone() } else { format!("{} {}", p.origin, p.field) };
+            let location = format!("{}:{}", p.origin, p.line);
+            let message = if p.field.is_empty() { p.message.clone() } else { format!("{}: {}", p.field, p.message) };
             out.push_str(&layout::diagnostic(
                 &location,
                 p.severity.name(),
                 problem_name(p.kind).as_str(),
-                &p.message,
+                &message,
                 None,
                 width,
             ));
