@@ -228,4 +228,53 @@ mod tests {
         let err = anyhow::Error::from(alsim::Error::io("/x", io)).context("reading /x");
         assert_eq!(super::cause_chain(&err), "reading /x: /x: No such file or directory");
     }
+
+    /// Every parameter the library names in an error is a flag of some command, so `flag` never makes up
+    /// an option the user cannot type.
+    #[test]
+    fn every_library_parameter_is_a_flag() {
+        fn flags(command: &clap::Command, out: &mut std::collections::BTreeSet<String>) {
+            out.extend(command.get_arguments().filter_map(|a| a.get_long()).map(|l| format!("--{l}")));
+            for sub in command.get_subcommands() {
+                flags(sub, out);
+            }
+        }
+        fn sources(dir: &std::path::Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() && !path.ends_with("cli") {
+                    sources(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    out.push(text.split("#[cfg(test)]").next().unwrap_or_default().to_string());
+                }
+            }
+        }
+        let mut known = std::collections::BTreeSet::new();
+        flags(&super::Cli::command(), &mut known);
+        let mut texts = Vec::new();
+        sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut texts);
+        // The ways the library names a parameter: `Error::parameter(NAME`, `for_parameter(NAME)`, a draft
+        // length or output length checked as an argument, a workload range.
+        let callers = ["parameter(", "for_parameter(", "check_draft_len_argument(", "validated(", "out_of_range("];
+        let mut names = std::collections::BTreeSet::new();
+        for text in &texts {
+            for caller in callers {
+                for rest in text.split(caller).skip(1) {
+                    // The name is the first string literal of the call, before its first comma or parenthesis.
+                    let head = rest.split([',', ')']).find(|part| part.contains('"')).unwrap_or_default();
+                    let mut quoted = head.split('"');
+                    if let (Some(_), Some(name)) = (quoted.next(), quoted.next())
+                        && !name.is_empty()
+                        && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                    {
+                        names.insert(name.to_string());
+                    }
+                }
+            }
+        }
+        assert!(names.len() > 20, "the scan found too few parameters: {names:?}");
+        let missing: Vec<String> = names.iter().map(|n| super::flag(n)).filter(|flag| !known.contains(flag)).collect();
+        assert!(missing.is_empty(), "library parameters no command takes: {missing:?}");
+    }
 }

@@ -107,8 +107,9 @@ pub(crate) fn golden_key(pin: &Pin, curves: &CurveSet) -> Option<String> {
     pin.model.value.as_deref().and_then(|m| model_key(curves, m))
 }
 
-/// Resolves `pin`'s facts against `curves` (its mode already defaulted by [`with_default_mode`]).
-pub(crate) fn resolve<'a>(pin: &'a Pin, curves: &'a CurveSet) -> Resolution<'a> {
+/// Resolves `pin`'s facts against `curves`, its served model matched to `key` by [`golden_key`] and its mode
+/// already defaulted by [`with_default_mode`].
+pub(crate) fn resolve<'a>(pin: &'a Pin, key: Option<&str>, curves: &'a CurveSet) -> Resolution<'a> {
     if pin.inert() {
         return Resolution::Inert;
     }
@@ -126,7 +127,7 @@ pub(crate) fn resolve<'a>(pin: &'a Pin, curves: &'a CurveSet) -> Resolution<'a> 
     let Some(model) = pin.model.value.as_deref() else {
         return undecided("model", &pin.model.text, Some(range), true);
     };
-    let Some(key) = model_key(curves, model) else {
+    let Some(key) = key.map(str::to_string) else {
         return undecided("golden curve", &format!("no golden key matches model '{model}'"), Some(range), false);
     };
     let query = CurveQuery {

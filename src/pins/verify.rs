@@ -305,7 +305,7 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
         Some(key) => subject::with_default_mode(pin, key),
         None => pin,
     };
-    let resolution = subject::resolve(&pin, curves);
+    let resolution = subject::resolve(&pin, key.as_deref(), curves);
     let judgement = rules::judge(&pin, &resolution);
     let (implied_al, golden, entry) = match &resolution {
         Resolution::Subject(s) => {

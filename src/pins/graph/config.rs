@@ -199,9 +199,10 @@ pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             collect_settings(point, &mut |node: &Node, s: &str| {
                 let Some((k, v)) = s.split_once('=') else { return };
                 // The setting's value, where a fix would write it: on the item's own line, as written there.
-                let at = lines.get(node.line - 1).and_then(|l| l.find(s.trim()));
-                let span = at.map(|at| {
-                    let start = line_starts[node.line - 1] + at + k.len() + 1;
+                let row = node.line.checked_sub(1);
+                let at = row.and_then(|i| Some((i, lines.get(i)?.find(s.trim())?)));
+                let span = at.map(|(i, at)| {
+                    let start = line_starts[i] + at + k.len() + 1;
                     (start, start + v.len())
                 });
                 settings.push(Setting {

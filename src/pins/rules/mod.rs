@@ -168,15 +168,16 @@ pub(crate) mod testing {
         }
     }
 
-    /// The embedded curves (leaked: a test's resolution borrows them for the test's life).
+    /// The embedded curves, read once for every test's resolution to borrow.
     pub(crate) fn curves() -> &'static CurveSet {
-        Box::leak(Box::new(CurveSet::embedded()))
+        static CURVES: std::sync::OnceLock<CurveSet> = std::sync::OnceLock::new();
+        CURVES.get_or_init(CurveSet::embedded)
     }
 
     /// The subject of `pin`, which must resolve.
     pub(crate) fn subject(pin: Pin) -> Subject<'static> {
         let pin: &'static Pin = Box::leak(Box::new(pin));
-        match subject::resolve(pin, curves()) {
+        match subject::resolve(pin, subject::golden_key(pin, curves()).as_deref(), curves()) {
             Resolution::Subject(s) => *s,
             _ => panic!("the test pin does not resolve"),
         }
