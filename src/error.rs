@@ -54,6 +54,16 @@ pub enum Error {
         /// Why the value is rejected, with the valid range.
         message: String,
     },
+    /// An error that a parameter of the call settles: the evidence does not state its draft length (the `k`
+    /// parameter gives it), a file exists and is overwritten only when `force` says so. The parameter is
+    /// named as the library calls it; a front end names its own option for it.
+    #[error("{error} (the `{parameter}` parameter settles it)")]
+    SettledBy {
+        /// What went wrong, without a word on how to settle it.
+        error: Box<Error>,
+        /// The parameter that settles it.
+        parameter: &'static str,
+    },
     /// A lookup (model, drafter, mode, k, hardware…) matched nothing, or more than one thing.
     #[error("{message}")]
     Lookup {
@@ -109,6 +119,11 @@ impl Error {
             Error::Invalid { message, .. } => Error::Parameter { name, message },
             other => other,
         }
+    }
+
+    /// The same error, marked as one the parameter `parameter` settles ([`Error::SettledBy`]).
+    pub fn settled_by(self, parameter: &'static str) -> Self {
+        Error::SettledBy { error: Box::new(self), parameter }
     }
 
     /// An [`Error::Parse`] at `origin`, optional `line`.

@@ -225,7 +225,7 @@ fn swapped_snapshots_are_refused_not_judged_as_the_cumulative_page() {
     ]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("bad/reset_after.prom:12: every counter is lower than in the --before snapshot")
+        stderr.contains("bad/reset_after.prom:12: every counter is lower than in the earlier snapshot")
             && stderr.contains("swapped"),
         "{stderr}"
     );

@@ -353,7 +353,7 @@ fn golden_input_errors_name_what_is_wrong() {
     );
     let given = format!("{scrapes}@k=2");
     let (code, _, stderr) = run(&["golden", "check", &curve_s, "--mode", "thinking_on", &given]);
-    assert_eq!((code, stderr.contains("set it to 3")), (2, true), "{stderr}");
+    assert_eq!((code, stderr.contains("is for k = 3, not the k = 2 given")), (2, true), "{stderr}");
     let bad = format!("{scrapes}@k=three");
     let (code, _, stderr) = run(&["golden", "check", &curve_s, "--mode", "thinking_on", &bad]);
     assert_eq!((code, stderr.contains("not a draft length")), (2, true), "{stderr}");

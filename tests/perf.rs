@@ -493,7 +493,7 @@ fn bad_input_is_a_clear_error_with_exit_2() {
                 "--evidence-k",
                 "4",
             ],
-            "drop --evidence-k 4 or set it to 3",
+            "the evidence is for k = 3, not the k = 4 given for it",
         ),
         (
             vec![

@@ -116,8 +116,9 @@ fn a_llamacpp_log_gives_the_al_and_rates_of_its_statistics_line() {
         assert!((count / calls - want).abs() < 1e-3, "{count} / {calls} vs {want}");
     }
     // Without k the request lines cannot be counted, and the error says what to give.
-    let err = read(requests.as_bytes(), "requests.log", &ReadOptions::default()).unwrap_err().to_string();
-    assert!(err.starts_with("requests.log:1:") && err.contains("--k"), "{err}");
+    let err = read(requests.as_bytes(), "requests.log", &ReadOptions::default()).unwrap_err();
+    assert!(matches!(err, alsim::Error::SettledBy { parameter: "k", .. }), "{err}");
+    assert!(err.to_string().starts_with("requests.log:1:"), "{err}");
 }
 
 #[test]

@@ -82,6 +82,16 @@ enum Command {
     Man,
 }
 
+impl Command {
+    fn options(&self) -> Options {
+        let renamed: &'static [(&'static str, &'static str)] = match self {
+            Command::Predict(_) => &[("k", "--evidence-k")],
+            _ => &[],
+        };
+        Options { renamed }
+    }
+}
+
 /// How a command ended, when it did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -96,6 +106,7 @@ pub enum Outcome {
 /// Parses the command line and runs it; errors print their cause chain once and exit 2.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let options = cli.command.options();
     let result = match cli.command {
         Command::Accept(args) => accept::run(args),
         Command::Curve(args) => curve::run(args),
@@ -124,7 +135,7 @@ pub fn main() -> ExitCode {
         Err(err) => {
             // Errors name the user's paths, which may hold line breaks; stderr reaches the CI log too.
             let hint = lookup_hint(&err).map(|h| format!(" ({h})")).unwrap_or_default();
-            eprintln!("alsim: error: {}{hint}", alsim::report::one_line(&cause_chain(&err)));
+            eprintln!("alsim: error: {}{hint}", alsim::report::one_line(&cause_chain(&err, &options)));
             ExitCode::from(2)
         }
     }
@@ -174,20 +185,49 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 }
 
 /// The error and its causes joined by ": " (each cause names what it adds; none repeats its source's text).
-fn cause_chain(err: &anyhow::Error) -> String {
+fn cause_chain(err: &anyhow::Error, options: &Options) -> String {
     err.chain()
         .map(|cause| match cause.downcast_ref::<alsim::Error>() {
-            Some(alsim::Error::Parameter { name, message }) => format!("{}: {message}", flag(name)),
-            _ => cause.to_string(),
+            Some(error) => options.describe(error),
+            None => cause.to_string(),
         })
         .collect::<Vec<_>>()
         .join(": ")
 }
 
-/// The option that gives a library parameter its value: the library names its parameters (`step_ms`), the
-/// command line its flags (`--step-ms`), one for one.
-fn flag(parameter: &str) -> String {
-    format!("--{}", parameter.replace('_', "-"))
+/// The running command's options for the library's parameters: the library names its parameters
+/// (`step_ms`), the command line its flags (`--step-ms`), one for one except where a command gives a
+/// parameter another name (`predict` reads evidence at `--evidence-k`, its `--max-k` being its own k).
+struct Options {
+    renamed: &'static [(&'static str, &'static str)],
+}
+
+impl Options {
+    fn flag(&self, parameter: &str) -> String {
+        match self.renamed.iter().find(|(name, _)| *name == parameter) {
+            Some((_, flag)) => (*flag).to_string(),
+            None => format!("--{}", parameter.replace('_', "-")),
+        }
+    }
+
+    /// A library error in the command line's words: a parameter's name becomes its flag, and an error a
+    /// parameter settles says how.
+    fn describe(&self, error: &alsim::Error) -> String {
+        match error {
+            alsim::Error::Parameter { name, message } => format!("{}: {message}", self.flag(name)),
+            alsim::Error::SettledBy { error, parameter } => {
+                let flag = self.flag(parameter);
+                let how = match *parameter {
+                    "force" => format!("pass {flag} to overwrite it"),
+                    "format_in" => format!("{flag} chooses another reader"),
+                    "k" => format!("give the draft length with {flag}"),
+                    _ => format!("{flag} settles it"),
+                };
+                format!("{}; {how}", self.describe(error))
+            }
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The options that settle a lookup the library could not: the library names what it looked for, the
@@ -226,7 +266,25 @@ mod tests {
     fn a_cause_already_shown_is_not_repeated() {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
         let err = anyhow::Error::from(alsim::Error::io("/x", io)).context("reading /x");
-        assert_eq!(super::cause_chain(&err), "reading /x: /x: No such file or directory");
+        assert_eq!(
+            super::cause_chain(&err, &super::Options { renamed: &[] }),
+            "reading /x: /x: No such file or directory"
+        );
+    }
+
+    #[test]
+    fn a_parameter_is_named_by_the_running_command_s_flag() {
+        let missing_k = alsim::Error::parse("vllm.log", Some(3), "the line does not state k").settled_by("k");
+        let predict = <super::Cli as clap::Parser>::parse_from(["alsim", "predict"]).command.options();
+        assert_eq!(
+            super::cause_chain(&anyhow::Error::from(missing_k), &predict),
+            "vllm.log:3: the line does not state k; give the draft length with --evidence-k"
+        );
+        let exists = alsim::Error::unreadable("out.csv", "exists").settled_by("force");
+        assert_eq!(
+            super::cause_chain(&anyhow::Error::from(exists), &super::Options { renamed: &[] }),
+            "out.csv: exists; pass --force to overwrite it"
+        );
     }
 
     /// Every parameter the library names in an error is a flag of some command, so `flag` never makes up
@@ -254,9 +312,11 @@ mod tests {
         flags(&super::Cli::command(), &mut known);
         let mut texts = Vec::new();
         sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut texts);
-        // The ways the library names a parameter: `Error::parameter(NAME`, `for_parameter(NAME)`, a draft
+        // The ways the library names a parameter: `Error::parameter(NAME`, `for_parameter(NAME)`,
+        // `settled_by(NAME)`, a draft
         // length or output length checked as an argument, a workload range.
-        let callers = ["parameter(", "for_parameter(", "check_draft_len_argument(", "validated(", "out_of_range("];
+        let callers =
+            ["parameter(", "for_parameter(", "settled_by(", "check_draft_len_argument(", "validated(", "out_of_range("];
         let mut names = std::collections::BTreeSet::new();
         for text in &texts {
             for caller in callers {
@@ -274,7 +334,11 @@ mod tests {
             }
         }
         assert!(names.len() > 20, "the scan found too few parameters: {names:?}");
-        let missing: Vec<String> = names.iter().map(|n| super::flag(n)).filter(|flag| !known.contains(flag)).collect();
+        let missing: Vec<String> = names
+            .iter()
+            .map(|n| super::Options { renamed: &[] }.flag(n))
+            .filter(|flag| !known.contains(flag))
+            .collect();
         assert!(missing.is_empty(), "library parameters no command takes: {missing:?}");
     }
 }

@@ -248,7 +248,7 @@ fn resolve_acceptance(
         let source = match (args.fit, args.max_k) {
             (Some(kind), _) => {
                 let curve = points((1..).zip(values.0.iter().copied()).collect(), "--al")?;
-                AcceptanceSource::fitted(&curve, kind, "explicit --al", max_k)?
+                AcceptanceSource::fitted(&curve, kind, "explicit AL", max_k)?
             }
             (None, Some(max_k)) if max_k > explicit.max_k() => {
                 anyhow::bail!("--max-k {max_k}: --al gives AL up to k = {}; add --fit to extend it", explicit.max_k())

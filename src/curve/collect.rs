@@ -66,9 +66,7 @@ pub fn group_by_k(runs: Vec<Run>) -> Result<ByK> {
                     return Err(Error::parse(
                         &at.origin,
                         at.line,
-                        format!(
-                            "the evidence is for k = {own} but k = {given} was given for it: drop @k={given} (or --k) or set it to {own}"
-                        ),
+                        format!("the evidence is for k = {own}, not the k = {given} given for it"),
                     ));
                 }
                 (Some((own, _)), _) => own,
@@ -79,8 +77,9 @@ pub fn group_by_k(runs: Vec<Run>) -> Result<ByK> {
                 (None, None) => {
                     return Err(Error::invalid(
                         ev.location.to_string(),
-                        "the evidence does not record its draft length k: give it as RUN@k=N or with --k N",
-                    ));
+                        "the evidence does not record its draft length k: give it with the run (RUN@k=N)",
+                    )
+                    .settled_by("k"));
                 }
             };
             by_k.entry(k).or_default().push(ev);
@@ -375,10 +374,7 @@ pub fn check_output(path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
         ));
     }
     if path.exists() && !force {
-        return Err(Error::parameter(
-            "output",
-            format!("{} already exists; pass --force to overwrite it", path.display()),
-        ));
+        return Err(Error::parameter("output", format!("{} already exists", path.display())).settled_by("force"));
     }
     Ok(())
 }
@@ -419,7 +415,7 @@ mod tests {
         assert_eq!(by_k.iter().map(|(k, r)| (*k, r.len())).collect::<Vec<_>>(), [(3, 2), (4, 1)]);
         assert!(by_k[&3][1].notes[0].contains("k = 3 as given"), "{:?}", by_k[&3][1].notes);
         let err = group_by_k(vec![run(Some(4), None, Some(3))]).unwrap_err().to_string();
-        assert!(err.starts_with("r.prom:7") && err.contains("set it to 4"), "{err}");
+        assert!(err.starts_with("r.prom:7") && err.contains("is for k = 4, not the k = 3"), "{err}");
         let err = group_by_k(vec![run(None, None, None)]).unwrap_err().to_string();
         assert!(err.contains("RUN@k=N"), "{err}");
         assert!(group_by_k(Vec::new()).is_err());

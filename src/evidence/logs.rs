@@ -86,7 +86,13 @@ pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
             return Ok(());
         }
         let record = if let Some(at) = vllm_marker.find(bytes) {
-            vllm(&String::from_utf8_lossy(&bytes[at + VLLM.len()..]), options.k).map_err(here)?
+            match vllm(&String::from_utf8_lossy(&bytes[at + VLLM.len()..]), options.k).map_err(here)? {
+                Some(record) => record,
+                None => {
+                    return Err(here("the line has no per-position rates, so its draft length k is unknown".into())
+                        .settled_by("k"));
+                }
+            }
         } else if let Some(at) = sglang_marker.find(bytes) {
             let text = String::from_utf8_lossy(bytes);
             if sglang_batch.find(bytes).is_none() {
@@ -182,8 +188,9 @@ pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
             return Err(Error::parse(
                 origin,
                 Some(line),
-                "llama.cpp's per-request line does not state the draft length k, which its step count depends on: give it (eval --k, predict --evidence-k), or log at -lv 4 for the statistics lines",
-            ));
+                "llama.cpp's per-request line does not state the draft length k, which its step count depends on (or log at -lv 4 for the statistics lines)",
+            )
+            .settled_by("k"));
         }
         return Err(Error::parse(
             origin,
@@ -294,7 +301,9 @@ fn whole(value: f64, what: &str) -> std::result::Result<f64, String> {
     Ok(value)
 }
 
-fn vllm(text: &str, k_hint: Option<usize>) -> std::result::Result<Parsed, String> {
+/// A vLLM line: its draft length is its per-position rates' count where it lists them, else `k_hint`;
+/// `None` for a well-formed line whose draft length neither gives.
+fn vllm(text: &str, k_hint: Option<usize>) -> std::result::Result<Option<Parsed>, String> {
     let mean = number_after(text, "Mean acceptance length:")?;
     let accepted = whole(number_after(text, "Accepted:")?, "Accepted")?;
     let drafted = whole(number_after(text, "Drafted:")?, "Drafted")?;
@@ -308,10 +317,8 @@ fn vllm(text: &str, k_hint: Option<usize>) -> std::result::Result<Parsed, String
             }
         }
     }
-    let k = if rates.is_empty() {
-        k_hint.ok_or("the line has no per-position rates, so k is unknown: give the draft length k (eval --k, predict --evidence-k)")?
-    } else {
-        rates.len()
+    let Some(k) = (if rates.is_empty() { k_hint } else { Some(rates.len()) }) else {
+        return Ok(None);
     };
     if !(1.0..=k as f64 + 1.0).contains(&mean) {
         return Err(format!("mean acceptance length {mean} is outside [1, k + 1] = [1, {}]", k + 1));
@@ -328,7 +335,7 @@ fn vllm(text: &str, k_hint: Option<usize>) -> std::result::Result<Parsed, String
             1.0 + accepted / steps
         ));
     }
-    Ok((Engine::Vllm, window, (!rates.is_empty()).then_some(k), false))
+    Ok(Some((Engine::Vllm, window, (!rates.is_empty()).then_some(k), false)))
 }
 
 /// Whether a SGLang line prefix `[time DPx TPy EPz]` names a TP rank other than 0.

@@ -204,7 +204,7 @@ pub fn read_path(path: &Path, before: Option<&Path>, options: &ReadOptions) -> R
                     return Err(Error::parse(
                         p.display().to_string(),
                         None,
-                        format!("--before needs Prometheus text snapshots, but this file reads as {format}"),
+                        format!("an earlier snapshot must be Prometheus text, but this file reads as {format}"),
                     ));
                 }
             }
@@ -215,7 +215,10 @@ pub fn read_path(path: &Path, before: Option<&Path>, options: &ReadOptions) -> R
                 return Err(Error::parse(
                     &before_origin,
                     None,
-                    format!("--before must be one snapshot, but it holds {} concatenated scrapes", reducer.snapshots()),
+                    format!(
+                        "an earlier snapshot must be one scrape, but this file holds {} concatenated",
+                        reducer.snapshots()
+                    ),
                 ));
             }
             prometheus::parse(second, &origin, options.split.as_deref(), &mut reducer)?;
@@ -382,30 +385,30 @@ pub struct MeasuredAl {
 /// ```
 pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl> {
     if let Some(k) = k {
-        check_draft_len_argument(k, "evidence_k")?;
+        check_draft_len_argument(k, "k")?;
     }
     let (first, rest) = evidence.split_first().ok_or_else(|| Error::parameter("evidence", "no evidence given"))?;
     let stated = |ev: &Evidence| ev.k.as_ref().map(|(k, _)| *k).or(ev.total.positions.as_ref().map(Vec::len));
     let run_k = stated(first).or(k).ok_or_else(|| {
-        Error::parameter("evidence_k", format!("{} does not state the draft length k; give it", first.location))
+        Error::parameter("k", format!("{} does not state the draft length k; give it", first.location))
     })?;
     let mut runs = Vec::with_capacity(evidence.len());
     let mut notes = Vec::new();
     for ev in evidence {
         let at = ev.k.as_ref().map_or(&ev.location, |(_, at)| at);
         let own = stated(ev);
-        let mismatch = match (own, k) {
+        let here = |message: String| Error::parse(&at.origin, at.line, message);
+        match (own, k) {
             (Some(own), Some(given)) if own != given => {
-                Some(format!("the evidence is for k = {own}: drop --evidence-k {given} or set it to {own}"))
+                return Err(here(format!("the evidence is for k = {own}, not the k = {given} given for it")));
             }
-            (Some(own), _) if own != run_k => Some(format!(
-                "the evidence is for k = {own} but {} is for k = {run_k}: give runs of one draft length",
-                first.location
-            )),
-            _ => None,
-        };
-        if let Some(message) = mismatch {
-            return Err(Error::parse(&at.origin, at.line, message));
+            (Some(own), _) if own != run_k => {
+                return Err(here(format!(
+                    "the evidence is for k = {own} but {} is for k = {run_k}: give runs of one draft length",
+                    first.location
+                )));
+            }
+            _ => {}
         }
         if ev.total.steps <= 0.0 {
             return Err(Error::parse(
@@ -479,10 +482,10 @@ mod tests {
         assert!(m.notes[0].contains("not every run counts positions"), "{:?}", m.notes);
 
         // k comes from the runs, else the caller; a contradiction names the file.
-        assert!(measured_al(std::slice::from_ref(&c), None).unwrap_err().to_string().contains("evidence_k"));
+        assert!(measured_al(std::slice::from_ref(&c), None).unwrap_err().to_string().contains("k: "));
         assert_eq!(measured_al(std::slice::from_ref(&c), Some(4)).unwrap().k, 4);
         let err = measured_al(&[a, c], Some(3)).unwrap_err().to_string();
-        assert!(err.starts_with("a:1") && err.contains("set it to 2"), "{err}");
+        assert!(err.starts_with("a:1") && err.contains("is for k = 2, not the k = 3"), "{err}");
     }
 
     #[test]

@@ -83,9 +83,10 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &
         let name_len = line.iter().position(|b| !is_name_byte(*b)).unwrap_or(line.len());
         if name_len == 0 || line[0].is_ascii_digit() {
             return Err(here(format!(
-                "expected a metric sample, found '{}': not Prometheus text exposition (use --format-in to choose another reader)",
+                "expected a metric sample, found '{}': not Prometheus text exposition",
                 preview(line)
-            )));
+            ))
+            .settled_by("format_in"));
         }
         // Names are ASCII by construction, so this cannot fail.
         let name = std::str::from_utf8(&line[..name_len]).unwrap_or_default();
@@ -294,7 +295,7 @@ mod tests {
         );
         let no_k =
             read("trtllm_spec_decode_num_draft_tokens_total 300\ntrtllm_spec_decode_num_accepted_tokens_total 183\n");
-        assert!(no_k.unwrap_err().to_string().contains("give the draft length k"));
+        assert!(matches!(no_k.unwrap_err(), Error::SettledBy { parameter: "k", .. }));
     }
 
     #[test]

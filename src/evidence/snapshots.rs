@@ -143,7 +143,7 @@ impl<'a> Reducer<'a> {
             let since = if before.origin == origin {
                 "the scrape before".to_string()
             } else {
-                format!("the --before snapshot {}", before.origin)
+                format!("the earlier snapshot {}", before.origin)
             };
             if let Some((id, was, s)) = delta.restarted.first() {
                 if !delta.rose && before.origin != origin {
@@ -151,7 +151,7 @@ impl<'a> Reducer<'a> {
                         &origin,
                         s.line,
                         format!(
-                            "every counter is lower than in the --before snapshot {} ({} {was} → {}): the two snapshots are swapped, or every series restarted between them; give the earlier scrape as --before (after a restart, the later scrape alone covers the run since then)",
+                            "every counter is lower than in the earlier snapshot {} ({} {was} → {}): the two snapshots are swapped, or every series restarted between them; give the earlier scrape as the earlier snapshot (after a restart, the later scrape alone covers the run since then)",
                             before.origin,
                             id.0.name(),
                             s.value
@@ -220,7 +220,7 @@ impl<'a> Reducer<'a> {
             let inputs = group.series.inputs();
             let (total, batches) = if self.snapshots == 1 {
                 notes.push(
-                    "one snapshot: counts are cumulative since the server started (an earlier snapshot, eval --before, or concatenated scrapes give a window and a time series)"
+                    "one snapshot: counts are cumulative since the server started (an earlier snapshot or concatenated scrapes give a window and a time series)"
                         .into(),
                 );
                 (group.first.unwrap_or_else(|| Window::new(0.0, 0.0)), Vec::new())
@@ -407,11 +407,7 @@ fn steps_from_draft_tokens(drafted: f64, accepted: f64, k: usize) -> Window {
 }
 
 fn no_step_count(origin: &str, line: Option<usize>, what: &str) -> Error {
-    Error::parse(
-        origin,
-        line,
-        format!("{what}: give the draft length k (eval --k, predict --evidence-k) to turn draft tokens into steps"),
-    )
+    Error::parse(origin, line, format!("{what}: the draft length k turns draft tokens into steps")).settled_by("k")
 }
 
 /// The counts of one snapshot or delta.

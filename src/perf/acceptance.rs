@@ -70,7 +70,7 @@ impl AcceptanceSource {
             let ks: Vec<String> = points.keys().map(usize::to_string).collect();
             return Err(Error::parameter(
                 "max_k",
-                format!("{description} measures k = {} only, above --max-k {max_k}", ks.join(", ")),
+                format!("{description} measures k = {} only, above {max_k}", ks.join(", ")),
             ));
         }
         Ok(AcceptanceSource { description, al })
@@ -89,7 +89,7 @@ impl AcceptanceSource {
             check_al(v, i + 1, "al").map_err(|e| e.for_parameter("al"))?;
             al.push(Some(v));
         }
-        Ok(AcceptanceSource { description: "explicit --al".into(), al })
+        Ok(AcceptanceSource { description: "explicit AL".into(), al })
     }
 
     /// The largest k covered.

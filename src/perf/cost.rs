@@ -240,7 +240,7 @@ impl CostModel {
             return Err(Error::parameter(
                 "tp",
                 format!(
-                    "{} in {} needs {:.0} GB of weights per GPU at TP {}, more than {:.0}% of the {} GB of a {}; raise --tp or lower --precision",
+                    "{} in {} needs {:.0} GB of weights per GPU at TP {}, more than {:.0}% of the {} GB of a {}; raise it or lower the precision",
                     self.model.key,
                     self.deployment.precision,
                     weights / 1e9,

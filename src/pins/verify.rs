@@ -190,7 +190,7 @@ pub struct GoldenSet {
 pub fn golden_curves(repo: &Path, golden: Option<&Path>) -> Result<GoldenSet> {
     let repo_golden = repo.join("golden_al_distribution");
     let (curves, source, own) = match golden {
-        Some(dir) => (CurveSet::read_dir(dir)?, format!("{} (--golden)", dir.display()), true),
+        Some(dir) => (CurveSet::read_dir(dir)?, format!("{} (given)", dir.display()), true),
         // Links leaving the repository are not followed here either: the walk reports them.
         None if repo_golden.is_dir() && walk::inside(repo, &repo_golden) => (
             CurveSet::read_dir_where(&repo_golden, |file| walk::inside(repo, file))?,

@@ -67,10 +67,7 @@ pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Res
         return Err(Error::parameter("output", "no spec-off rows could be fitted, so there is no profile to write"));
     }
     if path.exists() && !force {
-        return Err(Error::parameter(
-            "output",
-            format!("{} already exists; pass --force to overwrite it", path.display()),
-        ));
+        return Err(Error::parameter("output", format!("{} already exists", path.display())).settled_by("force"));
     }
     let mut text = format!(
         "# alsim calibrated hardware profiles, fitted on {}.\n# Use with: alsim predict --profile {}\n",

@@ -123,11 +123,12 @@ pub(super) fn pair_columns(table: &CsvTable) -> Result<()> {
 }
 
 /// Reads one pair; a blank `k` takes `k_default` (cell errors name file, line and column: a blank `k`
-/// without `--k`, an AL outside [1, k+1], a bad cell).
+/// without a default, an AL outside [1, k+1], a bad cell).
 pub(super) fn pair(row: &CsvRow<'_>, k_default: Option<usize>) -> Result<ServingPair> {
     let k = match row.opt_str("k") {
         Some(_) => row.count_upto("k", crate::units::MAX_DRAFT_LEN)?,
-        None => k_default.ok_or_else(|| row.error("k", "is blank: give the spec run's draft length with --k"))?,
+        None => k_default
+            .ok_or_else(|| row.error("k", "is blank: the spec run's draft length is needed").settled_by("k"))?,
     };
     let al = row.opt_f64("al")?;
     if let Some(al) = al {
