@@ -107,9 +107,9 @@ fn sweep(git_dir: &Path, commits: &[Commit]) -> Result<Vec<Change>, String> {
                 commit: commit.hash.clone(),
                 date: commit.date.clone(),
                 subject: commit.subject.clone(),
-                errors: report.summary.errors,
-                warnings: report.summary.warnings,
-                notes: report.summary.notes,
+                errors: report.summary.tally.errors,
+                warnings: report.summary.tally.warnings,
+                notes: report.summary.tally.notes,
                 appeared: surplus(&now, &before),
                 went: surplus(&before, &now),
             });

@@ -14,7 +14,7 @@ fn seed_case_on_embedded_defaults() {
         assert!(stdout.contains(want), "missing {want} in\n{stdout}");
     }
     let v = json(&["accept"]);
-    assert_eq!(v["schema_version"], "2");
+    assert_eq!(v["schema_version"], "3");
     assert!(close(&v["pinned_al"], 2.83, 1e-12));
     let probs = v["real"]["distribution"]["probabilities"].as_array().unwrap();
     for (p, want) in probs.iter().zip([0.22, 0.18, 0.15, 0.45]) {

@@ -22,10 +22,10 @@ fn check_reads_inferencex_files_unchanged_and_reports_their_problems() {
     assert_eq!(v["files_checked"], 9);
     let problems = v["problems"].as_array().unwrap();
     let find = |kind: &str, field: &str| {
-        problems.iter().find(|p| p["kind"] == kind && p["field"] == field).unwrap_or_else(|| panic!("{kind} {field}"))
+        problems.iter().find(|p| p["class"] == kind && p["field"] == field).unwrap_or_else(|| panic!("{kind} {field}"))
     };
     // The two MiniMax-M3 files differ only by name.
-    assert_eq!(problems.iter().filter(|p| p["kind"] == "drafter-ambiguity").count(), 2);
+    assert_eq!(problems.iter().filter(|p| p["class"] == "drafter-ambiguity").count(), 2);
     // dsv4_mtp thinking_off: AL(7) = 3.00 < AL(6) = 3.16, a dip of 0.16 beyond noise.
     let dip = find("dip", "deepseek-v4-pro.thinking_off.7");
     assert_eq!(dip["severity"], "error");
@@ -151,14 +151,21 @@ fn curve_check_and_pins_check_judge_the_same_curves_alike() {
         let golden = root.join(dir);
         let (_, out, _) = run(&["curve", "check", golden.to_str().unwrap(), "--format", "json"]);
         let checked: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let mut by_curve_check: Vec<(String, String)> = checked["problems"]
+        let mut by_curve_check: Vec<(String, u64, String)> = checked["problems"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|p| p["severity"] == "error" && p["kind"] != "missing-k" || p["kind"] == "drafter-ambiguity")
+            .filter(|p| p["severity"] == "error" && p["class"] != "missing-k" || p["class"] == "drafter-ambiguity")
             .map(|p| {
-                let file = p["origin"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
-                (file, p["message"].as_str().unwrap().to_string())
+                let file = p["location"]["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+                let message = p["message"].as_str().unwrap();
+                // Both checks name the entry before the message; an ambiguity's message names its keys.
+                let text = if p["class"] == "drafter-ambiguity" {
+                    message.to_string()
+                } else {
+                    format!("{}: {message}", p["field"].as_str().unwrap())
+                };
+                (file, p["location"]["line"].as_u64().unwrap(), text)
             })
             .collect();
         // A repository holding nothing but those curves, so that no pin rests on any entry.
@@ -173,7 +180,7 @@ fn curve_check_and_pins_check_judge_the_same_curves_alike() {
             "json",
         ]);
         let pins: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let mut by_pins_check: Vec<(String, String)> = pins["findings"]
+        let mut by_pins_check: Vec<(String, u64, String)> = pins["findings"]
             .as_array()
             .unwrap()
             .iter()
@@ -182,10 +189,7 @@ fn curve_check_and_pins_check_judge_the_same_curves_alike() {
                 let file = f["location"]["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
                 let message =
                     f["message"].as_str().unwrap().trim_end_matches(" (no pin's expected value rests on this entry)");
-                // The pin check names the entry before curve check's message.
-                let message =
-                    message.split_once(": ").filter(|(head, _)| !head.contains(' ')).map_or(message, |(_, m)| m);
-                (file, message.to_string())
+                (file, f["location"]["line"].as_u64().unwrap(), message.to_string())
             })
             .collect();
         by_curve_check.sort();

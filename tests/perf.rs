@@ -23,7 +23,7 @@ fn seed_case_gives_best_k_band_and_frontier() {
         assert!(stdout.contains(want), "missing {want} in\n{stdout}");
     }
     let v = json(&["predict"]);
-    assert_eq!(v["schema_version"], "2");
+    assert_eq!(v["schema_version"], "3");
     assert_eq!(v["model_error"], 0.05);
     let sweep = &v["sweeps"][0];
     assert_eq!((sweep["hardware"].as_str(), sweep["tp"].as_u64()), (Some("mi355x"), Some(4)));

@@ -22,7 +22,7 @@ fn covers(estimate: &serde_json::Value, value: f64) -> bool {
 #[test]
 fn seed_case_real_versus_pinned() {
     let v = json(&["simulate", "--requests", "3000", "--no-batch"]);
-    assert_eq!(v["schema_version"], "2");
+    assert_eq!(v["schema_version"], "3");
     assert_eq!(v["seed"], alsim::sim::DEFAULT_SEED);
     let sources = v["sources"].as_array().unwrap();
     let labels: Vec<&str> = sources.iter().map(|s| s["label"].as_str().unwrap()).collect();

@@ -171,7 +171,7 @@ fn every_format_carries_the_same_rows() {
     let (code, table, _) = run(&["sweep", &repo(), "--map", &map()]);
     assert_eq!(code, 1);
     assert!(table.contains("NO") && table.contains("yes") && table.contains("note: "), "{table}");
-    assert_eq!(report["schema_version"], "2");
+    assert_eq!(report["schema_version"], "3");
 }
 
 #[test]

@@ -85,11 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     reasons.join("; ")
                 );
             }
-            return Ok(if report.errors > 0 || (strict && report.warnings > 0) {
-                Outcome::Problem
-            } else {
-                Outcome::Pass
-            });
+            return Ok(report.status(strict).into());
         }
         Args::Fit { paths, output } => {
             let files = load(&paths)?;

@@ -82,6 +82,16 @@ enum Command {
     Man,
 }
 
+impl From<alsim::diagnostic::Status> for Outcome {
+    fn from(status: alsim::diagnostic::Status) -> Outcome {
+        match status {
+            alsim::diagnostic::Status::Pass => Outcome::Pass,
+            alsim::diagnostic::Status::Fail => Outcome::Problem,
+            alsim::diagnostic::Status::Undecided => Outcome::Undecided,
+        }
+    }
+}
+
 impl Command {
     fn options(&self) -> Options {
         let renamed: &'static [(&'static str, &'static str)] = match self {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use alsim::accept::{RatesPin, RatesSetting};
 use alsim::engine::Engine;
-use alsim::pins::{self, AllowList, CheckOptions, Status};
+use alsim::pins::{self, AllowList, CheckOptions};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
@@ -246,11 +246,7 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
             eprintln!("alsim: warning: the report was not appended to $GITHUB_STEP_SUMMARY ({shown}): {e}");
         }
     }
-    Ok(match status {
-        Status::Pass => Outcome::Pass,
-        Status::Fail => Outcome::Problem,
-        Status::Undecided => Outcome::Undecided,
-    })
+    Ok(status.into())
 }
 
 /// The check (or its comparison with a base) in `format`: findings as blocks by default, every table with

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use alsim::matrix::map::NameMap;
 use alsim::matrix::{self, MatrixReport, Options};
-use alsim::pins::Status;
 use alsim::report;
 use anyhow::Context;
 
@@ -73,11 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         plot(&report, dir, args.force)?;
     }
     args.output.emit(&report)?;
-    Ok(match report.status {
-        Status::Pass => Outcome::Pass,
-        Status::Fail => Outcome::Problem,
-        Status::Undecided => Outcome::Undecided,
-    })
+    Ok(report.status.into())
 }
 
 /// One chart per covered entry, named after it (characters a file name cannot hold become `_`); every

@@ -21,6 +21,7 @@ pub const DEFAULT_Z: f64 = 2.0;
 pub const EXPECTED_MAX_K: usize = 8;
 
 pub use crate::diagnostic::Severity;
+use crate::diagnostic::{Finding, FindingClass, Location, Status, Tally};
 
 /// What kind of problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -40,29 +41,59 @@ pub enum ProblemKind {
     DrafterAmbiguity,
 }
 
-/// One finding.
+impl FindingClass for ProblemKind {
+    fn name(self) -> &'static str {
+        match self {
+            ProblemKind::OutOfRange => "out-of-range",
+            ProblemKind::Dip => "dip",
+            ProblemKind::IncrementAboveOne => "increment-above-one",
+            ProblemKind::Rise => "rise",
+            ProblemKind::MissingK => "missing-k",
+            ProblemKind::DrafterAmbiguity => "drafter-ambiguity",
+        }
+    }
+
+    /// A violation of the curve's shape is an error until judged against noise; a gap or an ambiguity
+    /// leaves pins unchecked or a lookup to the file name, so a warning.
+    fn severity(self) -> Severity {
+        match self {
+            ProblemKind::OutOfRange | ProblemKind::Dip | ProblemKind::IncrementAboveOne | ProblemKind::Rise => {
+                Severity::Error
+            }
+            ProblemKind::MissingK | ProblemKind::DrafterAmbiguity => Severity::Warning,
+        }
+    }
+}
+
+/// One problem of a golden curve: a finding whose class is the problem's kind, with the entry it is about
+/// and the violation's size against noise.
 #[derive(Debug, Clone, Serialize)]
 pub struct Problem {
-    /// Error or warning.
-    pub severity: Severity,
-    /// Kind.
-    pub kind: ProblemKind,
-    /// The file.
-    pub origin: String,
-    /// The 1-based line of the value (for a missing k, of its mode's key; for a whole-file problem, of the
-    /// model key).
-    pub line: usize,
-    /// The key path (`minimax-m3.thinking_on.8`), empty for whole-file problems.
+    /// Severity, kind, place (the value's line; for a missing k, its mode's key; for a drafter ambiguity,
+    /// the model key) and message.
+    #[serde(flatten)]
+    pub finding: Finding<ProblemKind>,
+    /// The key path (`minimax-m3.thinking_on.8`); for a drafter ambiguity, the shared model keys.
     pub field: String,
-    /// The curve entry the problem is about; `None` for whole-file problems.
+    /// The curve entry the problem is about; `None` for a drafter ambiguity.
     #[serde(skip)]
     pub point: Option<Point>,
     /// The size of the violation in AL units, when it has one.
     pub size: Option<f64>,
     /// The standard error noise would give it, when judged against noise.
     pub noise_se: Option<f64>,
-    /// What is wrong, in full.
-    pub message: String,
+}
+
+impl Problem {
+    /// The message as both checks show it: with the entry's key in front where the problem is about one
+    /// entry (a drafter ambiguity's message names its keys itself).
+    pub fn text(&self) -> String {
+        if self.point.is_some() {
+            format!("{}: {}", self.field, self.finding.message)
+        } else {
+            self.finding.message.clone()
+        }
+    }
 }
 
 /// One entry of a curve: model key, thinking mode and draft length.
@@ -103,16 +134,13 @@ pub fn check_files(files: &[CurveFile], options: &NoiseModel) -> Vec<Problem> {
 pub fn check_file(file: &CurveFile, options: &NoiseModel) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut add = |severity, kind, curve: &Curve, k: usize, size, noise_se, message: String| {
+        let location = Location::new(file.origin.clone(), file.line_of(curve.model(), curve.mode(), k));
         problems.push(Problem {
-            severity,
-            kind,
-            origin: file.origin.clone(),
-            line: file.line_of(curve.model(), curve.mode(), k),
+            finding: Finding::new(kind, location, message).with_severity(severity),
             field: curve.field(k),
             point: Some(Point { model: curve.model().to_string(), mode: curve.mode(), k }),
             size,
             noise_se,
-            message,
         })
     };
     let s = options.run_se;
@@ -247,22 +275,21 @@ fn drafter_ambiguities(files: &[CurveFile]) -> Vec<Problem> {
                 continue; // same recorded drafter: a duplicate, not an ambiguity; lookups will list both
             }
             for (this, other) in [(a, b), (b, a)] {
+                // A warning (the class's severity): lookups tell the files apart by name and say so; a
+                // repository is not failed for a header line InferenceX's own files lack.
+                let message = format!(
+                    "same key '{}' and the same header as {}, and neither records its drafter: only the file name tells them apart (add a '# drafter: …' line)",
+                    shared.join(", "),
+                    other.origin.rsplit('/').next().unwrap_or(&other.origin)
+                );
+                let location =
+                    Location::new(this.origin.clone(), this.line_of(shared[0], ThinkingMode::Unspecified, 0));
                 problems.push(Problem {
-                    // A warning: lookups tell the files apart by name and say so; a repository is not failed
-                    // for a header line InferenceX's own files lack.
-                    severity: Severity::Warning,
-                    kind: ProblemKind::DrafterAmbiguity,
-                    origin: this.origin.clone(),
-                    line: this.line_of(shared[0], ThinkingMode::Unspecified, 0),
+                    finding: Finding::new(ProblemKind::DrafterAmbiguity, location, message),
                     field: shared.join(", "),
                     point: None,
                     size: None,
                     noise_se: None,
-                    message: format!(
-                        "same key '{}' and the same header as {}, and neither records its drafter: only the file name tells them apart (add a '# drafter: …' line)",
-                        shared.join(", "),
-                        other.origin.rsplit('/').next().unwrap_or(&other.origin)
-                    ),
                 });
             }
         }
@@ -277,18 +304,27 @@ pub struct CurveReport {
     pub files_checked: usize,
     /// Every finding, errors first.
     pub problems: Vec<Problem>,
-    /// Number of errors.
-    pub errors: usize,
-    /// Number of warnings.
-    pub warnings: usize,
+    /// The findings by severity.
+    #[serde(flatten)]
+    pub tally: Tally,
 }
 
 impl CurveReport {
     /// Collects `problems` found in `files_checked` files.
     pub fn new(files_checked: usize, mut problems: Vec<Problem>) -> CurveReport {
-        problems.sort_by(|a, b| a.severity.cmp(&b.severity).then_with(|| a.origin.cmp(&b.origin)));
-        let errors = problems.iter().filter(|p| p.severity == Severity::Error).count();
-        CurveReport { files_checked, warnings: problems.len() - errors, errors, problems }
+        problems.sort_by(|a, b| {
+            a.finding
+                .severity
+                .cmp(&b.finding.severity)
+                .then_with(|| a.finding.location.file.cmp(&b.finding.location.file))
+        });
+        let tally = Tally::of(problems.iter().map(|p| &p.finding));
+        CurveReport { files_checked, problems, tally }
+    }
+
+    /// How the check ends: it fails on an error, or with `strict` on a warning.
+    pub fn status(&self, strict: bool) -> Status {
+        self.tally.status(strict, false)
     }
 }
 
@@ -305,18 +341,18 @@ mod tests {
         let f =
             file("m:\n  1: 1.92\n  2: 2.61\n  3: 2.97\n  4: 3.00\n  5: 3.10\n  6: 3.16\n  7: 3.00\n  8: 2.99\n", "a");
         let problems = check_file(&f, &NoiseModel::default());
-        let dip7 = problems.iter().find(|p| p.kind == ProblemKind::Dip && p.field == "m.7").unwrap();
-        assert_eq!(dip7.severity, Severity::Error);
+        let dip7 = problems.iter().find(|p| p.finding.class == ProblemKind::Dip && p.field == "m.7").unwrap();
+        assert_eq!(dip7.finding.severity, Severity::Error);
         assert!((dip7.size.unwrap() - 0.16).abs() < 1e-9);
-        let dip8 = problems.iter().find(|p| p.kind == ProblemKind::Dip && p.field == "m.8").unwrap();
-        assert_eq!(dip8.severity, Severity::Warning, "{}", dip8.message);
+        let dip8 = problems.iter().find(|p| p.finding.class == ProblemKind::Dip && p.field == "m.8").unwrap();
+        assert_eq!(dip8.finding.severity, Severity::Warning, "{}", dip8.finding.message);
     }
 
     #[test]
     fn finds_range_rise_and_missing_k() {
         let f = file("m:\n  1: 0.9\n  2: 2.5\n  3: 2.7\n  5: 3.5\n", "b");
         let kinds: Vec<(ProblemKind, String)> =
-            check_file(&f, &NoiseModel::default()).into_iter().map(|p| (p.kind, p.field)).collect();
+            check_file(&f, &NoiseModel::default()).into_iter().map(|p| (p.finding.class, p.field)).collect();
         assert!(kinds.contains(&(ProblemKind::OutOfRange, "m.1".into())));
         assert!(kinds.contains(&(ProblemKind::IncrementAboveOne, "m.2".into())));
         assert!(kinds.contains(&(ProblemKind::MissingK, "m.4".into())));
@@ -329,6 +365,6 @@ mod tests {
         let a = file(&body.replace('X', "1"), "m_eagle3");
         let b = file(&body.replace('X', "2"), "m_eagle3_gqa");
         let problems = check_files(&[a, b], &NoiseModel::default());
-        assert_eq!(problems.iter().filter(|p| p.kind == ProblemKind::DrafterAmbiguity).count(), 2);
+        assert_eq!(problems.iter().filter(|p| p.finding.class == ProblemKind::DrafterAmbiguity).count(), 2);
     }
 }

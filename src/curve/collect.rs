@@ -261,7 +261,7 @@ pub struct Collection {
 impl Collection {
     /// Whether the check found errors in the curve or some k's runs disagree.
     pub fn has_problem(&self) -> bool {
-        self.check.errors > 0 || self.points.iter().any(KEstimate::heterogeneous)
+        self.check.tally.errors > 0 || self.points.iter().any(KEstimate::heterogeneous)
     }
 
     /// Whether some k needs more steps (for the target, or for any interval at all).

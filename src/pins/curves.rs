@@ -42,18 +42,18 @@ pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
     };
     check::check_files(curves.files(), &NoiseModel::default())
         .into_iter()
-        .filter(|p| match p.kind {
+        .filter(|p| match p.finding.class {
             ProblemKind::DrafterAmbiguity => true,
             ProblemKind::MissingK => false,
             ProblemKind::OutOfRange | ProblemKind::Dip | ProblemKind::IncrementAboveOne | ProblemKind::Rise => {
-                p.severity == Severity::Error
+                p.finding.severity == Severity::Error
             }
         })
         .map(|p| {
-            let message = if p.point.is_some() { format!("{}: {}", p.field, p.message) } else { p.message };
+            let at = Location::new(rel(&p.finding.location.file), p.finding.location.line);
             CurveProblem {
-                finding: rules::curve_problem::finding(Location::new(rel(&p.origin), p.line), message, p.severity),
-                entry: p.point.map(|point| (p.origin.clone(), point.model, point.mode, point.k)),
+                finding: rules::curve_problem::finding(at, p.text(), p.finding.severity),
+                entry: p.point.map(|point| (p.finding.location.file, point.model, point.mode, point.k)),
             }
         })
         .collect()

@@ -16,7 +16,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::{CheckReport, CheckSummary, Class, Finding, Severity, Status};
+use super::{CheckReport, CheckSummary, Class, Finding, Status, Tally};
 use crate::error::{Error, Result};
 
 /// How a finding of the working tree stands against the base revision.
@@ -140,28 +140,20 @@ pub fn compare(head: CheckReport, base: &CheckReport, base_rev: &str, base_commi
         }
     }
     let mut changes = ChangeSummary::default();
-    let mut new_unresolved = false;
     for c in &findings {
         match c.change {
             Change::New => changes.new += 1,
             Change::Unchanged => changes.unchanged += 1,
             Change::Fixed => changes.fixed += 1,
         }
-        if c.change == Change::New && c.finding.allowed.is_none() {
-            changes.new_errors += usize::from(c.finding.severity == Severity::Error);
-            changes.new_warnings += usize::from(c.finding.severity == Severity::Warning);
-            new_unresolved |= c.finding.class == Class::Unresolved;
-        }
     }
     // Only what the change brings decides: an error the base already had is the base's, and a pin already
     // unresolved there leaves the change no less decided than its base.
-    let status = if changes.new_errors > 0 || (head.strict && changes.new_warnings > 0) {
-        Status::Fail
-    } else if new_unresolved || head.files_read == 0 {
-        Status::Undecided
-    } else {
-        Status::Pass
-    };
+    let new: Vec<&Finding> = findings.iter().filter(|c| c.change == Change::New).map(|c| &c.finding).collect();
+    let tally = Tally::of(new.iter().copied());
+    (changes.new_errors, changes.new_warnings) = (tally.errors, tally.warnings);
+    let new_unresolved = new.iter().any(|f| f.allowed.is_none() && f.class == Class::Unresolved);
+    let status = tally.status(head.strict, new_unresolved || head.files_read == 0);
     Comparison {
         base: base_rev.to_string(),
         base_commit: base_commit.to_string(),
@@ -271,7 +263,7 @@ pub fn checkout(repo: &Path, rev: &str) -> Result<Checkout> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::Location;
+    use crate::pins::{Location, Severity};
 
     #[test]
     fn line_numbers_are_blanked_and_other_numbers_kept() {
@@ -293,7 +285,7 @@ mod tests {
             entries: 0,
             pins: Vec::new(),
             findings,
-            summary: CheckSummary { errors, ..Default::default() },
+            summary: CheckSummary { tally: Tally { errors, ..Default::default() }, ..Default::default() },
             strict: false,
             status: if errors > 0 { Status::Fail } else { Status::Pass },
         }

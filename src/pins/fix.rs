@@ -33,7 +33,7 @@ use serde::Serialize;
 use tempfile::NamedTempFile;
 
 use super::verify::CheckReport;
-use super::{Class, Knob, Location, Severity, plain_number, rates};
+use super::{Class, FindingClass, Knob, Location, Severity, plain_number, rates};
 use crate::error::{Error, Result};
 use crate::input::{SMALL_FILE_LIMIT, read_text};
 

@@ -53,12 +53,12 @@ pub use fix::{FixPlan, plan_fixes};
 pub use golden::model_key;
 pub use native::{NativeSetting, native_setting};
 pub use verify::{
-    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenRef, GoldenSet, Status, ValueVerdict, check,
-    check_inventory, golden_curves,
+    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenRef, GoldenSet, ValueVerdict, check, check_inventory,
+    golden_curves,
 };
 
 use crate::curve::ThinkingMode;
-pub use crate::diagnostic::{Location, Severity};
+pub use crate::diagnostic::{FindingClass, Location, Severity, Status, Tally};
 use crate::engine::Engine;
 use crate::error::Result;
 
@@ -556,9 +556,14 @@ impl Class {
             Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",
         }
     }
+}
 
-    /// How serious a finding of this class is by default.
-    pub fn severity(self) -> Severity {
+impl FindingClass for Class {
+    fn name(self) -> &'static str {
+        Class::name(self)
+    }
+
+    fn severity(self) -> Severity {
         match self {
             Class::Unresolved | Class::Assumption | Class::StaleAllow | Class::DuplicateKey => Severity::Warning,
             Class::Inert => Severity::Note,
@@ -592,33 +597,8 @@ impl std::str::FromStr for Class {
     }
 }
 
-/// One problem found, at a file and line.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Finding {
-    /// Error, warning or note.
-    pub severity: Severity,
-    /// Which class of docs/pins.md (or the check's own).
-    pub class: Class,
-    /// Where.
-    pub location: Location,
-    /// What is wrong and what the right value is.
-    pub message: String,
-    /// The allow-list's reason, when an entry sanctions this finding (it then fails nothing).
-    pub allowed: Option<String>,
-}
-
-impl Finding {
-    /// A finding of `class` at `location`, with the class's default severity.
-    pub fn new(class: Class, location: Location, message: impl Into<String>) -> Finding {
-        Finding { severity: class.severity(), class, location, message: message.into(), allowed: None }
-    }
-
-    /// The same finding at another severity.
-    pub fn with_severity(mut self, severity: Severity) -> Finding {
-        self.severity = severity;
-        self
-    }
-}
+/// One problem the pin check found, at a file and line: a class of docs/pins.md (or the check's own).
+pub type Finding = crate::diagnostic::Finding<Class>;
 
 /// Every pin in a repository, with the findings discovery itself makes (spelling, eval leaks, pins never
 /// passed, missing pins, drift, unreadable files) — before any golden value is consulted.

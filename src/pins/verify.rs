@@ -16,6 +16,7 @@ use super::walk;
 use super::{Class, Finding, Inventory, Location, Pin, Severity};
 use crate::curve::CurveSet;
 use crate::curve::registry::DrafterMatch;
+use crate::diagnostic::{Status, Tally};
 use crate::error::Result;
 
 /// Where golden values come from, and how strict the check is.
@@ -112,30 +113,13 @@ pub struct CheckSummary {
     pub pins: usize,
     /// Pins whose value is within tolerance.
     pub ok: usize,
-    /// Errors not sanctioned by the allow-list.
-    pub errors: usize,
-    /// Errors by class name.
+    /// The findings by severity.
+    #[serde(flatten)]
+    pub tally: Tally,
+    /// Errors (not sanctioned) by class name.
     pub errors_by_class: std::collections::BTreeMap<String, usize>,
-    /// Warnings not sanctioned.
-    pub warnings: usize,
-    /// Notes.
-    pub notes: usize,
-    /// Findings sanctioned by the allow-list.
-    pub allowed: usize,
     /// Unresolved findings among the warnings.
     pub unresolved: usize,
-}
-
-/// How the check ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Nothing wrong.
-    Pass,
-    /// An error (or, with `--strict`, a warning).
-    Fail,
-    /// No error, but some pins could not be decided, or no candidate file was found to check.
-    Undecided,
 }
 
 /// The whole check of one repository.
@@ -254,13 +238,8 @@ pub fn check_inventory(
         checked.problems.dedup();
     }
     let summary = summarize(&pins, &findings);
-    let status = if summary.errors > 0 || (options.strict && summary.warnings > 0) {
-        Status::Fail
-    } else if summary.unresolved > 0 || inventory.files_read == 0 {
-        Status::Undecided
-    } else {
-        Status::Pass
-    };
+    // Undecided: some pins could not be decided, or no candidate file was found to check.
+    let status = summary.tally.status(options.strict, summary.unresolved > 0 || inventory.files_read == 0);
     CheckReport {
         repo: inventory.repo,
         golden_source,
@@ -278,20 +257,14 @@ fn summarize(pins: &[CheckedPin], findings: &[Finding]) -> CheckSummary {
     let mut summary = CheckSummary {
         pins: pins.len(),
         ok: pins.iter().filter(|p| p.verdict == ValueVerdict::Ok).count(),
+        tally: Tally::of(findings),
         ..Default::default()
     };
-    for f in findings {
-        match (&f.allowed, f.severity) {
-            (Some(_), _) => summary.allowed += 1,
-            (None, Severity::Error) => {
-                summary.errors += 1;
-                *summary.errors_by_class.entry(f.class.name().to_string()).or_default() += 1;
-            }
-            (None, Severity::Warning) => {
-                summary.warnings += 1;
-                summary.unresolved += usize::from(f.class == Class::Unresolved);
-            }
-            (None, Severity::Note) => summary.notes += 1,
+    for f in findings.iter().filter(|f| f.allowed.is_none()) {
+        match f.severity {
+            Severity::Error => *summary.errors_by_class.entry(f.class.name().to_string()).or_default() += 1,
+            Severity::Warning => summary.unresolved += usize::from(f.class == Class::Unresolved),
+            Severity::Note => {}
         }
     }
     summary

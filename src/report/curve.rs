@@ -9,7 +9,8 @@ use crate::accept::Conversion;
 use crate::accept::CurveView;
 use crate::accept::fit::FitSummary;
 use crate::curve::CurveSummary;
-use crate::curve::check::{CurveReport, ProblemKind};
+use crate::curve::check::CurveReport;
+use crate::diagnostic::FindingClass;
 
 fn opt(value: &Option<String>) -> String {
     value.clone().unwrap_or_else(|| "not recorded".into())
@@ -86,7 +87,7 @@ impl Report for CurveView {
     }
 
     fn notes(&self) -> Vec<String> {
-        self.problems.iter().map(|p| format!("{:?}: {}: {}", p.severity, p.field, p.message).to_lowercase()).collect()
+        self.problems.iter().map(|p| format!("{}: {}", p.finding.severity, p.text())).collect()
     }
 }
 
@@ -95,17 +96,17 @@ impl Report for CurveReport {
         let mut t = Table::new(
             format!(
                 "Curve check: {} file(s), {} error(s), {} warning(s)",
-                self.files_checked, self.errors, self.warnings
+                self.files_checked, self.tally.errors, self.tally.warnings
             ),
             &["severity", "problem", "file", "key", "message"],
         );
         for p in &self.problems {
             t.row(vec![
-                p.severity.name().into(),
-                problem_name(p.kind),
-                p.origin.clone(),
+                p.finding.severity.name().into(),
+                p.finding.class.name().into(),
+                p.finding.location.file.clone(),
                 p.field.clone(),
-                p.message.clone(),
+                p.finding.message.clone(),
             ]);
         }
         vec![t]
@@ -115,28 +116,24 @@ impl Report for CurveReport {
     fn human(&self, width: usize) -> String {
         let mut out = String::new();
         for p in &self.problems {
-            let location = format!("{}:{}", p.origin, p.line);
-            let message = if p.field.is_empty() { p.message.clone() } else { format!("{}: {}", p.field, p.message) };
+            let f = &p.finding;
             out.push_str(&layout::diagnostic(
-                &location,
-                p.severity.name(),
-                problem_name(p.kind).as_str(),
-                &message,
+                &f.location.to_string(),
+                f.severity.name(),
+                f.class.name(),
+                &p.text(),
                 None,
                 width,
             ));
             out.push('\n');
         }
-        let summary =
-            format!("{} file(s) checked: {} error(s), {} warning(s)", self.files_checked, self.errors, self.warnings);
+        let summary = format!(
+            "{} file(s) checked: {} error(s), {} warning(s)",
+            self.files_checked, self.tally.errors, self.tally.warnings
+        );
         out.push_str(&layout::wrap(&summary, width, "", "  "));
         out
     }
-}
-
-/// The problem kind as JSON names it.
-fn problem_name(kind: ProblemKind) -> String {
-    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 impl Report for FitSummary {

@@ -40,7 +40,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 /// Version of the JSON output's layout; bumped when a field is renamed or removed.
-pub const SCHEMA_VERSION: &str = "2";
+pub const SCHEMA_VERSION: &str = "3";
 
 /// How to print a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -130,10 +130,10 @@ fn summary_note(report: &CheckReport) -> String {
         "{} pins, {} ok; {} errors ({}), {} unresolved, {} allowed; status {}{}",
         s.pins,
         s.ok,
-        s.errors,
+        s.tally.errors,
         if by_class.is_empty() { "none".into() } else { by_class.join(", ") },
         s.unresolved,
-        s.allowed,
+        s.tally.allowed,
         status_word(report.status),
         if report.strict { " (strict: warnings fail)" } else { "" }
     )
@@ -158,7 +158,10 @@ impl Report for CheckReport {
     fn tables(&self) -> Vec<Table> {
         let s = &self.summary;
         let mut findings = Table::new(
-            format!("Findings: {} errors, {} warnings, {} notes, {} allowed", s.errors, s.warnings, s.notes, s.allowed),
+            format!(
+                "Findings: {} errors, {} warnings, {} notes, {} allowed",
+                s.tally.errors, s.tally.warnings, s.tally.notes, s.tally.allowed
+            ),
             &["severity", "class", "where", "message"],
         );
         for f in &self.findings {
@@ -263,11 +266,11 @@ fn markdown_of(
         report.files_read,
         report.entries,
         s.ok,
-        s.errors,
-        s.warnings,
+        s.tally.errors,
+        s.tally.warnings,
         s.unresolved,
-        s.notes,
-        s.allowed,
+        s.tally.notes,
+        s.tally.allowed,
         one_line(&report.golden_source)
     );
     if !s.errors_by_class.is_empty() {
@@ -484,7 +487,7 @@ fn annotations(report: &CheckReport, against: Option<&Comparison>, findings: &[(
     let _ = write!(
         out,
         "alsim pins: {} pins, {} ok, {} errors, {} warnings, {} allowed",
-        s.pins, s.ok, s.errors, s.warnings, s.allowed
+        s.pins, s.ok, s.tally.errors, s.tally.warnings, s.tally.allowed
     );
     if let Some(c) = against {
         let _ = write!(out, "; {}", one_line(&changes_line(c)));
