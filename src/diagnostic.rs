@@ -36,25 +36,34 @@ impl fmt::Display for Severity {
     }
 }
 
-/// A place in a checked tree: path relative to its root, `/`-separated, and a 1-based line.
+/// A place in the input: a file (in a checked tree, its path relative to the root, `/`-separated; for
+/// evidence, the name as given, with `[label=value]` when split) and a 1-based line where one is known.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Location {
-    /// Path relative to the root, `/`-separated.
+    /// The file.
     pub file: String,
-    /// 1-based line.
-    pub line: usize,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
 }
 
 impl Location {
     /// A location in `file` at `line`.
     pub fn new(file: impl Into<String>, line: usize) -> Location {
+        Location { file: file.into(), line: Some(line) }
+    }
+
+    /// The whole of `file`, or a line of it when known.
+    pub fn in_file(file: impl Into<String>, line: Option<usize>) -> Location {
         Location { file: file.into(), line }
     }
 }
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
+        match self.line {
+            Some(line) => write!(f, "{}:{line}", self.file),
+            None => f.write_str(&self.file),
+        }
     }
 }
 
@@ -160,6 +169,7 @@ mod tests {
         assert_eq!(all, [Severity::Error, Severity::Warning, Severity::Note]);
         assert_eq!(serde_json::to_string(&Severity::Warning).unwrap(), "\"warning\"");
         assert_eq!(Location::new("a/b.sh", 7).to_string(), "a/b.sh:7");
+        assert_eq!(Location::in_file("run.prom", None).to_string(), "run.prom");
     }
 
     #[derive(Debug, Clone, Copy, PartialEq)]

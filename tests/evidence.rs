@@ -4,7 +4,7 @@
 
 use alsim::evidence::coverage::{PhaseModel, coverage as phase_coverage};
 use alsim::evidence::estimate::batch;
-use alsim::evidence::{self, Origin, ReadOptions, Window, estimate};
+use alsim::evidence::{self, Location, ReadOptions, Window, estimate};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -158,7 +158,7 @@ fn split_by_label_gives_one_result_per_engine() {
     let (_, v) = eval_json(&["--pin", "2.83", "--k", "3", &fixture("vllm_mtbench_after.prom"), "--split", "engine"]);
     let files = v["files"].as_array().unwrap();
     assert_eq!(files.len(), 2);
-    assert!(files[0]["location"]["origin"].as_str().unwrap().ends_with("[engine=0]"));
+    assert!(files[0]["location"]["file"].as_str().unwrap().ends_with("[engine=0]"));
     let steps: f64 = files.iter().map(|f| f["estimate"]["steps"].as_f64().unwrap()).sum();
     assert_eq!(steps, 25000.0);
 }
@@ -452,7 +452,7 @@ fn simulated_run(
 /// Fractions of `runs` whose (independent, decisive) 95% intervals cover `truth`; the decisive one is what
 /// `alsim eval` judges by (batch means over the grouped series, or the wider of the two for a short one).
 fn coverage(runs: usize, truth: f64, mut one: impl FnMut(&mut ChaCha8Rng) -> (Window, Vec<Window>)) -> (f64, f64) {
-    let at = Origin { origin: "simulated".into(), line: None };
+    let at = Location::in_file("simulated", None);
     let mut rng = ChaCha8Rng::seed_from_u64(20261202);
     let (mut independent, mut decisive) = (0usize, 0usize);
     for _ in 0..runs {
@@ -571,7 +571,7 @@ fn false_alarms(model: &PhaseModel, runs: usize, seed: u64) -> (f64, f64, f64) {
     for _ in 0..runs {
         let windows = model.run(&mut rng).unwrap();
         let ev = evidence::Evidence {
-            location: Origin { origin: "simulated".into(), line: None },
+            location: Location::in_file("simulated", None),
             engine: alsim::engine::Engine::Vllm,
             format: evidence::InputFormat::Prometheus,
             k: None,
@@ -979,10 +979,10 @@ fn forced_read_backs_are_refused_at_every_golden_al_above_k_too() {
                 let mut w = Window::new(10_000.0, p.iter().sum());
                 w.positions = Some(p);
                 let ev = evidence::Evidence {
-                    location: Origin { origin: "real".into(), line: None },
+                    location: Location::in_file("real", None),
                     engine: alsim::engine::Engine::Vllm,
                     format: evidence::InputFormat::Prometheus,
-                    k: Some((k, Origin { origin: "real".into(), line: None })),
+                    k: Some((k, Location::in_file("real", None))),
                     total: w,
                     batches: Vec::new(),
                     notes: Vec::new(),

@@ -21,7 +21,7 @@ use super::check::{CurveReport, DEFAULT_Z, NoiseModel, check_file};
 use super::{Curve, CurveFile, ThinkingMode, write};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::evidence::{self, CochranQ, Evidence, FileResult, InputFormat, Origin, PinUnderTest, Window};
+use crate::evidence::{self, CochranQ, Evidence, FileResult, InputFormat, Location, PinUnderTest, Window};
 use crate::stats::Estimate;
 
 /// Default target standard error of each k's AL: a 95% interval of about ±0.02, the golden values'
@@ -42,7 +42,7 @@ pub struct Run {
 
 /// The draft length the evidence itself records: stated by the engine, or the number of positions
 /// counted (vLLM counts accepted drafts per position 0..k−1).
-fn stated_k(evidence: &Evidence) -> Option<(usize, &Origin)> {
+fn stated_k(evidence: &Evidence) -> Option<(usize, &Location)> {
     match &evidence.k {
         Some((k, at)) => Some((*k, at)),
         None => evidence.total.positions.as_ref().map(|p| (p.len(), &evidence.location)),
@@ -64,7 +64,7 @@ pub fn group_by_k(runs: Vec<Run>) -> Result<ByK> {
             let k = match (stated_k(&ev), run.k) {
                 (Some((own, at)), Some(given)) if own != given => {
                     return Err(Error::parse(
-                        &at.origin,
+                        &at.file,
                         at.line,
                         format!("the evidence is for k = {own}, not the k = {given} given for it"),
                     ));
@@ -95,7 +95,7 @@ pub fn group_by_k(runs: Vec<Run>) -> Result<ByK> {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
     /// File and line of its step counter.
-    pub location: Origin,
+    pub location: Location,
     /// Engine.
     pub engine: Engine,
     /// Input format.
@@ -191,7 +191,7 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
         (None, several) => {
             let totals: Vec<Window> = runs.iter().map(|e| e.total.clone()).collect();
             let source = format!("{} runs that disagree", several.len());
-            let at = Origin { origin: format!("{} runs at k = {k}", several.len()), line: None };
+            let at = Location { file: format!("{} runs at k = {k}", several.len()), line: None };
             let between = evidence::estimate(&total, &totals, &[], k, confidence, &source, &at)?;
             let mut result = from(&several[0], notes(&all));
             result.al = *between.decisive();
@@ -393,7 +393,7 @@ mod tests {
     use super::*;
 
     fn run(k: Option<usize>, positions: Option<usize>, given: Option<usize>) -> Run {
-        let location = Origin { origin: "r.prom".into(), line: Some(7) };
+        let location = Location::in_file("r.prom", Some(7));
         let mut total = Window::new(1000.0, 1500.0);
         total.positions = positions.map(|n| (0..n).map(|i| 700.0 - 100.0 * i as f64).collect());
         let evidence = Evidence {

@@ -15,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Binomial, Distribution as _, Exp};
 
 use super::estimate::{batch, estimate, ratio_batch_means};
-use super::{Origin, Window};
+use super::{Location, Window};
 use crate::error::{Error, Result};
 
 /// A run whose acceptance switches between two chains.
@@ -144,7 +144,7 @@ pub struct Coverage {
 pub fn coverage(model: &PhaseModel, runs: usize, seed: u64, level: f64) -> Result<Coverage> {
     let truth = model.true_al();
     let k = model.easy.len();
-    let at = Origin { origin: "simulated".into(), line: None };
+    let at = Location::in_file("simulated", None);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (mut decisive, mut design, mut independent, mut per_window, mut undecided) = (0usize, 0, 0, 0, 0);
     for _ in 0..runs {

@@ -30,7 +30,7 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use super::{Origin, Window};
+use super::{Location, Window};
 use crate::error::{Error, Result};
 use crate::stats::{ConfidenceInterval, Estimate};
 
@@ -283,9 +283,9 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
 /// [`Error::Parse`] at `location` when there are no steps; [`Error::Invalid`] for a bad `level` or k.
 ///
 /// ```
-/// use alsim::evidence::{estimate, Origin, Window};
+/// use alsim::evidence::{estimate, Location, Window};
 /// let total = Window::from_distribution(vec![0.0, 1700.0, 8300.0, 0.0]);
-/// let at = Origin { origin: "mtp_stats.json".into(), line: None };
+/// let at = Location::in_file("mtp_stats.json", None);
 /// let e = estimate(&total, &[], &[], 3, 0.95, "", &at)?;
 /// assert!((e.independent.point_estimate - 2.83).abs() < 1e-12);
 /// assert!((e.step_variance - 0.1411).abs() < 1e-12);
@@ -298,12 +298,12 @@ pub fn estimate(
     k: usize,
     level: f64,
     batch_source: &str,
-    location: &Origin,
+    location: &Location,
 ) -> Result<AlEstimate> {
     crate::units::check_draft_len(k, "k")?;
     if total.steps.is_nan() || total.steps <= 0.0 {
         return Err(Error::parse(
-            &location.origin,
+            &location.file,
             location.line,
             "no verification steps counted (D = 0): the run drafted nothing, so it says nothing about acceptance",
         ));
@@ -426,8 +426,8 @@ pub fn ratio_batch_means(num: &[f64], den: &[f64], level: f64) -> Result<Option<
 mod tests {
     use super::*;
 
-    fn at() -> Origin {
-        Origin { origin: "x".into(), line: None }
+    fn at() -> Location {
+        Location::in_file("x", None)
     }
 
     #[test]

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::scrape::{Snapshot, family_of};
 use super::snapshots::Reducer;
 use super::validate::{self, metrics};
-use super::{Evidence, InputFormat, Origin, ReadOptions, Series, Window};
+use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -123,7 +123,7 @@ pub(crate) fn read_atom(reader: impl BufRead, origin: &str) -> Result<Evidence> 
     window.draft_tokens = drafted;
     let names = metrics(Engine::Atom, InputFormat::AtomJson);
     validate::counts(&window, Some(k), &names, origin, None)?;
-    let location = Origin { origin: origin.to_string(), line: None };
+    let location = Location::in_file(origin, None);
     Ok(Evidence {
         location: location.clone(),
         engine: Engine::Atom,
@@ -208,13 +208,13 @@ pub(crate) fn read_trtllm(mut reader: impl BufRead, origin: &str) -> Result<Evid
     let (Some(first), Some(total)) = (first_path, Window::sum(&batches)) else {
         return Err(Error::parse(origin, None, "no iteration with specDecodingStats and drafted requests found"));
     };
-    let k = (k_max > 0).then(|| (k_max, Origin { origin: format!("{origin} ({first})"), line: None }));
+    let k = (k_max > 0).then(|| (k_max, Location::in_file(format!("{origin} ({first})"), None)));
     let mut notes = vec!["k is the largest numDraftTokens/numRequestsWithDraftTokens over iterations".to_string()];
     if stride > 1 {
         notes.push(format!("{inputs} iterations kept as {} windows of {stride} each", batches.len()));
     }
     Ok(Evidence {
-        location: Origin { origin: origin.to_string(), line: None },
+        location: Location::in_file(origin, None),
         engine: Engine::Trtllm,
         format: InputFormat::TrtllmJson,
         k,

@@ -27,7 +27,7 @@ use std::io::BufRead;
 use memchr::memmem;
 
 use super::validate::{self, metrics};
-use super::{Evidence, InputFormat, Line, Origin, ReadOptions, Series, Window};
+use super::{Evidence, InputFormat, Line, Location, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -43,7 +43,7 @@ const ATOM: &str = "[MTP Stats";
 /// engines in one file, or a file without any acceptance line.
 pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result<Evidence> {
     let mut first: Option<(usize, Engine)> = None;
-    let mut k: Option<(usize, Origin)> = None;
+    let mut k: Option<(usize, Location)> = None;
     let mut skipped_ranks = 0usize;
     let mut too_long = 0usize;
     // Interval lines are the series when present; otherwise deltas of cumulative lines.
@@ -143,7 +143,7 @@ pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
             (Some((a, _)), Some(b)) if *a != b => {
                 return Err(here(format!("this line has k = {b}, earlier lines k = {a}")));
             }
-            (None, Some(b)) => k = Some((b, Origin { origin: origin.to_string(), line: Some(line_no) })),
+            (None, Some(b)) => k = Some((b, Location::in_file(origin, Some(line_no)))),
             _ => {}
         }
         let names = metrics(engine, InputFormat::Log);
@@ -202,7 +202,7 @@ pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
             ),
         ));
     };
-    let location = Origin { origin: origin.to_string(), line: Some(first_line) };
+    let location = Location::in_file(origin, Some(first_line));
     notes.extend(cut_note);
     if skipped_ranks > 0 {
         notes.push(format!("{skipped_ranks} lines from TP ranks other than 0 skipped (they repeat rank 0's numbers)"));

@@ -36,7 +36,6 @@ pub mod verdict;
 mod window;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -46,6 +45,7 @@ pub use estimate::{AlEstimate, PositionEstimate, estimate};
 pub use verdict::{CochranQ, EvalReport, FileResult, PinUnderTest, Verdict, evaluate};
 pub use window::{MAX_SERIES_LEN, Series, Window};
 
+pub use crate::diagnostic::Location;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::units::check_draft_len_argument;
@@ -128,35 +128,17 @@ crate::names::named_enum!(
     ]
 );
 
-/// A file position, for messages and annotations.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Origin {
-    /// File name as given (with `[label=value]` when split).
-    pub origin: String,
-    /// 1-based line, when known.
-    pub line: Option<usize>,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{line}", self.origin),
-            None => f.write_str(&self.origin),
-        }
-    }
-}
-
 /// Everything one evidence source says about acceptance.
 #[derive(Debug, Clone, Serialize)]
 pub struct Evidence {
     /// Where it came from (the line of its step counter or first record).
-    pub location: Origin,
+    pub location: Location,
     /// The engine whose metrics these are.
     pub engine: Engine,
     /// The input format.
     pub format: InputFormat,
     /// Draft length k the evidence shows, and where it was learned (`None`: the evidence does not say).
-    pub k: Option<(usize, Origin)>,
+    pub k: Option<(usize, Location)>,
     /// The whole run (or the delta between the first and last snapshot).
     pub total: Window,
     /// Time series for batch means: log intervals, deltas between consecutive snapshots, iterations.
@@ -357,7 +339,7 @@ pub struct MeasuredAl {
     /// AL(j) of the pooled runs: j = 1..=k where every run counts positions, else j = k alone.
     pub points: BTreeMap<usize, f64>,
     /// Each run's own AL(k) = 1 + A/D, in input order.
-    pub runs: Vec<(Origin, f64)>,
+    pub runs: Vec<(Location, f64)>,
     /// What pooling assumed or lost.
     pub notes: Vec<String>,
 }
@@ -397,7 +379,7 @@ pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl
     for ev in evidence {
         let at = ev.k.as_ref().map_or(&ev.location, |(_, at)| at);
         let own = stated(ev);
-        let here = |message: String| Error::parse(&at.origin, at.line, message);
+        let here = |message: String| Error::parse(&at.file, at.line, message);
         match (own, k) {
             (Some(own), Some(given)) if own != given => {
                 return Err(here(format!("the evidence is for k = {own}, not the k = {given} given for it")));
@@ -411,17 +393,13 @@ pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl
             _ => {}
         }
         if ev.total.steps <= 0.0 {
-            return Err(Error::parse(
-                &ev.location.origin,
-                ev.location.line,
-                "the evidence counts no verification steps",
-            ));
+            return Err(Error::parse(&ev.location.file, ev.location.line, "the evidence counts no verification steps"));
         }
         // The checks `eval` makes before a verdict; a sample too small to judge a pin by is too small to
         // predict from.
         let findings = validate::check(ev, run_k)?;
         if let Some(reason) = findings.too_small {
-            return Err(Error::parse(&ev.location.origin, ev.location.line, format!("{reason}: measure a longer run")));
+            return Err(Error::parse(&ev.location.file, ev.location.line, format!("{reason}: measure a longer run")));
         }
         notes.extend(findings.read_back.map(|r| format!("{}: {r}", ev.location)));
         runs.push((ev.location.clone(), 1.0 + ev.total.accepted / ev.total.steps));
@@ -456,7 +434,7 @@ mod tests {
     use super::*;
 
     fn run(name: &str, engine: Engine, k: Option<usize>, total: Window) -> Evidence {
-        let location = Origin { origin: name.into(), line: Some(1) };
+        let location = Location::in_file(name, Some(1));
         let k = k.map(|k| (k, location.clone()));
         Evidence { location, engine, format: InputFormat::Prometheus, k, total, batches: Vec::new(), notes: Vec::new() }
     }

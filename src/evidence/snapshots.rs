@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use super::scrape::{Family, Sample, SeriesId, Snapshot, series_name};
 use super::validate::{self, metrics};
-use super::{Evidence, InputFormat, Origin, ReadOptions, Series, Window};
+use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -38,7 +38,7 @@ struct Group {
     /// Deltas between consecutive snapshots.
     series: Series,
     /// Draft length the metrics state, where they state it.
-    k: Option<(usize, Origin)>,
+    k: Option<(usize, Location)>,
     /// The line of the step counter in the first snapshot.
     line: Option<usize>,
     /// Restarts and missing series met in this group.
@@ -124,7 +124,7 @@ impl<'a> Reducer<'a> {
             match (&group.k, &k) {
                 (Some((was, at)), Some((new, new_at))) if was != new => {
                     return Err(Error::parse(
-                        &new_at.origin,
+                        &new_at.file,
                         new_at.line,
                         format!(
                             "the metrics show k = {new} here but k = {was} at {at}: the server changed its draft length; give one run per file"
@@ -211,7 +211,7 @@ impl<'a> Reducer<'a> {
                 (Some(value), Some(split)) => format!("{}[{split}={value}]", self.origin),
                 _ => self.origin.clone(),
             };
-            let location = Origin { origin, line: group.line };
+            let location = Location::in_file(origin, group.line);
             let mut notes = self.notes.clone();
             notes.extend(group.notes);
             if group.unlisted > 0 {
@@ -341,10 +341,10 @@ fn named(items: impl ExactSizeIterator<Item = String>) -> String {
 
 /// The draft length the metrics state, where they state it, and the line of the step counter.
 /// The draft length with where it was stated, and the line of the step counter.
-type KAndLine = (Option<(usize, Origin)>, Option<usize>);
+type KAndLine = (Option<(usize, Location)>, Option<usize>);
 
 fn engine_k(engine: Engine, m: &Reduced, origin: &str) -> Result<KAndLine> {
-    let at = |line| Origin { origin: origin.to_string(), line };
+    let at = |line| Location { file: origin.to_string(), line };
     let max_index = |family: Family| {
         m.iter().filter(|((f, _), _)| *f == family).filter_map(|((_, i), s)| i.map(|i| (i, s.line))).max_by_key(|x| x.0)
     };

@@ -218,7 +218,7 @@ pub(crate) const FINGERPRINT_LEVEL: f64 = 1e-3;
 /// [`Error::Parse`] naming the file, the metric and the reason.
 pub(crate) fn check(ev: &Evidence, k: usize) -> Result<Findings> {
     let names = metrics(ev.engine, ev.format);
-    let (origin, line) = (&ev.location.origin, ev.location.line);
+    let (origin, line) = (&ev.location.file, ev.location.line);
     counts(&ev.total, Some(k), &names, origin, line)?;
     if let Some(drafted) = ev.total.draft_tokens
         && ev.total.steps > 0.0
@@ -308,7 +308,7 @@ fn fingerprint(w: &Window, k: usize) -> Option<Fingerprint> {
 mod tests {
     use super::*;
 
-    use crate::evidence::Origin;
+    use crate::evidence::Location;
 
     #[test]
     fn atoms_read_back_of_a_forced_al_is_refused_as_a_pinned_run() {
@@ -316,7 +316,7 @@ mod tests {
         use crate::evidence::{Evidence, InputFormat, Window};
         // ATOM's read-back of a forced AL 2.83 at k = 3: every step accepts 1 or 2 drafts.
         let ev = Evidence {
-            location: Origin { origin: "mtp_stats.json".into(), line: None },
+            location: Location::in_file("mtp_stats.json", None),
             engine: Engine::Atom,
             format: InputFormat::AtomJson,
             k: None,
@@ -330,7 +330,7 @@ mod tests {
 
     fn ev(total: Window) -> Evidence {
         Evidence {
-            location: Origin { origin: "e.prom".into(), line: Some(4) },
+            location: Location::in_file("e.prom", Some(4)),
             engine: Engine::Vllm,
             format: InputFormat::Prometheus,
             k: None,

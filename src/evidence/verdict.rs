@@ -22,7 +22,7 @@ use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use super::estimate::{AlEstimate, batch, estimate};
 use super::validate;
-use super::{Evidence, InputFormat, Origin, Window};
+use super::{Evidence, InputFormat, Location, Window};
 use crate::accept::Acceptance;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -146,7 +146,7 @@ pub struct Departure {
 #[derive(Debug, Clone, Serialize)]
 pub struct FileResult {
     /// File and line of its step counter (`pooled (n files)` for the pool).
-    pub location: Origin,
+    pub location: Location,
     /// Engine.
     pub engine: Engine,
     /// Input format (`None` for a pool of several formats).
@@ -222,7 +222,7 @@ pub fn evaluate(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<EvalReport>
             && *k != pin.k
         {
             return Err(Error::parse(
-                &at.origin,
+                &at.file,
                 at.line,
                 format!(
                     "the evidence is for k = {k} draft tokens but the pin is for k = {}: compare a pin with evidence of its own draft length",
@@ -288,7 +288,7 @@ fn pool(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<FileResult> {
     } else {
         (evidence.iter().map(|e| e.total.clone()).collect(), Vec::new(), format!("{} runs", evidence.len()))
     };
-    let location = Origin { origin: format!("pooled ({} files)", evidence.len()), line: None };
+    let location = Location { file: format!("pooled ({} files)", evidence.len()), line: None };
     // Read-backs too short to tell one by one may tell together.
     let together = Evidence {
         location: location.clone(),
@@ -350,7 +350,7 @@ fn cochran(files: &[FileResult], confidence: f64) -> Result<CochranQ> {
 fn judge(
     pin: &PinUnderTest,
     est: AlEstimate,
-    location: Origin,
+    location: Location,
     engine: Engine,
     format: Option<InputFormat>,
     notes: Vec<String>,
@@ -427,7 +427,7 @@ mod tests {
 
     fn evidence(steps: f64, al: f64) -> Evidence {
         Evidence {
-            location: Origin { origin: "e".into(), line: Some(3) },
+            location: Location::in_file("e", Some(3)),
             engine: Engine::Vllm,
             format: InputFormat::Prometheus,
             k: None,
@@ -457,7 +457,7 @@ mod tests {
     fn k_mismatch_names_the_line() {
         let pin = PinUnderTest::new(2.83, 3, 0.05, 0.95, "test").unwrap();
         let mut e = evidence(1e4, 2.8);
-        e.k = Some((4, Origin { origin: "m.prom".into(), line: Some(12) }));
+        e.k = Some((4, Location::in_file("m.prom", Some(12))));
         let err = evaluate(&pin, &[e]).unwrap_err().to_string();
         assert!(err.starts_with("m.prom:12:") && err.contains("k = 4"), "{err}");
     }

@@ -324,7 +324,10 @@ fn point_pins<'p>(entry: &Entry, point: &Point, pins: &'p [CheckedPin]) -> Vec<&
     pins.iter()
         .filter(|c| !c.pin.inert() && c.pin.role != Some(Role::Prefill) && c.pin.k.value.is_some())
         .filter(|c| {
-            c.pin.entries.iter().any(|r| r.name == entry.name && r.at.file == entry.file && r.at.line == point.line)
+            c.pin
+                .entries
+                .iter()
+                .any(|r| r.name == entry.name && r.at.file == entry.file && r.at.line == Some(point.line))
         })
         .collect()
 }

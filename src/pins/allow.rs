@@ -38,7 +38,7 @@ impl AllowEntry {
     pub fn matches(&self, finding: &Finding) -> bool {
         self.class == finding.class
             && glob(&self.file, &finding.location.file)
-            && self.line.is_none_or(|l| l == finding.location.line)
+            && self.line.is_none_or(|l| Some(l) == finding.location.line)
     }
 }
 
@@ -210,6 +210,6 @@ mod tests {
         list.apply(&mut findings);
         assert_eq!(findings.iter().filter(|f| f.allowed.is_some()).count(), 2);
         assert_eq!(findings.last().unwrap().class, Class::StaleAllow);
-        assert_eq!(findings.last().unwrap().location.line, 4);
+        assert_eq!(findings.last().unwrap().location.line, Some(4));
     }
 }

@@ -50,7 +50,7 @@ pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
             }
         })
         .map(|p| {
-            let at = Location::new(rel(&p.finding.location.file), p.finding.location.line);
+            let at = Location::in_file(rel(&p.finding.location.file), p.finding.location.line);
             CurveProblem {
                 finding: rules::curve_problem::finding(at, p.text(), p.finding.severity),
                 entry: p.point.map(|point| (p.finding.location.file, point.model, point.mode, point.k)),

@@ -299,9 +299,9 @@ mod tests {
         ]);
         let moved = report(vec![finding(Class::WrongK, "a.sh", 30, "AL 2.0 at k = 3")]);
         let compared = compare(moved, &base, "HEAD~1", "abc");
-        let changes: Vec<(Change, usize)> =
+        let changes: Vec<(Change, Option<usize>)> =
             compared.findings.iter().map(|c| (c.change, c.finding.location.line)).collect();
-        assert_eq!(changes, [(Change::Unchanged, 30), (Change::Fixed, 9)]);
+        assert_eq!(changes, [(Change::Unchanged, Some(30)), (Change::Fixed, Some(9))]);
         assert_eq!(compared.status, Status::Pass);
         assert_eq!((compared.changes.new, compared.changes.fixed, compared.changes.unchanged), (0, 1, 1));
 

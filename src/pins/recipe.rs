@@ -680,8 +680,8 @@ mod tests {
         let recipe = read(text);
         let (pins, findings) = recipe.pins();
         assert_eq!(pins.len(), 1);
-        assert_eq!((pins[0].location.line, pins[0].k.value, pins[0].role), (4, Some(3), Some(Role::Decode)));
-        assert_eq!(pins[0].k.at.as_ref().unwrap().line, 9);
+        assert_eq!((pins[0].location.line, pins[0].k.value, pins[0].role), (Some(4), Some(3), Some(Role::Decode)));
+        assert_eq!(pins[0].k.at.as_ref().unwrap().line, Some(9));
         let (s, e) = pins[0].edit.as_ref().unwrap().span;
         assert_eq!(&text[s..e], "2.78");
         assert_eq!(findings[0].class, Class::Spelling);
@@ -693,7 +693,7 @@ mod tests {
         let text = "x-env: &env\n  SGLANG_SIMULATE_ACC_LEN: \"2.78\"\nbackend:\n  type: sglang\n  decode_environment:\n    <<: *env\n  sglang_config:\n    decode:\n      speculative-num-steps: 3\n";
         let (pins, _) = read(text).pins();
         let decode: Vec<usize> =
-            pins.iter().filter(|p| p.role == Some(Role::Decode)).map(|p| p.location.line).collect();
+            pins.iter().filter(|p| p.role == Some(Role::Decode)).filter_map(|p| p.location.line).collect();
         // The anchor's own pin (no role: it applies to every role) and the merged one, both where written.
         assert_eq!(decode, [2, 2]);
     }

@@ -88,7 +88,7 @@ impl Report for EvalReport {
         for r in self.files.iter().chain(&self.pooled).filter(|r| !r.estimate.positions.is_empty()) {
             let golden = pin.golden.as_ref().map(|g| g.unconditional());
             let mut positions = Table::new(
-                format!("Per-position acceptance, {}", r.location.origin),
+                format!("Per-position acceptance, {}", r.location.file),
                 &["position i", "p_i (interval)", "c_i", "golden p_i", "difference", "departs from golden"],
             );
             for p in &r.estimate.positions {
@@ -133,9 +133,9 @@ impl Report for EvalReport {
     fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         for r in self.files.iter().chain(&self.pooled) {
-            notes.push(format!("{}: {}", r.location.origin, explain(self, r)));
+            notes.push(format!("{}: {}", r.location.file, explain(self, r)));
             for n in &r.notes {
-                notes.push(format!("{}: {n}", r.location.origin));
+                notes.push(format!("{}: {n}", r.location.file));
             }
         }
         if self.heterogeneity.as_ref().is_some_and(|h| !h.pooled) {
@@ -208,7 +208,7 @@ pub fn github_annotations(report: &EvalReport) -> String {
         if pooled {
             properties.push(format!("title={}", escape_property("alsim eval (pooled)")));
         } else {
-            properties.push(format!("file={}", escape_property(&r.location.origin)));
+            properties.push(format!("file={}", escape_property(&r.location.file)));
             if let Some(line) = r.location.line {
                 properties.push(format!("line={line}"));
             }
@@ -232,13 +232,13 @@ fn escape_property(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::Engine;
-    use crate::evidence::{Evidence, InputFormat, Origin, PinUnderTest, Window, evaluate};
+    use crate::evidence::{Evidence, InputFormat, Location, PinUnderTest, Window, evaluate};
 
     #[test]
     fn annotations_escape_and_pick_levels() {
         let pin = PinUnderTest::new(2.83, 3, 0.05, 0.95, "--pin").unwrap();
         let ev = Evidence {
-            location: Origin { origin: "runs/a,b:c.prom".into(), line: Some(7) },
+            location: Location::in_file("runs/a,b:c.prom", Some(7)),
             engine: Engine::Vllm,
             format: InputFormat::Prometheus,
             k: None,

@@ -472,11 +472,11 @@ fn annotations(report: &CheckReport, against: Option<&Comparison>, findings: &[(
                 );
             }
             _ => {
+                let line = f.location.line.map(|l| format!(",line={l}")).unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "::{level} file={},line={},title={}::{}",
+                    "::{level} file={}{line},title={}::{}",
                     workflow_property(&f.location.file),
-                    f.location.line,
                     workflow_property(&title),
                     workflow_data(&message(f))
                 );
@@ -522,7 +522,7 @@ impl Report for Inventory {
         for pin in &self.pins {
             table.row(vec![
                 pin.location.file.clone(),
-                pin.location.line.to_string(),
+                pin.location.line.map(|l| l.to_string()).unwrap_or_default(),
                 pin.branch.clone(),
                 pin.role.map(|r| r.to_string()).unwrap_or_default(),
                 pin.mechanism.name().into(),

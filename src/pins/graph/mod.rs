@@ -543,7 +543,7 @@ mod tests {
         let text = "a: 1\nSGLANG_SIMULATE_ACC_LEN: [\nb: 2\n".to_string();
         let file = TextFile { rel: "broken.yaml".into(), kind: FileKind::Yaml, text };
         let finding = parse_yaml(&file).unwrap_err();
-        assert_eq!((finding.class, finding.location.line), (Class::Unreadable, 3));
+        assert_eq!((finding.class, finding.location.line), (Class::Unreadable, Some(3)));
     }
 
     #[test]

@@ -291,7 +291,7 @@ mod tests {
         let exists = |p: &str| p == "benchmarks/single_node/agentic/qwen3.5_fp8_b200_trt_mtp.sh";
         let facts = Launcher::new(&script).facts(std::slice::from_ref(&script), &[], &e, &exists);
         assert_eq!(facts.tried, ["benchmarks/single_node/agentic/qwen3.5_fp8_b200_trt_mtp.sh"]);
-        assert_eq!(facts.script.as_ref().map(|s| s.1.line), Some(4));
+        assert_eq!(facts.script.as_ref().and_then(|s| s.1.line), Some(4));
         let e = env(&[
             ("FRAMEWORK", "vllm"),
             ("SPEC_DECODING", "mtp"),
@@ -314,8 +314,8 @@ mod tests {
             &env(&[("FRAMEWORK", "dynamo-trt")]),
             &|_| false,
         );
-        assert_eq!(trt.eval_twin.map(|l| l.line), Some(2));
-        assert_eq!(trt.injector.map(|l| l.line), Some(11));
+        assert_eq!(trt.eval_twin.and_then(|l| l.line), Some(2));
+        assert_eq!(trt.injector.and_then(|l| l.line), Some(11));
         assert_eq!(
             trt.strips,
             [Strip {

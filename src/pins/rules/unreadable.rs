@@ -39,8 +39,8 @@ mod tests {
     #[test]
     fn the_line_a_parser_names_is_the_findings() {
         let f = file("c.yaml", "mapping values are not allowed at line 7 column 3");
-        assert_eq!((f.location.line, f.severity), (7, Severity::Error));
-        assert_eq!(file("c.yaml", "not UTF-8").location.line, 1);
+        assert_eq!((f.location.line, f.severity), (Some(7), Severity::Error));
+        assert_eq!(file("c.yaml", "not UTF-8").location.line, Some(1));
         assert_eq!(walked("x.bin", "binary", false).severity, Severity::Note);
     }
 }

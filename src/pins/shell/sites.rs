@@ -499,7 +499,7 @@ mod tests {
         let [pin] = d.pins.as_slice() else { panic!("{:?}", d.pins) };
         assert_eq!((pin.written.value, pin.k.value), (Some(2.78), Some(3)));
         assert_eq!(pin.eval.value, Some(EvalRoute::Guarded));
-        assert_eq!(pin.location.line, 6);
+        assert_eq!(pin.location.line, Some(6));
         assert!(d.findings.is_empty(), "{:?}", d.findings);
     }
 
