@@ -1,7 +1,8 @@
 //! The vocabulary the checks report in: a [`Finding`] of some class ([`FindingClass`]) at a [`Location`],
 //! with a [`Severity`]; a check's findings counted in a [`Tally`] that gives its [`Status`]. `curve check`
 //! (classes `curve::check::ProblemKind`) and `pins check` (classes `pins::Class`) share it, so an error
-//! means the same to both, and a front end lays out, counts and gates their findings alike.
+//! means the same to both, and a front end lays out, counts and gates their findings alike. Evidence notes
+//! (`evidence::Note`, classes `evidence::NoteKind`) are findings too.
 
 use std::fmt;
 
@@ -88,7 +89,8 @@ pub struct Finding<C> {
     /// What is wrong and, where known, what is right.
     pub message: String,
     /// The reason an allow-list gives for it, where the check reads one (the pin check does); a finding
-    /// so sanctioned fails nothing.
+    /// so sanctioned fails nothing. JSON carries it only when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed: Option<String>,
 }
 
@@ -102,6 +104,13 @@ impl<C: FindingClass> Finding<C> {
     pub fn with_severity(mut self, severity: Severity) -> Finding<C> {
         self.severity = severity;
         self
+    }
+}
+
+/// One line: the place, then the message (`run.prom:7: 2 counter series went down …`).
+impl<C> fmt::Display for Finding<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
     }
 }
 

@@ -843,8 +843,12 @@ fn a_restarted_rank_counts_from_its_restart_and_the_others_keep_their_window() {
         assert_eq!((code, v["overall"].as_str().unwrap()), (1, "pin_too_high"), "{args:?}: {v}");
         assert_eq!(file["estimate"]["steps"], steps, "{args:?}");
         assert!((al(file) - 2.698).abs() < 1e-12, "{args:?}: AL {}", al(file));
-        let notes: Vec<&str> = file["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
-        let note = notes.iter().find(|n| n.contains("went down")).unwrap_or_else(|| panic!("{notes:?}"));
+        let notes = file["notes"].as_array().unwrap();
+        let note = notes
+            .iter()
+            .find(|n| n["class"] == "series-break" && n["severity"] == "warning")
+            .and_then(|n| n["message"].as_str())
+            .unwrap_or_else(|| panic!("{notes:?}"));
         assert!(
             note.contains("6 counter series")
                 && note.contains(r#"vllm:spec_decode_num_drafts{engine="3",model_name="M3 \"eval\""} "#)
@@ -898,7 +902,7 @@ proptest! {
         let ev = evidence::read(text.as_bytes(), "r.prom", &options).unwrap();
         prop_assert_eq!((ev[0].total.steps, ev[0].total.accepted), (steps, acc));
         let restarted = restarts.iter().enumerate().filter(|(_, w)| w.is_some_and(|w| w < windows.len())).count();
-        let noted = ev[0].notes.iter().filter(|n| n.contains("went down")).count();
+        let noted = ev[0].notes.iter().filter(|n| n.message.contains("went down")).count();
         prop_assert_eq!(noted > 0, restarted > 0);
     }
 }
@@ -1075,8 +1079,9 @@ fn a_cut_page_is_refused_or_its_scrape_left_out() {
     assert_eq!(v["files"][0]["estimate"]["steps"], whole["files"][0]["estimate"]["steps"]);
     let notes = v["files"][0]["notes"].as_array().unwrap();
     assert!(
-        notes.iter().any(|n| n.as_str().unwrap().starts_with("line 638: the file ends inside this line")
-            && n.as_str().unwrap().contains("(from line 627)")),
+        notes.iter().any(|n| n["class"] == "cut-line"
+            && n["location"]["line"] == 638
+            && n["message"].as_str().unwrap().contains("(from line 627)")),
         "{notes:?}"
     );
 }

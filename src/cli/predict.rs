@@ -268,10 +268,10 @@ fn resolve_acceptance(
             all.extend(evidence::read_path(path, None, &options)?);
         }
         for ev in &all {
-            notes.extend(ev.notes.iter().map(|n| format!("{}: {n}", ev.location)));
+            notes.extend(ev.notes.iter().map(ToString::to_string));
         }
         let measured = evidence::measured_al(&all, args.evidence_k)?;
-        notes.extend(measured.notes.iter().cloned());
+        notes.extend(measured.notes.iter().map(ToString::to_string));
         if measured.runs.len() > 1 {
             let each: Vec<String> = measured.runs.iter().map(|(at, al)| format!("{at} AL {al:.3}")).collect();
             notes.push(format!(

@@ -21,7 +21,9 @@ use super::check::{CurveReport, DEFAULT_Z, NoiseModel, check_file};
 use super::{Curve, CurveFile, ThinkingMode, write};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::evidence::{self, CochranQ, Evidence, FileResult, InputFormat, Location, PinUnderTest, Window};
+use crate::evidence::{
+    self, CochranQ, Evidence, FileResult, InputFormat, Location, Note, NoteKind, PinUnderTest, Window,
+};
 use crate::stats::Estimate;
 
 /// Default target standard error of each k's AL: a 95% interval of about ±0.02, the golden values'
@@ -71,7 +73,8 @@ pub fn group_by_k(runs: Vec<Run>) -> Result<ByK> {
                 }
                 (Some((own, _)), _) => own,
                 (None, Some(given)) => {
-                    ev.notes.push(format!("the evidence does not record k; k = {given} as given on the command line"));
+                    let message = format!("the evidence does not record k; k = {given} as given with the run");
+                    ev.notes.push(Note::new(NoteKind::AssumedK, ev.location.clone(), message));
                     given
                 }
                 (None, None) => {
@@ -126,7 +129,7 @@ pub struct KEstimate {
     /// Why the counts cannot tell a pinned run's read-back from real acceptance, when they cannot.
     pub read_back: Option<String>,
     /// Reader notes and caveats.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 impl KEstimate {
@@ -157,7 +160,7 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
             al: 1.0 + f.estimate.accepted / f.estimate.steps,
         })
         .collect();
-    let from = |result: &FileResult, notes: Vec<String>| KEstimate {
+    let from = |result: &FileResult, notes: Vec<Note>| KEstimate {
         k,
         al: *result.estimate.decisive(),
         basis: result.basis.to_string(),
@@ -168,18 +171,7 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
         read_back: result.read_back.clone(),
         notes,
     };
-    let notes = |results: &[&FileResult]| -> Vec<String> {
-        // The estimator's own remark on an unstated k speaks of a pin; group_by_k noted the k given instead.
-        results
-            .iter()
-            .flat_map(|f| {
-                f.notes
-                    .iter()
-                    .filter(|n| !n.starts_with("the evidence does not state k"))
-                    .map(move |n| format!("{}: {n}", f.location))
-            })
-            .collect()
-    };
+    let notes = |results: &[&FileResult]| -> Vec<Note> { results.iter().flat_map(|f| f.notes.clone()).collect() };
     let all: Vec<&FileResult> = report.files.iter().collect();
     Ok(match (&report.pooled, report.files.as_slice()) {
         (Some(pooled), _) => {
@@ -191,7 +183,7 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
         (None, several) => {
             let totals: Vec<Window> = runs.iter().map(|e| e.total.clone()).collect();
             let source = format!("{} runs that disagree", several.len());
-            let at = Location { file: format!("{} runs at k = {k}", several.len()), line: None };
+            let at = Location::in_file(format!("{} runs at k = {k}", several.len()), None);
             let between = evidence::estimate(&total, &totals, &[], k, confidence, &source, &at)?;
             let mut result = from(&several[0], notes(&all));
             result.al = *between.decisive();
@@ -413,7 +405,7 @@ mod tests {
         let by_k =
             group_by_k(vec![run(Some(3), None, None), run(None, Some(4), None), run(None, None, Some(3))]).unwrap();
         assert_eq!(by_k.iter().map(|(k, r)| (*k, r.len())).collect::<Vec<_>>(), [(3, 2), (4, 1)]);
-        assert!(by_k[&3][1].notes[0].contains("k = 3 as given"), "{:?}", by_k[&3][1].notes);
+        assert!(by_k[&3][1].notes[0].message.contains("k = 3 as given"), "{:?}", by_k[&3][1].notes);
         let err = group_by_k(vec![run(Some(4), None, Some(3))]).unwrap_err().to_string();
         assert!(err.starts_with("r.prom:7") && err.contains("is for k = 4, not the k = 3"), "{err}");
         let err = group_by_k(vec![run(None, None, None)]).unwrap_err().to_string();

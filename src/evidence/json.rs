@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::scrape::{Snapshot, family_of};
 use super::snapshots::Reducer;
 use super::validate::{self, metrics};
-use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
+use super::{Evidence, InputFormat, Location, Note, NoteKind, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -128,10 +128,10 @@ pub(crate) fn read_atom(reader: impl BufRead, origin: &str) -> Result<Evidence> 
         location: location.clone(),
         engine: Engine::Atom,
         format: InputFormat::AtomJson,
-        k: Some((k, location)),
+        k: Some((k, location.clone())),
         total: window,
         batches: Vec::new(),
-        notes: vec!["ATOM counts are cumulative since server start".to_string()],
+        notes: vec![Note::new(NoteKind::Counting, location, "ATOM counts are cumulative since server start")],
     })
 }
 
@@ -209,19 +209,17 @@ pub(crate) fn read_trtllm(mut reader: impl BufRead, origin: &str) -> Result<Evid
         return Err(Error::parse(origin, None, "no iteration with specDecodingStats and drafted requests found"));
     };
     let k = (k_max > 0).then(|| (k_max, Location::in_file(format!("{origin} ({first})"), None)));
-    let mut notes = vec!["k is the largest numDraftTokens/numRequestsWithDraftTokens over iterations".to_string()];
+    let location = Location::in_file(origin, None);
+    let mut notes = vec![Note::new(
+        NoteKind::AssumedK,
+        location.clone(),
+        "k is the largest numDraftTokens/numRequestsWithDraftTokens over iterations",
+    )];
     if stride > 1 {
-        notes.push(format!("{inputs} iterations kept as {} windows of {stride} each", batches.len()));
+        let message = format!("{inputs} iterations kept as {} windows of {stride} each", batches.len());
+        notes.push(Note::new(NoteKind::Counting, location.clone(), message));
     }
-    Ok(Evidence {
-        location: Location::in_file(origin, None),
-        engine: Engine::Trtllm,
-        format: InputFormat::TrtllmJson,
-        k,
-        total,
-        batches,
-        notes,
-    })
+    Ok(Evidence { location, engine: Engine::Trtllm, format: InputFormat::TrtllmJson, k, total, batches, notes })
 }
 
 /// The largest single iteration element: real ones are a few hundred bytes.
@@ -360,7 +358,8 @@ pub(crate) fn read_aiperf(reader: impl BufRead, origin: &str, options: &ReadOpti
     let mut out = reducer.finish()?;
     for e in &mut out {
         e.format = InputFormat::AiperfJson;
-        e.notes = vec!["AIPerf counter totals are the increase over the benchmark window".into()];
+        let message = "AIPerf counter totals are the increase over the benchmark window";
+        e.notes = vec![Note::new(NoteKind::Counting, e.location.clone(), message)];
     }
     Ok(out)
 }

@@ -27,7 +27,7 @@ use std::io::BufRead;
 use memchr::memmem;
 
 use super::validate::{self, metrics};
-use super::{Evidence, InputFormat, Line, Location, ReadOptions, Series, Window};
+use super::{Evidence, InputFormat, Line, Location, Note, NoteKind, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -154,10 +154,11 @@ pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
         }
         let mut delta = match &previous {
             Some(p) if window.steps < p.steps || window.accepted < p.accepted => {
-                notes.push(format!(
-                    "line {line_no}: cumulative {} went down: the server restarted; counting from zero after it",
+                let message = format!(
+                    "cumulative {} went down: the server restarted; counting from zero after it",
                     if engine == Engine::Llamacpp { "statistics" } else { "MTP stats" }
-                ));
+                );
+                notes.push(Note::new(NoteKind::SeriesBreak, Location::new(origin, line_no), message));
                 finished_positions = add_positions(finished_positions.take(), p.positions.as_ref());
                 window.clone()
             }
@@ -174,7 +175,8 @@ pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
         Ok(())
     })?;
     let cut_note = cut.map(|line| {
-        format!("line {line}: the log ends inside this acceptance line (no newline after it), so it is left out")
+        let message = "the log ends inside this acceptance line (no newline after it), so it is left out";
+        Note::new(NoteKind::CutLine, Location::new(origin, line), message)
     });
     let Some((first_line, engine)) = first else {
         if let Some(line) = cut {
@@ -203,46 +205,59 @@ pub(crate) fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) ->
         ));
     };
     let location = Location::in_file(origin, Some(first_line));
+    let whole = Location::in_file(origin, None);
     notes.extend(cut_note);
+    let mut note = |kind, message: String| notes.push(Note::new(kind, whole.clone(), message));
     if skipped_ranks > 0 {
-        notes.push(format!("{skipped_ranks} lines from TP ranks other than 0 skipped (they repeat rank 0's numbers)"));
+        note(
+            NoteKind::SkippedLines,
+            format!("{skipped_ranks} lines from TP ranks other than 0 skipped (they repeat rank 0's numbers)"),
+        );
     }
     if too_long > 0 {
-        notes.push(format!(
-            "{too_long} lines longer than {} bytes skipped (no acceptance line is that long)",
-            super::MAX_LINE_BYTES
-        ));
+        note(
+            NoteKind::SkippedLines,
+            format!(
+                "{too_long} lines longer than {} bytes skipped (no acceptance line is that long)",
+                super::MAX_LINE_BYTES
+            ),
+        );
     }
     if engine == Engine::Sglang {
-        notes.push(format!(
-            "SGLang lines give no step count: each line weighs decode log interval ({}) × #running-req steps",
-            options.decode_log_interval
-        ));
+        note(
+            NoteKind::Counting,
+            format!(
+                "SGLang lines give no step count: each line weighs decode log interval ({}) × #running-req steps",
+                options.decode_log_interval
+            ),
+        );
     }
     if !other_drafters.is_empty() {
-        notes.push(format!(
-            "statistics of {} read; those of {} left out (each drafter is its own run)",
-            drafter.as_deref().unwrap_or("-"),
-            other_drafters.into_iter().collect::<Vec<_>>().join(", ")
-        ));
+        note(
+            NoteKind::SkippedLines,
+            format!(
+                "statistics of {} read; those of {} left out (each drafter is its own run)",
+                drafter.as_deref().unwrap_or("-"),
+                other_drafters.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        );
     }
     let use_intervals = intervals.inputs() > 0 && (engine != Engine::Llamacpp || cumulative.inputs() == 0);
     if engine == Engine::Llamacpp {
-        notes.push(
-            if use_intervals {
-                "llama.cpp per-request lines: each request's steps recovered from its printed mean and k (the statistics lines of -lv 4 count them)"
-            } else {
-                "llama.cpp statistics lines: deltas of the cumulative counts"
-            }
-            .to_string(),
-        );
+        let how = if use_intervals {
+            "llama.cpp per-request lines: each request's steps recovered from its printed mean and k (the statistics lines of -lv 4 count them)"
+        } else {
+            "llama.cpp statistics lines: deltas of the cumulative counts"
+        };
+        note(NoteKind::Counting, how.to_string());
     }
     let series = if use_intervals { intervals } else { cumulative };
     let inputs = series.inputs();
     let (batches, stride) = series.finish();
     if stride > 1 {
-        notes.push(format!("{inputs} log intervals kept as {} windows of {stride} each", batches.len()));
+        note(NoteKind::Counting, format!("{inputs} log intervals kept as {} windows of {stride} each", batches.len()));
     }
+
     let mut total = Window::sum(&batches).unwrap_or_else(|| Window::new(0.0, 0.0));
     if engine == Engine::Llamacpp && !use_intervals {
         total.positions = previous.and_then(|last| add_positions(finished_positions, last.positions.as_ref()));
@@ -433,7 +448,10 @@ mod tests {
         assert_eq!(a.total.positions, Some(vec![1000.0, 830.0, 0.0]));
         let s = read_str("[2026 DP0 TP0 EP0] Decode batch, #running-req: 64, #token: 1, token usage: 0.41, accept len: 2.83, accept rate: 0.61, cuda graph: True\n[2026 DP0 TP1 EP0] Decode batch, #running-req: 64, accept len: 2.83\n").unwrap();
         assert_eq!(s.total.steps, 2560.0);
-        assert!(s.notes[0].contains("1 lines from TP ranks"));
+        assert_eq!(
+            (s.notes[0].class, s.notes[0].message.contains("1 lines from TP ranks")),
+            (NoteKind::SkippedLines, true)
+        );
     }
 
     #[test]
@@ -442,12 +460,13 @@ mod tests {
         let e = read_str(&format!("{whole}[2026 DP0 TP0] Decode batch, #running-req: 64, accept len: 1.0")).unwrap();
         assert_eq!(e.total.steps, 2560.0);
         assert!((e.total.accepted / e.total.steps - 1.83).abs() < 1e-12);
-        assert!(e.notes.iter().any(|n| n.starts_with("line 2: the log ends inside")), "{:?}", e.notes);
+        let cut = e.notes.iter().find(|n| n.class == NoteKind::CutLine).unwrap();
+        assert!(cut.to_string().starts_with("t.log:2: the log ends inside"), "{cut}");
         let err = read_str(whole.trim_end()).unwrap_err().to_string();
         assert!(err.starts_with("t.log:1:") && err.contains("cut off"), "{err}");
         // Other text may end without a newline.
         assert!(
-            read_str(&format!("{whole}INFO shutting down")).unwrap().notes.iter().all(|n| !n.contains("ends inside"))
+            read_str(&format!("{whole}INFO shutting down")).unwrap().notes.iter().all(|n| n.class != NoteKind::CutLine)
         );
     }
 

@@ -28,6 +28,7 @@ pub mod coverage;
 pub mod estimate;
 pub(crate) mod json;
 pub(crate) mod logs;
+mod note;
 pub mod prometheus;
 mod scrape;
 mod snapshots;
@@ -42,6 +43,7 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use estimate::{AlEstimate, PositionEstimate, estimate};
+pub use note::{Note, NoteKind};
 pub use verdict::{CochranQ, EvalReport, FileResult, PinUnderTest, Verdict, evaluate};
 pub use window::{MAX_SERIES_LEN, Series, Window};
 
@@ -144,7 +146,7 @@ pub struct Evidence {
     /// Time series for batch means: log intervals, deltas between consecutive snapshots, iterations.
     pub batches: Vec<Window>,
     /// Assumptions made and irregularities met (resets, rounding, skipped ranks).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// How to read evidence files.
@@ -341,7 +343,7 @@ pub struct MeasuredAl {
     /// Each run's own AL(k) = 1 + A/D, in input order.
     pub runs: Vec<(Location, f64)>,
     /// What pooling assumed or lost.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// AL(j) measured by evidence of one draft length k, pooled over every item: AL(j) = 1 + Σ_{i≤j} P_i/D for
@@ -401,7 +403,7 @@ pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl
         if let Some(reason) = findings.too_small {
             return Err(Error::parse(&ev.location.file, ev.location.line, format!("{reason}: measure a longer run")));
         }
-        notes.extend(findings.read_back.map(|r| format!("{}: {r}", ev.location)));
+        notes.extend(findings.read_back.map(|r| Note::new(NoteKind::ReadBack, ev.location.clone(), r)));
         runs.push((ev.location.clone(), 1.0 + ev.total.accepted / ev.total.steps));
     }
     let total = rest.iter().fold(first.total.clone(), |acc, ev| acc.add(&ev.total));
@@ -418,7 +420,11 @@ pub fn measured_al(evidence: &[Evidence], k: Option<usize>) -> Result<MeasuredAl
             .collect(),
         None => {
             if evidence.iter().any(|ev| ev.total.positions.is_some()) {
-                notes.push(format!("not every run counts positions, so the pooled runs give AL at k = {run_k} alone"));
+                notes.push(Note::new(
+                    NoteKind::Pooling,
+                    first.location.clone(),
+                    format!("not every run counts positions, so the pooled runs give AL at k = {run_k} alone"),
+                ));
             }
             BTreeMap::new()
         }
@@ -457,7 +463,7 @@ mod tests {
         let m = measured_al(&[a.clone(), c.clone()], None).unwrap();
         assert_eq!(m.points.keys().copied().collect::<Vec<_>>(), [2]);
         assert!((m.points[&2] - (1.0 + 2800.0 / 2000.0)).abs() < 1e-12);
-        assert!(m.notes[0].contains("not every run counts positions"), "{:?}", m.notes);
+        assert!(m.notes[0].message.contains("not every run counts positions"), "{:?}", m.notes);
 
         // k comes from the runs, else the caller; a contradiction names the file.
         assert!(measured_al(std::slice::from_ref(&c), None).unwrap_err().to_string().contains("k: "));

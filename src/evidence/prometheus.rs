@@ -31,7 +31,7 @@ use std::io::BufRead;
 use super::scrape::FAMILIES;
 pub use super::scrape::{Family, MAX_LABEL_BYTES_PER_SCRAPE, MAX_SERIES_PER_SCRAPE, Snapshot, family_of};
 pub use super::snapshots::Reducer;
-use super::{Evidence, Line, ReadOptions};
+use super::{Evidence, Line, Location, Note, NoteKind, ReadOptions};
 use crate::error::{Error, Result};
 
 /// Reads Prometheus text from `reader` into evidence (one per split group).
@@ -114,14 +114,17 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &
         }
         Some((line, false)) => {
             let from = current.families().iter().filter_map(|(_, l)| *l).min();
-            reducer.note(format!(
-                "line {line}: the file ends inside this line (no newline after it), so the last scrape{} is cut short and left out",
+            let message = format!(
+                "the file ends inside this line (no newline after it), so the last scrape{} is cut short and left out",
                 from.map_or(String::new(), |l| format!(" (from line {l})"))
-            ));
+            );
+            reducer.note(Note::new(NoteKind::CutLine, Location::new(origin, line), message));
             return Ok(());
         }
-        Some((line, true)) => reducer.note(format!(
-            "line {line}: the file ends inside this line (no newline after it), which began another scrape: left out"
+        Some((line, true)) => reducer.note(Note::new(
+            NoteKind::CutLine,
+            Location::new(origin, line),
+            "the file ends inside this line (no newline after it), which began another scrape: left out",
         )),
         None => {}
     }
@@ -309,7 +312,7 @@ mod tests {
         assert_eq!(e[0].total.accepted, 2650.0);
         let e = read(&(scrape(1000, 1500) + &scrape(200, 400))).unwrap();
         assert_eq!(e[0].total.steps, 200.0);
-        assert!(e[0].notes.iter().any(|n| n.contains("went down")), "{:?}", e[0].notes);
+        assert!(e[0].notes.iter().any(|n| n.class == NoteKind::SeriesBreak && n.message.contains("went down")));
     }
 
     #[test]
@@ -329,8 +332,8 @@ mod tests {
         // Rank 1 restarts: it counts its 100 steps since, rank 0 its own 100; neither counts its history.
         let e = read(&(scrape(&[(5000, 15000), (5000, 15000)]) + &scrape(&[(5100, 15180), (100, 180)]))).unwrap();
         assert_eq!((e[0].total.steps, e[0].total.accepted), (200.0, 360.0));
-        let note = e[0].notes.iter().find(|n| n.contains("went down")).unwrap();
-        assert!(note.starts_with("line 7: 2 counter series") && note.contains("{rank=\"1\"} 5000 → 100"), "{note}");
+        let note = e[0].notes.iter().find(|n| n.message.contains("went down")).unwrap().to_string();
+        assert!(note.starts_with("t.prom:7: 2 counter series") && note.contains("{rank=\"1\"} 5000 → 100"), "{note}");
         // A series missing from one scrape adds nothing then, and its return is differenced against its
         // last reading, not counted whole.
         let e = read(
@@ -341,7 +344,7 @@ mod tests {
         .unwrap();
         assert_eq!((e[0].total.steps, e[0].total.accepted), (400.0, 720.0));
         assert!(
-            e[0].notes.iter().any(|n| n.starts_with("2 counter series of the scrape before are missing")),
+            e[0].notes.iter().any(|n| n.message.starts_with("2 counter series of the scrape before are missing")),
             "{:?}",
             e[0].notes
         );
@@ -361,11 +364,15 @@ mod tests {
         let text = scrape(100, 150) + &scrape(1100, 1980) + &scrape(1500, 2800);
         let e = read(&text[..text.len() - 3]).unwrap();
         assert_eq!((e[0].batches.len(), e[0].total.steps, e[0].total.accepted), (1, 1000.0, 1830.0));
-        assert!(e[0].notes.iter().any(|n| n.starts_with("line 6:") && n.contains("(from line 5)")), "{:?}", e[0].notes);
+        assert!(
+            e[0].notes.iter().any(|n| n.location.line == Some(6) && n.message.contains("(from line 5)")),
+            "{:?}",
+            e[0].notes
+        );
         // A cut line that repeats a series begins the next scrape, so the one before it is whole.
         let e = read(&(scrape(100, 150) + &scrape(1100, 1980) + "vllm:spec_decode_num_drafts_total 15")).unwrap();
         assert_eq!((e[0].batches.len(), e[0].total.steps), (1, 1000.0));
-        assert!(e[0].notes.iter().any(|n| n.contains("began another scrape")), "{:?}", e[0].notes);
+        assert!(e[0].notes.iter().any(|n| n.message.contains("began another scrape")), "{:?}", e[0].notes);
         // OpenMetrics ends with `# EOF`, which needs no newline; nor does a blank last line.
         for end in ["# EOF", "  "] {
             assert_eq!(read(&(page.clone() + end)).unwrap()[0].total.steps, 1000.0);

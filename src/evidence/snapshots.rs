@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use super::scrape::{Family, Sample, SeriesId, Snapshot, series_name};
 use super::validate::{self, metrics};
-use super::{Evidence, InputFormat, Location, ReadOptions, Series, Window};
+use super::{Evidence, InputFormat, Location, Note, NoteKind, ReadOptions, Series, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -41,14 +41,15 @@ struct Group {
     k: Option<(usize, Location)>,
     /// The line of the step counter in the first snapshot.
     line: Option<usize>,
-    /// Restarts and missing series met in this group.
-    notes: Vec<String>,
+    /// Restarts and missing series met in this group, placed in the file read (the group's own name,
+    /// with its split label, is known once every snapshot is in).
+    notes: Vec<Note>,
     /// Such notes past [`LISTED_NOTES`].
     unlisted: usize,
 }
 
 impl Group {
-    fn note(&mut self, note: String) {
+    fn note(&mut self, note: Note) {
         if self.notes.len() < LISTED_NOTES {
             self.notes.push(note);
         } else {
@@ -69,7 +70,7 @@ pub struct Reducer<'a> {
     previous: Option<Snapshot>,
     snapshots: usize,
     groups: BTreeMap<Option<String>, Group>,
-    notes: Vec<String>,
+    notes: Vec<Note>,
     /// Whether any sample carried the `--split` label.
     split_seen: bool,
 }
@@ -95,7 +96,7 @@ impl<'a> Reducer<'a> {
     }
 
     /// Adds a note every evidence item carries (a reader's finding about the whole file).
-    pub(crate) fn note(&mut self, note: String) {
+    pub(crate) fn note(&mut self, note: Note) {
         self.notes.push(note);
     }
 
@@ -159,20 +160,24 @@ impl<'a> Reducer<'a> {
                     ));
                 }
                 let first_line = delta.restarted.iter().filter_map(|r| r.2.line).min();
-                group.note(format!(
-                    "{}{} counter series went down since {since}, so each restarted (the server, or one rank) and counts from its restart, as Prometheus increase() does (its steps before the restart are lost): {}",
-                    first_line.map_or(String::new(), |l| format!("line {l}: ")),
+                let message = format!(
+                    "{} counter series went down since {since}, so each restarted (the server, or one rank) and counts from its restart, as Prometheus increase() does (its steps before the restart are lost): {}",
                     delta.restarted.len(),
-                    named(delta.restarted.iter().map(|(id, was, s)| format!("{} {was} → {}", series_name(id), s.value)))
-                ));
+                    named(delta.restarted.iter().map(|(id, was, s)| format!(
+                        "{} {was} → {}",
+                        series_name(id),
+                        s.value
+                    )))
+                );
+                group.note(Note::new(NoteKind::SeriesBreak, Location::in_file(origin.clone(), first_line), message));
             }
             if !delta.vanished.is_empty() {
-                group.note(format!(
-                    "{} counter series of {since} are missing from the scrape{}: they add nothing to this window (a series that returns is differenced against its last reading): {}",
+                let message = format!(
+                    "{} counter series of {since} are missing from the scrape: they add nothing to this window (a series that returns is differenced against its last reading): {}",
                     delta.vanished.len(),
-                    line.map_or(String::new(), |l| format!(" at line {l}")),
                     named(delta.vanished.iter().map(series_name))
-                ));
+                );
+                group.note(Note::new(NoteKind::SeriesBreak, Location::in_file(origin.clone(), line), message));
             }
             group.series.push(window(engine, &delta.counts, k_value, &origin, options)?);
         }
@@ -211,26 +216,33 @@ impl<'a> Reducer<'a> {
                 (Some(value), Some(split)) => format!("{}[{split}={value}]", self.origin),
                 _ => self.origin.clone(),
             };
-            let location = Location::in_file(origin, group.line);
+            let location = Location::in_file(origin.clone(), group.line);
             let mut notes = self.notes.clone();
-            notes.extend(group.notes);
+            notes.extend(group.notes.into_iter().map(|mut note| {
+                note.location.file.clone_from(&origin);
+                note
+            }));
+            let whole = Location::in_file(origin, None);
             if group.unlisted > 0 {
-                notes.push(format!("{} more notes on restarted or missing series not listed", group.unlisted));
+                let message = format!("{} more notes on restarted or missing series not listed", group.unlisted);
+                notes.push(Note::new(NoteKind::SeriesBreak, whole.clone(), message));
             }
             let inputs = group.series.inputs();
             let (total, batches) = if self.snapshots == 1 {
-                notes.push(
-                    "one snapshot: counts are cumulative since the server started (an earlier snapshot or concatenated scrapes give a window and a time series)"
-                        .into(),
-                );
+                notes.push(Note::new(
+                    NoteKind::Counting,
+                    whole,
+                    "one snapshot: counts are cumulative since the server started (an earlier snapshot or concatenated scrapes give a window and a time series)",
+                ));
                 (group.first.unwrap_or_else(|| Window::new(0.0, 0.0)), Vec::new())
             } else {
                 let (batches, stride) = group.series.finish();
                 if stride > 1 {
-                    notes.push(format!(
+                    let message = format!(
                         "{inputs} scrape deltas kept as {} windows of {stride} neighbours each (the series is bounded in memory)",
                         batches.len()
-                    ));
+                    );
+                    notes.push(Note::new(NoteKind::Counting, whole, message));
                 }
                 (Window::sum(&batches).unwrap_or_else(|| Window::new(0.0, 0.0)), batches)
             };

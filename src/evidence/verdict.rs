@@ -22,7 +22,7 @@ use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use super::estimate::{AlEstimate, batch, estimate};
 use super::validate;
-use super::{Evidence, InputFormat, Location, Window};
+use super::{Evidence, InputFormat, Location, Note, NoteKind, Window};
 use crate::accept::Acceptance;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -174,7 +174,7 @@ pub struct FileResult {
     /// The first position whose interval excludes the golden value.
     pub first_departure: Option<usize>,
     /// Reader notes and caveats.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// Cochran's Q test of whether several evidence files measure one AL.
@@ -231,8 +231,10 @@ pub fn evaluate(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<EvalReport>
             ));
         }
         let mut notes = ev.notes.clone();
-        if ev.k.is_none() {
-            notes.push(format!("the evidence does not state k; taken as the pin's k = {}", pin.k));
+        // One note per assumption: whoever gave the evidence its k (`golden collect`'s `RUN@k=N`) noted it.
+        if ev.k.is_none() && !notes.iter().any(|n| n.class == NoteKind::AssumedK) {
+            let message = format!("the evidence does not state k; taken as the pin's k = {}", pin.k);
+            notes.push(Note::new(NoteKind::AssumedK, ev.location.clone(), message));
         }
         let source = match ev.format {
             InputFormat::Log => "log intervals",
@@ -242,7 +244,7 @@ pub fn evaluate(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<EvalReport>
         let findings = validate::check(ev, pin.k)?;
         let batches = batch(&ev.batches);
         let est = estimate(&ev.total, &batches, &[&ev.batches], pin.k, pin.confidence, source, &ev.location)?;
-        notes.extend(est.series_warning.clone());
+        notes.extend(est.series_warning.clone().map(|w| Note::new(NoteKind::ShortSeries, ev.location.clone(), w)));
         let memory_warning = est.memory_warning.clone();
         let mut result = judge(pin, est, ev.location.clone(), ev.engine, Some(ev.format), notes)?;
         result.read_back = findings.read_back;
@@ -305,9 +307,9 @@ fn pool(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<FileResult> {
     let engine = evidence[0].engine;
     let mut notes = Vec::new();
     if evidence.iter().any(|e| e.engine != engine) {
-        notes.push("pooled across engines".to_string());
+        notes.push(Note::new(NoteKind::Pooling, location.clone(), "pooled across engines"));
     }
-    notes.extend(est.series_warning.clone());
+    notes.extend(est.series_warning.clone().map(|w| Note::new(NoteKind::ShortSeries, location.clone(), w)));
     let steps = total.steps;
     let memory_warning = est.memory_warning.clone();
     let mut result = judge(pin, est, location, engine, format, notes)?;
@@ -353,7 +355,7 @@ fn judge(
     location: Location,
     engine: Engine,
     format: Option<InputFormat>,
-    notes: Vec<String>,
+    notes: Vec<Note>,
 ) -> Result<FileResult> {
     let e = *est.decisive();
     let (lo, hi) = (e.confidence_interval.lower_bound, e.confidence_interval.upper_bound);

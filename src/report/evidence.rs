@@ -134,9 +134,7 @@ impl Report for EvalReport {
         let mut notes = Vec::new();
         for r in self.files.iter().chain(&self.pooled) {
             notes.push(format!("{}: {}", r.location.file, explain(self, r)));
-            for n in &r.notes {
-                notes.push(format!("{}: {n}", r.location.file));
-            }
+            notes.extend(r.notes.iter().map(ToString::to_string));
         }
         if self.heterogeneity.as_ref().is_some_and(|h| !h.pooled) {
             notes.push(
