@@ -627,3 +627,25 @@ fn the_ep_token_cost_lowers_the_expert_parallel_speedups_only() {
         }
     }
 }
+
+/// A step-time file's `ep` column: rows that differ only in EP are two deployments, and the expert-parallel
+/// one is priced the EP exchange of its decode tokens (a longer step at the same measured time); an EP that
+/// does not divide TP is an input error naming the line.
+#[test]
+fn step_files_price_expert_parallelism_from_their_ep_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("steps.csv");
+    let header = "hardware,model,tp,ep,concurrency,k,context,step_ms\n";
+    let rows = "b200,dsr1,8,1,32,0,1024,20\nb200,dsr1,8,8,32,0,1024,20\n";
+    std::fs::write(&file, format!("{header}{rows}")).unwrap();
+    let v = json(&["calibrate", file.to_str().unwrap(), "--score", "profiles/hardware.csv"]);
+    let worst = v["steps"]["worst"].as_array().unwrap();
+    let predicted = |line: u64| worst.iter().find(|r| r["line"] == line).unwrap()["predicted_ms"].as_f64().unwrap();
+    assert_eq!(v["steps"]["groups"].as_array().unwrap().len(), 2);
+    // 32 tokens × 58 MoE layers at 1.25 µs each.
+    assert!((predicted(3) - predicted(2) - 32.0 * 58.0 * 1.25e-3).abs() < 1e-6, "{worst:?}");
+    std::fs::write(&file, format!("{header}b200,dsr1,8,3,32,0,1024,20\n")).unwrap();
+    let (code, _, stderr) = run(&["calibrate", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("steps.csv:2") && stderr.contains("expert parallelism 3"), "{stderr}");
+}
