@@ -566,6 +566,8 @@ fn calibrate_scores_the_level_of_rows_without_spec_off_times() {
                 "b200",
                 "--tp",
                 &key["tp"].to_string(),
+                "--ep",
+                &key["ep"].to_string(),
                 "--precision",
                 key["precision"].as_str().unwrap(),
                 "--concurrency",
@@ -598,28 +600,52 @@ fn calibrate_scores_the_level_of_rows_without_spec_off_times() {
     assert!(stderr.contains("mixed.csv:14") && stderr.contains("none_median_tpot"), "{stderr}");
 }
 
-/// A cost per routed token per MoE layer (`moe_token_us`, 0 in the embedded profiles) lowers the predicted
-/// speedup of every MoE deployment — it grows with the verify tokens — and leaves the dense model's alone.
+/// The cost per routed token per MoE layer under expert parallelism (`moe_token_us`) lowers the predicted
+/// speedup of the expert-parallel deployments only — it grows with the verify tokens — and leaves the dense
+/// model's and the EP-1 MoE's (gpt-oss-120b on one GPU) alone.
 #[test]
-fn a_routed_token_cost_lowers_the_moe_speedups_only() {
+fn the_ep_token_cost_lowers_the_expert_parallel_speedups_only() {
     let file = "tests/data/speedbench_level.csv";
-    let speedups = |profile: &str| -> Vec<(String, f64)> {
+    let speedups = |profile: &str| -> Vec<(u64, f64)> {
         let v = json(&["calibrate", file, "--score", profile]);
         let mut out = Vec::new();
         for g in v["serving"]["groups"].as_array().unwrap() {
             for p in g["points"].as_array().unwrap() {
-                out.push((g["key"]["model"].as_str().unwrap().to_string(), p["predicted"].as_f64().unwrap()));
+                out.push((g["key"]["ep"].as_u64().unwrap(), p["predicted"].as_f64().unwrap()));
             }
         }
         out
     };
-    let (plain, routed) = (speedups("profiles/hardware.csv"), speedups("tests/data/b200_routed_token_cost.csv"));
-    assert_eq!(plain.len(), routed.len());
-    for ((model, a), (_, b)) in plain.iter().zip(&routed) {
-        if model == "llama-3.3-70b" {
-            assert_eq!(a, b, "{model}");
+    let (with, without) = (speedups("profiles/hardware.csv"), speedups("tests/data/b200_without_ep_cost.csv"));
+    assert_eq!(with.len(), without.len());
+    assert!(with.iter().any(|(ep, _)| *ep > 1) && with.iter().any(|(ep, _)| *ep == 1));
+    for ((ep, a), (_, b)) in with.iter().zip(&without) {
+        if *ep == 1 {
+            assert_eq!(a, b, "EP {ep}");
         } else {
-            assert!(b < a, "{model}: {b} with the routed-token cost, {a} without");
+            assert!(a < b, "EP {ep}: {a} with the EP token cost, {b} without");
         }
     }
+}
+
+/// A step-time file's `ep` column: rows that differ only in EP are two deployments, and the expert-parallel
+/// one is priced the EP exchange of its decode tokens (a longer step at the same measured time); an EP that
+/// does not divide TP is an input error naming the line.
+#[test]
+fn step_files_price_expert_parallelism_from_their_ep_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("steps.csv");
+    let header = "hardware,model,tp,ep,concurrency,k,context,step_ms\n";
+    let rows = "b200,dsr1,8,1,32,0,1024,20\nb200,dsr1,8,8,32,0,1024,20\n";
+    std::fs::write(&file, format!("{header}{rows}")).unwrap();
+    let v = json(&["calibrate", file.to_str().unwrap(), "--score", "profiles/hardware.csv"]);
+    let worst = v["steps"]["worst"].as_array().unwrap();
+    let predicted = |line: u64| worst.iter().find(|r| r["line"] == line).unwrap()["predicted_ms"].as_f64().unwrap();
+    assert_eq!(v["steps"]["groups"].as_array().unwrap().len(), 2);
+    // 32 tokens × 58 MoE layers at 1.25 µs each.
+    assert!((predicted(3) - predicted(2) - 32.0 * 58.0 * 1.25e-3).abs() < 1e-6, "{worst:?}");
+    std::fs::write(&file, format!("{header}b200,dsr1,8,3,32,0,1024,20\n")).unwrap();
+    let (code, _, stderr) = run(&["calibrate", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("steps.csv:2") && stderr.contains("expert parallelism 3"), "{stderr}");
 }

@@ -39,6 +39,10 @@ pub struct Args {
     /// Data-parallel attention: each GPU holds its own requests' KV caches.
     #[arg(long)]
     dp_attention: bool,
+    /// Expert parallelism: GPUs of the replica the routed experts are spread over (1: experts split by TP);
+    /// above 1 each decode token pays the EP exchange at every MoE layer. Must divide --tp.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    ep: usize,
     /// Weight precision: bf16, fp8, fp4 (default: the model profile's checkpoint precision).
     #[arg(long, value_parser = parse_precision)]
     precision: Option<Precision>,
@@ -170,8 +174,13 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         );
     }
     let precision = args.precision.unwrap_or(model.default_precision);
-    let deployment =
-        Deployment { tp: args.tp, precision, kv_precision: args.kv_dtype, dp_attention: args.dp_attention };
+    let deployment = Deployment {
+        tp: args.tp,
+        precision,
+        kv_precision: args.kv_dtype,
+        dp_attention: args.dp_attention,
+        ep: args.ep,
+    };
 
     let mut sweeps = Vec::new();
     for name in &hardware_names {

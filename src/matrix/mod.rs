@@ -70,7 +70,7 @@ pub struct Row {
     /// GPUs per replica priced: `tp`, or `ep` when larger under data-parallel attention (a `dep8` recipe
     /// runs tp 1, ep 8 on eight GPUs, each with its own requests' attention).
     pub gpus: usize,
-    /// Expert parallelism as configured (the cost model splits experts as it splits the rest, by TP).
+    /// Expert parallelism as configured (above 1 the cost model prices each decode token's EP exchange).
     pub ep: Option<usize>,
     /// Data-parallel attention.
     pub dp_attn: bool,
@@ -391,7 +391,13 @@ fn predict_point(
         AcceptanceSource::from_curve(resolved.curve, &resolved.file.origin, max_k).map_err(|e| skip(reason(e)))?;
     let drafter = drafter_of(profiles, model, pin, &resolved, point.spec.as_deref()).map_err(|e| skip(reason(e)))?;
     let gpus = if shape.dp_attn { tp.max(shape.ep.unwrap_or(1)) } else { tp };
-    let deployment = Deployment { tp: gpus, precision, kv_precision: Precision::Bf16, dp_attention: shape.dp_attn };
+    let deployment = Deployment {
+        tp: gpus,
+        precision,
+        kv_precision: Precision::Bf16,
+        dp_attention: shape.dp_attn,
+        ep: shape.ep.unwrap_or(1),
+    };
     let cost = CostModel::new(hw, model, Some(drafter), &deployment).map_err(|e| skip(reason(e)))?;
     let stated = shape.isl.zip(shape.osl);
     let (isl, osl) = stated.unwrap_or((DEFAULT_ISL as usize, DEFAULT_OSL as usize));

@@ -14,7 +14,10 @@
 //!   math `4·heads·head_dim` FLOPs per (query, key) pair at the KV cache's precision. MLA's one latent per
 //!   token is replicated on every GPU under TP; with DP attention each GPU holds its own sequences' caches;
 //! - LM head: BF16, read once per forward, `2·hidden·vocab` FLOPs per token whose logits are needed;
-//! - communication: two all-reduces per layer under TP, latency + 2(TP−1)/TP · n · hidden · 2 bytes / link.
+//! - communication: two all-reduces per layer under TP, latency + 2(TP−1)/TP · n · hidden · 2 bytes / link;
+//! - expert parallelism (EP > 1): every routed token of a decode forward (verify, plain decode, drafts) at every
+//!   MoE layer it passes, priced per token ([`super::terms::Efficiencies::moe_token_us`]); prefill is not
+//!   counted, and without EP (experts split by TP like every other weight) nothing is.
 //!
 //! A speculative step at draft length k with acceptance length AL:
 //!   T_SD = verify(B·(k+1) tokens) + draft-extend(B·AL tokens) + (k−1) drafts(B tokens) + speculation overhead
@@ -52,12 +55,16 @@ pub struct Deployment {
     pub kv_precision: Precision,
     /// Data-parallel attention: each GPU holds its own sequences' KV caches (no replication).
     pub dp_attention: bool,
+    /// Expert parallelism: how many GPUs of the replica the routed experts are spread over, whole (1: none,
+    /// every expert split by TP). Above 1 the routed tokens of each decode forward pay the EP cost per MoE
+    /// layer.
+    pub ep: usize,
 }
 
 impl Deployment {
-    /// TP `tp` at `precision` with a `kv_precision` cache, attention split by heads.
+    /// TP `tp` at `precision` with a `kv_precision` cache, attention split by heads, no expert parallelism.
     pub fn new(tp: usize, precision: Precision, kv_precision: Precision) -> Deployment {
-        Deployment { tp, precision, kv_precision, dp_attention: false }
+        Deployment { tp, precision, kv_precision, dp_attention: false, ep: 1 }
     }
 }
 
@@ -123,8 +130,8 @@ impl CostModel {
     /// # Errors
     /// [`Error::Invalid`] naming `--tp` when TP is 0, does not divide the query heads, or splits the KV heads
     /// unevenly (neither KV heads % TP nor TP % KV heads is 0; when TP exceeds the KV heads they are
-    /// replicated, as vLLM and SGLang do); `--kv-dtype` for an FP4 KV cache; `--drafter` for another
-    /// model's drafter; and when the weights do not fit the GPUs' memory.
+    /// replicated, as vLLM and SGLang do); `--ep` when EP is 0 or does not divide TP; `--kv-dtype` for an FP4
+    /// KV cache; `--drafter` for another model's drafter; and when the weights do not fit the GPUs' memory.
     pub fn new(
         hardware: &HardwareProfile,
         model: &ModelProfile,
@@ -150,6 +157,12 @@ impl CostModel {
         let tp = deployment.tp;
         if tp == 0 {
             return Err(Error::parameter("tp", "tensor parallelism must be at least 1"));
+        }
+        if deployment.ep == 0 || !tp.is_multiple_of(deployment.ep) {
+            return Err(Error::parameter(
+                "ep",
+                format!("expert parallelism {} must be at least 1 and divide TP {tp}", deployment.ep),
+            ));
         }
         if !model.q_heads.is_multiple_of(tp) {
             return Err(Error::parameter(
@@ -373,9 +386,14 @@ impl CostModel {
             layers: shape.layers,
             moe_layers: shape.moe_layers,
             tokens: n_out * shape.vocab_share,
-            // Under TP attention every GPU holds every token and routes them all; with DP attention each GPU
-            // routes its own sequences' tokens.
-            moe_tokens: n_in * shape.moe_layers / if self.deployment.dp_attention { tp } else { 1.0 },
+            // Only expert parallelism sends tokens to other GPUs' experts: split by TP, every GPU holds a slice
+            // of every expert and the all-reduce above is the whole exchange. Under TP attention every GPU
+            // holds every token and sends them all; with DP attention each GPU sends its own sequences' tokens.
+            moe_tokens: if self.deployment.ep > 1 {
+                n_in * shape.moe_layers / if self.deployment.dp_attention { tp } else { 1.0 }
+            } else {
+                0.0
+            },
         }
     }
 
@@ -410,7 +428,12 @@ impl CostModel {
             let uncached = isl * (1.0 - prefix_hit);
             if uncached > 0.0 {
                 let mean_context = isl - uncached / 2.0;
-                prefill.add(&self.forward(&self.target, uncached, 1.0, 1.0, mean_context), b * al / osl);
+                let mut forward = self.forward(&self.target, uncached, 1.0, 1.0, mean_context);
+                // A prefill's thousands of tokens go through the EP exchange in bulk, bandwidth-bound, not
+                // at a decode token's cost each (priced per token, an 8k-token prefill of DeepSeek-R1 would
+                // take over half a second more than its GEMMs).
+                forward.moe_tokens = 0.0;
+                prefill.add(&forward, b * al / osl);
             }
         }
         let spec = k > 0;
@@ -552,29 +575,46 @@ mod tests {
     }
 
     #[test]
-    fn routed_tokens_pay_per_moe_layer_on_every_gpu_unless_attention_is_data_parallel() {
+    fn only_expert_parallel_decode_tokens_pay_the_ep_exchange_per_moe_layer() {
         let p = Profiles::embedded();
         let m = p.model("dsr1").unwrap();
         let d = p.drafter(m, None, Some("mtp")).unwrap();
         let hw = p.hardware("b200").unwrap();
         let w = Workload::Decode { context: 1024.0 };
-        let at = |dp_attention: bool| {
-            let dep = Deployment { dp_attention, ..deployment(8, Precision::Fp8) };
-            CostModel::new(hw, m, Some(d), &dep).unwrap().step_terms(32, 3, 2.5, &w).unwrap()
+        let at = |ep: usize, dp_attention: bool, k: usize, workload: &Workload| {
+            let dep = Deployment { dp_attention, ep, ..deployment(8, Precision::Fp8) };
+            CostModel::new(hw, m, Some(d), &dep).unwrap().step_terms(32, k, 2.5, workload).unwrap()
         };
-        let (tp, dp) = (at(false), at(true));
-        assert_eq!(tp.verify.moe_tokens, 32.0 * 4.0 * m.moe_layers as f64);
-        assert_eq!(dp.verify.moe_tokens, tp.verify.moe_tokens / 8.0);
-        // The MTP head's one MoE layer routes its forwards' tokens too; a dense model routes none.
-        assert!(tp.draft.moe_tokens > 0.0);
+        let (tp, ep, dp) = (at(1, false, 3, &w), at(8, false, 3, &w), at(8, true, 3, &w));
+        // Experts split by TP exchange nothing beyond the all-reduce; spread by EP, every verified token of
+        // every sequence crosses at each MoE layer, and under DP attention each GPU sends its own share.
+        assert_eq!(tp.verify.moe_tokens + tp.draft.moe_tokens, 0.0);
+        assert_eq!(ep.verify.moe_tokens, 32.0 * 4.0 * m.moe_layers as f64);
+        assert_eq!(dp.verify.moe_tokens, ep.verify.moe_tokens / 8.0);
+        // The MTP head's one MoE layer sends its forwards' tokens too; a dense model has none to send.
+        assert!(ep.draft.moe_tokens > 0.0);
         let dense = p.model("llama-3.3-70b").unwrap();
-        let c = CostModel::new(hw, dense, None, &deployment(1, Precision::Bf16)).unwrap();
+        let c = CostModel::new(hw, dense, None, &Deployment { ep: 8, ..deployment(8, Precision::Bf16) }).unwrap();
         assert_eq!(c.step_terms(32, 0, 1.0, &w).unwrap().verify.moe_tokens, 0.0);
-        // Each routed token pass costs moe_token_us.
-        let eff = Efficiencies { moe_token_us: 1.0, ..hw.efficiency };
-        let extra = tp.time(&eff).total - tp.time(&hw.efficiency).total;
-        let passes = tp.verify.moe_tokens + tp.draft.moe_tokens;
+        // It grows with the tokens verified, and the prefill's tokens do not pay it.
+        let tokens = |k| at(8, false, k, &w).verify.moe_tokens;
+        assert!((0..8).all(|k| tokens(k + 1) > tokens(k)));
+        let turns = Workload::Turns { isl: 8192.0, osl: 1024.0, prefix_hit: 0.0 };
+        let with_prefill = at(8, false, 3, &turns);
+        assert!(with_prefill.prefill.experts.memory_s > 0.0);
+        assert_eq!(with_prefill.prefill.moe_tokens, 0.0);
+        // Each token pass costs moe_token_us, nothing else does.
+        let none = Efficiencies { moe_token_us: 0.0, ..hw.efficiency };
+        let one = Efficiencies { moe_token_us: 1.0, ..hw.efficiency };
+        let extra = ep.time(&one).total - ep.time(&none).total;
+        let passes = ep.verify.moe_tokens + ep.draft.moe_tokens;
         assert!((extra - passes * 1e-6).abs() < 1e-12, "{extra} vs {passes}");
+        assert_eq!(tp.time(&one).total, tp.time(&none).total);
+        for bad in [0, 3] {
+            let dep = Deployment { ep: bad, ..deployment(8, Precision::Fp8) };
+            let err = CostModel::new(hw, m, Some(d), &dep).unwrap_err().to_string();
+            assert!(err.contains("ep") && err.contains("divide TP 8"), "{err}");
+        }
     }
 
     #[test]

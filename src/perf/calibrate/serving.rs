@@ -17,8 +17,8 @@
 //! cells are all blank (a published speedup at a known AL, without the step times) keeps the starting profile
 //! and is only scored; where the file has
 //! no AL, one AL per group is fitted to the measured speedups (reported as fitted — the model is then judged
-//! on the *shape* over concurrency, not the level); the spec side is predicted as AL·T_AR/T_SD. EP is a
-//! grouping key only: its all-to-all is priced like TP's all-reduce.
+//! on the *shape* over concurrency, not the level); the spec side is predicted as AL·T_AR/T_SD. Where EP > 1
+//! each decode token pays the EP exchange per MoE layer ([`crate::perf::terms::Efficiencies::moe_token_us`]).
 
 use serde::Serialize;
 
@@ -304,6 +304,7 @@ pub(crate) fn calibrate_pairs(
             precision: key.precision,
             kv_precision: key.kv_precision,
             dp_attention: key.dp_attention,
+            ep: key.ep,
         };
         let cost = costs.get(profiles, hardware, model, Some(&drafter_name), true, &deployment, origin, line)?;
         let workload = Workload::Turns { isl: key.isl, osl: key.osl, prefix_hit: 0.0 };

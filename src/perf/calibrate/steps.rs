@@ -12,14 +12,14 @@
 //! | `tpot_ms` | one of three | time per output token per request (step = TPOT·AL) |
 //! | `throughput_per_gpu` | one of three | output tok/s per GPU (step = B·AL / (throughput·tp)) |
 //! | `al` | for `tpot_ms`/`throughput_per_gpu` at k > 0 | acceptance length (else the draft-extend pass is priced at AL 1) |
-//! | `drafter`, `precision`, `kv_dtype`, `dp_attention` | no | drafter profile, weight and KV precision, DP attention |
+//! | `drafter`, `precision`, `kv_dtype`, `dp_attention`, `ep` | no | drafter profile, weight and KV precision, DP attention, expert parallelism (1 unless given) |
 //! | `experts_touched` | no | distinct experts per MoE layer in the verify forward: at k = 0 fits the model's routing locality, at k ≥ 1 checks it |
 //! | `<part>_ms` | no | measured time of one part (`dense`, `experts`, `attention`, `lm_head`, `verify`, `drafter`, `drafter_attention`, `drafter_lm_head`, …), compared with the model's |
 //!
 //! `#` lines (GPU, driver and library versions) are kept as notes; any other column is ignored. When several
 //! timing columns are filled, `step_ms` wins over `tpot_ms` over `throughput_per_gpu`.
 //!
-//! Rows are grouped by deployment (hardware, model, TP, precisions, DP attention). Each group is fitted on
+//! Rows are grouped by deployment (hardware, model, TP, EP, precisions, DP attention). Each group is fitted on
 //! its k = 0 rows only and judged on its k ≥ 1 rows, which the fit never saw.
 
 use serde::Serialize;
@@ -32,7 +32,7 @@ use crate::perf::csv::{CsvRow, CsvTable};
 use crate::perf::profile::{MAX_ROUTING_LOCALITY, Precision, Profiles};
 
 /// Columns the reader understands (besides `<part>_ms`).
-const KNOWN: [&str; 19] = [
+const KNOWN: [&str; 20] = [
     "hardware",
     "model",
     "tp",
@@ -50,6 +50,7 @@ const KNOWN: [&str; 19] = [
     "precision",
     "kv_dtype",
     "dp_attention",
+    "ep",
     "kv_precision",
     "experts_touched",
 ];
@@ -75,6 +76,8 @@ pub struct StepRow {
     pub tp: usize,
     /// DP attention.
     pub dp_attention: bool,
+    /// Expert parallelism.
+    pub ep: usize,
     /// Concurrent requests.
     pub concurrency: usize,
     /// Draft length.
@@ -177,6 +180,7 @@ pub(super) fn step_row(row: &CsvRow<'_>, parts: &[String]) -> Result<StepRow> {
         },
         tp,
         dp_attention: super::parse_bool(row, "dp_attention")?,
+        ep: if row.opt_str("ep").is_some() { row.count("ep", true)? } else { 1 },
         concurrency,
         k,
         al,
@@ -297,15 +301,17 @@ pub fn calibrate_steps(
         let model = profiles.model(&r.model)?;
         let hardware = profiles.hardware(&r.hardware)?;
         let precision = r.precision.unwrap_or(model.default_precision);
-        let deployment = Deployment { tp: r.tp, precision, kv_precision: r.kv_precision, dp_attention: r.dp_attention };
+        let deployment =
+            Deployment { tp: r.tp, precision, kv_precision: r.kv_precision, dp_attention: r.dp_attention, ep: r.ep };
         let drafter_name = drafter.or(r.drafter.as_deref());
         let cost = costs.get(profiles, hardware, model, drafter_name, r.k > 0, &deployment, origin, r.line)?;
         let terms = cost.step_terms(r.concurrency, r.k, r.al, &r.workload).map_err(|e| at(origin, r.line, e))?;
         let label = format!(
-            "{} / {} / TP{} / {}{}",
+            "{} / {} / TP{}{} / {}{}",
             hardware.key,
             model.key,
             r.tp,
+            if r.ep > 1 { format!(" EP{}", r.ep) } else { String::new() },
             precision,
             if r.dp_attention { " / DP attention" } else { "" }
         );

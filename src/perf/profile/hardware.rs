@@ -21,7 +21,7 @@ pub const DEFAULT_EFFICIENCIES: Efficiencies = Efficiencies {
     draft_fixed_us: 100.0,
     spec_fixed_us: 100.0,
     spec_token_us: 0.0,
-    moe_token_us: 0.0,
+    moe_token_us: 1.25,
     overlap: 1.0,
 };
 
