@@ -63,8 +63,10 @@
 //! DeepSeek-R1 took over half a second more (spec-off fits 1.8 % against 1.6 %). Where EP > 1 and in decode only,
 //! the serving pairs keep their median speedup error (3.6 %) and trend (16 of 17), spec-off 1.5 → 1.6 %, and
 //! gpt-oss-120b on one GPU (EP 1) is untouched (+6 % at T = 0). It is not the exchange's bytes: top-k ×
-//! hidden × 2 bytes there and back over the scale-up link is 0.07–0.13 µs per token, a tenth of it, so the
-//! mechanism (latency of the dispatch and combine kernels, load imbalance across the EP ranks) is still
+//! hidden × 2 bytes there and back over the scale-up link is 0.07–0.13 µs per token, a tenth of it. Its
+//! order is that of a latency-bound exchange: DeepEP's README measures its low-latency dispatch and combine
+//! at 77 + 114 µs for 128 tokens per GPU at EP 8 (7168 hidden, top-8, H800 over RDMA), 1.5 µs per token per
+//! layer. Which part of that the B200 rows pay (kernel latency, load imbalance across the EP ranks) is still
 //! open. Calibration scales it with the compute group, so a fitted profile carries it scaled.
 //!
 //! The step time is linear in the eleven coefficients of [`Efficiencies::coefficients`] at a given overlap, which
