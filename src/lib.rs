@@ -101,6 +101,7 @@ pub(crate) mod escape;
 pub mod evidence;
 #[cfg(feature = "pins")]
 pub mod explain;
+pub mod golden;
 pub mod input;
 #[cfg(feature = "pins")]
 pub mod matrix;

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use alsim::accept::Acceptance;
-use alsim::curve::collect::{self, Identity, Run};
-use alsim::curve::drift::drift;
 use alsim::curve::{Curve, CurveFile, ThinkingMode};
 use alsim::evidence::{self, ReadOptions, Verdict};
+use alsim::golden::collect::{self, Identity, Run};
+use alsim::golden::drift::drift;
 use alsim::sim::{StepSampler, request_rng};
 use proptest::prelude::*;
 use rand::Rng;

@@ -11,6 +11,7 @@ mod exports;
 mod fix_edits;
 mod golden;
 mod install;
+mod layers;
 mod layout;
 mod no_panic;
 mod perf;

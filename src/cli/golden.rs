@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use alsim::curve::collect::{self, ByK, DEFAULT_TARGET_SE, Identity, Run};
-use alsim::curve::drift::drift;
 use alsim::curve::{CurveFile, ThinkingMode};
 use alsim::evidence::{self, Verdict};
+use alsim::golden::collect::{self, ByK, DEFAULT_TARGET_SE, Identity, Run};
+use alsim::golden::drift::drift;
 use alsim::report;
 
 use super::Outcome;

@@ -3,9 +3,9 @@
 //!
 //! This module owns reading those files in all three shapes InferenceX uses, their provenance
 //! (`provenance`), resolving a (model, drafter, method, draft sampling, mode, k) query to one curve
-//! (`registry`), validating curves ([`check`]) and writing them back in InferenceX's layout (`mod@write`);
-//! collecting a curve from eval-only runs ([`collect`]) and testing a committed curve against new runs
-//! ([`drift`]). The project's own curves are embedded in the binary ([`CurveSet::embedded`]).
+//! (`registry`), validating curves ([`check`]) and writing them back in InferenceX's layout (`mod@write`).
+//! The project's own curves are embedded in the binary ([`CurveSet::embedded`]). Curves measured from
+//! evidence are [`crate::golden`]'s: this module reads and judges files, and knows nothing of runs.
 //!
 //! Shapes, all read unchanged:
 //! - thinking matrix: `model: {thinking_on: {1: 1.78, …}, thinking_off: {…}}`
@@ -13,8 +13,6 @@
 //! - flat list: `model: [{1: 1.90}, {2: 2.60}]`
 
 pub mod check;
-pub mod collect;
-pub mod drift;
 pub(crate) mod provenance;
 pub(crate) mod registry;
 pub(crate) mod write;

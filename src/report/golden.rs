@@ -1,9 +1,9 @@
 //! Tables for golden curves from eval runs: `alsim golden collect` and `alsim golden check` (drift).
 
 use super::{Cell, Report, Table, fixed};
-use crate::curve::collect::Collection;
-use crate::curve::drift::Drift;
 use crate::evidence::Verdict;
+use crate::golden::collect::Collection;
+use crate::golden::drift::Drift;
 
 fn interval(lower: f64, upper: f64, digits: usize) -> String {
     format!("[{}, {}]", fixed(lower, digits), fixed(upper, digits))

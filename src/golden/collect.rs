@@ -17,8 +17,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::check::{CurveReport, DEFAULT_Z, NoiseModel, check_file};
-use super::{Curve, CurveFile, ThinkingMode, write};
+use crate::curve::check::{CurveReport, DEFAULT_Z, NoiseModel, check_file};
+use crate::curve::{Curve, CurveFile, ThinkingMode, write};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::evidence::{

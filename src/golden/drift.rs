@@ -14,8 +14,8 @@
 
 use serde::Serialize;
 
-use super::Curve;
 use super::collect::ByK;
+use crate::curve::Curve;
 use crate::error::{Error, Result};
 use crate::evidence::{self, CochranQ, FileResult, PinUnderTest, Verdict};
 use crate::stats::{ConfidenceInterval, Estimate};

@@ -1,0 +1,113 @@
+//! The crate's layering holds one way — cli → report → domains → accept → curve → ground — and its
+//! top-level modules import each other without a circle. Read from the sources: a `crate::X` path outside
+//! comments and tests is an import of module X (the CLI's are `alsim::X`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Every top-level module with its layer: a module may import its own layer or lower ones.
+const LAYERS: &[(&str, usize)] = &[
+    ("error", 0),
+    ("escape", 0),
+    ("names", 0),
+    ("units", 0),
+    ("yaml", 0),
+    ("stats", 0),
+    ("diagnostic", 0),
+    ("engine", 0),
+    ("input", 0),
+    ("curve", 1),
+    ("accept", 2),
+    ("sim", 3),
+    ("evidence", 3),
+    ("perf", 3),
+    ("golden", 3),
+    ("pins", 3),
+    ("matrix", 3),
+    ("explain", 3),
+    ("report", 4),
+    ("cli", 5),
+];
+
+/// The modules the source at `path` (a file, or a directory of them) imports, other than `module` itself.
+fn imports(path: &Path, module: &str, prefix: &str, out: &mut BTreeSet<String>) {
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            imports(&entry.unwrap().path(), module, prefix, out);
+        }
+    } else if path.extension().is_some_and(|e| e == "rs") {
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for rest in line.split(prefix).skip(1) {
+                let name: String = rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+                if !name.is_empty() && name != module {
+                    out.insert(name);
+                }
+            }
+        }
+    }
+}
+
+/// Each top-level module of `src/` with the modules it imports.
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut graph = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        let prefix = if name == "cli" { "alsim::" } else { "crate::" };
+        let mut out = BTreeSet::new();
+        imports(&path, &name, prefix, &mut out);
+        graph.insert(name, out);
+    }
+    graph
+}
+
+#[test]
+fn every_import_goes_down_the_layers_and_none_closes_a_circle() {
+    let layer: BTreeMap<&str, usize> = LAYERS.iter().copied().collect();
+    let graph = module_graph();
+    let unplaced: Vec<&String> = graph.keys().filter(|m| !layer.contains_key(m.as_str())).collect();
+    assert!(unplaced.is_empty(), "modules not placed in LAYERS: {unplaced:?}");
+    assert!(graph["report"].contains("pins") && graph["cli"].contains("report"), "the scan misses imports: {graph:?}");
+    let mut upward = Vec::new();
+    for (from, to) in &graph {
+        for target in to.iter().filter(|t| layer.contains_key(t.as_str())) {
+            if layer[target.as_str()] > layer[from.as_str()] {
+                upward.push(format!("{from} → {target}"));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "imports that go up a layer: {upward:?}");
+    // Within a layer: a depth-first search that meets a module still on its path has found a circle.
+    fn visit<'a>(
+        m: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| *p == m) {
+            return Some(path[at..].iter().chain([&m]).map(|s| s.to_string()).collect());
+        }
+        if !done.insert(m) {
+            return None;
+        }
+        path.push(m);
+        for next in graph.get(m).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for m in graph.keys() {
+        let circle = visit(m, &graph, &mut Vec::new(), &mut done);
+        assert!(circle.is_none(), "an import circle: {}", circle.unwrap_or_default().join(" → "));
+    }
+}
