@@ -13,6 +13,18 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+/// Refuses to write over `path` when it exists and `force` is not given, naming the `parameter` that gave
+/// the path: nothing the user has is overwritten unasked.
+///
+/// # Errors
+/// [`Error::SettledBy`] `force`, around an [`Error::Parameter`] for `parameter`.
+pub fn refuse_to_overwrite(path: &Path, force: bool, parameter: &'static str) -> Result<()> {
+    if path.exists() && !force {
+        return Err(Error::parameter(parameter, format!("{} already exists", path.display())).settled_by("force"));
+    }
+    Ok(())
+}
+
 /// Size limit for small text inputs read whole: golden curves, profiles, allow-lists, recipes, scripts.
 pub const SMALL_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 

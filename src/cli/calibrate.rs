@@ -55,8 +55,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         alsim::units::check_draft_len(k, "--k")?;
     }
     // Checked before any work, so a long run never ends in a refusal.
-    if let Some(path) = args.residuals.as_ref().filter(|p| p.exists() && !args.force) {
-        anyhow::bail!("--residuals: {} already exists; pass --force to overwrite it", path.display());
+    if let Some(path) = &args.residuals {
+        alsim::input::refuse_to_overwrite(path, args.force, "residuals")?;
     }
     let (mut profiles, _) = args.profiles.load()?;
     let origin = args.measured.display().to_string();

@@ -183,10 +183,10 @@ pub struct PlotArgs {
 impl PlotArgs {
     /// The file to draw to, checked before any work is done so a long run never ends in a refusal.
     pub fn target(&self) -> anyhow::Result<Option<&std::path::Path>> {
+        if let Some(path) = &self.plot {
+            alsim::input::refuse_to_overwrite(path, self.force, "plot")?;
+        }
         match &self.plot {
-            Some(path) if path.exists() && !self.force => {
-                anyhow::bail!("--plot: {} already exists; pass --force to overwrite it", path.display())
-            }
             Some(path) if path.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir()) => {
                 anyhow::bail!("--plot: {}: its directory does not exist", path.display())
             }

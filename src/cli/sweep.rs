@@ -94,9 +94,7 @@ fn plot(report: &MatrixReport, dir: &Path, force: bool) -> anyhow::Result<()> {
             name = format!("{stem}-{n}.svg");
         }
         let path = dir.join(name);
-        if path.exists() && !force {
-            anyhow::bail!("--plot: {} already exists; pass --force to overwrite it", path.display());
-        }
+        alsim::input::refuse_to_overwrite(&path, force, "plot")?;
         targets.push((path, &entry.sweeps));
     }
     std::fs::create_dir_all(dir).with_context(|| format!("--plot: creating {}", dir.display()))?;

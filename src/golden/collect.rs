@@ -365,9 +365,7 @@ pub fn check_output(path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
             format!("{} is one of the runs read: it is never overwritten", path.display()),
         ));
     }
-    if path.exists() && !force {
-        return Err(Error::parameter("output", format!("{} already exists", path.display())).settled_by("force"));
-    }
+    crate::input::refuse_to_overwrite(path, force, "output")?;
     Ok(())
 }
 

@@ -66,9 +66,7 @@ pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Res
     if calibration.pooled.is_empty() {
         return Err(Error::parameter("output", "no spec-off rows could be fitted, so there is no profile to write"));
     }
-    if path.exists() && !force {
-        return Err(Error::parameter("output", format!("{} already exists", path.display())).settled_by("force"));
-    }
+    crate::input::refuse_to_overwrite(path, force, "output")?;
     let mut text = format!(
         "# alsim calibrated hardware profiles, fitted on {}.\n# Use with: alsim predict --profile {}\n",
         calibration.origin,
