@@ -59,8 +59,8 @@ crate::names::named_enum!(
     [
         Vllm = "vllm",
         Sglang = "sglang",
-        Trtllm = "trtllm" | "trt-llm" | "tensorrt-llm" | "tensorrtllm" | "trt",
+        Trtllm = "trtllm" | "tensorrt-llm" | "trt",
         Atom = "atom",
-        Llamacpp = "llamacpp" | "llama-cpp" | "llama-server",
+        Llamacpp = "llamacpp" | "llama-server",
     ]
 );

@@ -3,9 +3,10 @@
 //! once: [`named_enum!`] gives each its `ALL`, the `name()` users type and reports show, `Display`, and a
 //! `FromStr` that takes the name or an alias whatever its case and separators (`trt_llm`, `TRT-LLM`).
 
-/// A name as [`named_enum!`]'s `FromStr` compares it: lower case, `_`, `.` and spaces read as `-`.
+/// A name as every lookup compares it, lower-case letters and digits only: `MiniMax-M3` and `minimax_m3`,
+/// `nv-fp4` and `NVFP4` compare equal.
 pub(crate) fn fold(name: &str) -> String {
-    name.trim().to_ascii_lowercase().replace(['_', '.', ' '], "-")
+    name.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
 }
 
 /// Implements `ALL`, `name()`, `Display` and `FromStr` for a field-less enum from one table of
@@ -84,6 +85,12 @@ mod tests {
         round_trip(ThinkingMode::ALL, |m| m.name());
         assert_eq!("TensorRT-LLM".parse::<Engine>().unwrap(), Engine::Trtllm);
         assert_eq!("nvfp4".parse::<Precision>().unwrap(), Precision::Fp4);
+        // Separators never matter, as they never did for precisions, curves and profiles.
+        for (written, engine) in [("trt-llm", Engine::Trtllm), ("llama.cpp", Engine::Llamacpp)] {
+            assert_eq!(written.parse::<Engine>().unwrap(), engine);
+        }
+        assert_eq!("NV-FP4".parse::<Precision>().unwrap(), Precision::Fp4);
+        assert_eq!("fp8_e4m3".parse::<Precision>().unwrap(), Precision::Fp8);
         assert_eq!("atom".parse::<InputFormat>().unwrap(), InputFormat::AtomJson);
     }
 }

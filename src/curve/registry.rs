@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::{Curve, CurveFile, ThinkingMode};
 use crate::error::{Error, LookupKind, Result};
+use crate::names::fold;
 
 /// The project's golden files, compiled into the binary so alsim runs with no files at all.
 const EMBEDDED: &[(&str, &str)] = &[
@@ -155,7 +156,7 @@ impl CurveSet {
     /// assert_eq!(set.lookup(&query).unwrap().curve.al(3).unwrap(), 2.78);
     /// ```
     pub fn lookup(&self, query: &CurveQuery) -> Result<Resolved<'_>> {
-        let wanted = normalize(&query.model);
+        let wanted = fold(&query.model);
         if wanted.is_empty() {
             return Err(Error::parameter("model", "model name is empty"));
         }
@@ -164,7 +165,7 @@ impl CurveSet {
                 .iter()
                 .filter(|f| {
                     f.models().iter().any(|m| {
-                        let m = normalize(m);
+                        let m = fold(m);
                         if exact { m == wanted } else { m.starts_with(&wanted) }
                     })
                 })
@@ -208,7 +209,7 @@ impl CurveSet {
             ));
         }
         let file = candidates[0];
-        let curves: Vec<&Curve> = file.curves.iter().filter(|c| normalize(c.model()).starts_with(&wanted)).collect();
+        let curves: Vec<&Curve> = file.curves.iter().filter(|c| fold(c.model()).starts_with(&wanted)).collect();
         let curve = match query.mode {
             Some(mode) => curves
                 .iter()
@@ -259,9 +260,9 @@ fn narrow<'a>(
     wanted: &str,
     value: impl Fn(&CurveFile) -> Option<String>,
 ) -> Result<Vec<&'a CurveFile>> {
-    let wanted_norm = normalize(wanted);
+    let wanted_norm = fold(wanted);
     let kept: Vec<&CurveFile> =
-        candidates.iter().copied().filter(|f| value(f).is_none_or(|v| normalize(&v) == wanted_norm)).collect();
+        candidates.iter().copied().filter(|f| value(f).is_none_or(|v| fold(&v) == wanted_norm)).collect();
     if kept.is_empty() {
         return Err(Error::lookup(
             LookupKind::Facet,
@@ -280,11 +281,11 @@ impl CurveSet {
         candidates: Vec<&'a CurveFile>,
         drafter: &str,
     ) -> Result<(Vec<&'a CurveFile>, DrafterMatch)> {
-        let wanted = normalize(drafter);
+        let wanted = fold(drafter);
         let by_header: Vec<&CurveFile> = candidates
             .iter()
             .copied()
-            .filter(|f| f.provenance.drafter.as_deref().is_some_and(|d| normalize(d) == wanted))
+            .filter(|f| f.provenance.drafter.as_deref().is_some_and(|d| fold(d) == wanted))
             .collect();
         if !by_header.is_empty() {
             return Ok((by_header, DrafterMatch::Header));
@@ -351,7 +352,7 @@ fn embedded_variants() -> &'static Vec<String> {
 /// Words of a file name that name neither the model nor the method: the drafter variant (`gqa`).
 pub(crate) fn variant_words(file: &CurveFile) -> Vec<String> {
     let model_words: Vec<String> = file.models().iter().flat_map(|m| words(m)).collect();
-    let models: Vec<String> = file.models().iter().map(|m| normalize(m)).collect();
+    let models: Vec<String> = file.models().iter().map(|m| fold(m)).collect();
     words(&file.stem)
         .into_iter()
         .filter(|w| !GENERIC_WORDS.contains(&w.as_str()))
@@ -368,11 +369,6 @@ fn describe(file: &CurveFile) -> String {
         p.method.as_deref().unwrap_or("not recorded"),
         p.draft_sampling.as_deref().unwrap_or("not recorded")
     )
-}
-
-/// Lower-case letters and digits only: `MiniMax-M3` and `minimax_m3` compare equal.
-pub(crate) fn normalize(text: &str) -> String {
-    text.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
 }
 
 fn words(text: &str) -> Vec<String> {

@@ -25,10 +25,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use self::map::{MapKind, NameMap};
-use crate::curve::registry::normalize;
 use crate::curve::{CurveQuery, CurveSet, Resolved};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::names::fold;
 use crate::perf::cost::{CostModel, Deployment, Workload};
 use crate::perf::profile::{DrafterProfile, ModelProfile, Precision, Profiles};
 use crate::perf::workload::{DEFAULT_ISL, DEFAULT_OSL};
@@ -458,7 +458,7 @@ fn drafter_of<'p>(
     resolved: &Resolved,
     method: Option<&str>,
 ) -> Result<&'p DrafterProfile> {
-    let last = |name: &str| normalize(name.trim_end_matches('/').rsplit('/').next().unwrap_or(name));
+    let last = |name: &str| fold(name.trim_end_matches('/').rsplit('/').next().unwrap_or(name));
     let named = [pin.and_then(|c| c.pin.drafter.value.as_deref()), resolved.file.provenance.drafter.as_deref()];
     for name in named.into_iter().flatten() {
         if let Ok(found) = profiles.drafter(model, Some(name), None) {

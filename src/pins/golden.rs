@@ -1,8 +1,8 @@
 //! The golden lookup for one pin: the model's golden key, the drafter's name, the curve a query selects,
 //! and the golden value under the other draft sampling where no file writes one.
 
-use crate::curve::registry::normalize;
 use crate::curve::{CurveFile, CurveQuery, CurveSet, Resolved};
+use crate::names::fold;
 
 /// Matches a served model name (`MiniMaxAI/MiniMax-M3-MXFP4`, or a case glob `*DeepSeek-V4*`) to a golden
 /// key (`minimax-m3`): the organisation is dropped, then trailing words (precision, variant) until a key
@@ -14,14 +14,14 @@ pub fn model_key(curves: &CurveSet, model: &str) -> Option<String> {
     let name = model.rsplit('/').next().unwrap_or(model).trim_matches('*');
     let mut words: Vec<&str> = name.split(['-', '_']).collect();
     while !words.is_empty() {
-        let wanted = normalize(&words.join("-"));
-        if let Some(exact) = keys.iter().find(|k| normalize(k) == wanted) {
+        let wanted = fold(&words.join("-"));
+        if let Some(exact) = keys.iter().find(|k| fold(k) == wanted) {
             return Some(exact.clone());
         }
-        let mut longer: Vec<&String> = keys.iter().filter(|k| normalize(k).starts_with(&wanted)).collect();
+        let mut longer: Vec<&String> = keys.iter().filter(|k| fold(k).starts_with(&wanted)).collect();
         longer.sort_by_key(|k| k.len());
         if let Some(base) = longer.first()
-            && longer.iter().all(|k| normalize(k).starts_with(&normalize(base)))
+            && longer.iter().all(|k| fold(k).starts_with(&fold(base)))
         {
             return Some((*base).clone());
         }
@@ -44,7 +44,7 @@ pub(super) fn drafter_name(curves: &CurveSet, drafter: &str) -> String {
         .files()
         .iter()
         .filter_map(|f| f.provenance.drafter.as_deref())
-        .find(|d| normalize(d.rsplit('/').next().unwrap_or(d)) == normalize(name))
+        .find(|d| fold(d.rsplit('/').next().unwrap_or(d)) == fold(name))
         .map_or_else(|| name.to_string(), str::to_string)
 }
 

@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use crate::curve::ThinkingMode;
-use crate::curve::registry::normalize;
 use crate::engine::Engine;
+use crate::names::fold;
 
 /// One documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,7 +62,7 @@ pub(crate) const DEFAULTS: &[ThinkingDefault] = &[
 
 /// The default mode for a golden model key on an engine, with its row.
 pub(crate) fn default_for(model_key: &str, engine: Option<Engine>) -> Option<&'static ThinkingDefault> {
-    let key = normalize(model_key);
+    let key = fold(model_key);
     DEFAULTS.iter().filter(|d| key.starts_with(d.family)).find(|d| d.engine.is_none() || d.engine == engine)
 }
 

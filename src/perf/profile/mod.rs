@@ -16,8 +16,8 @@ pub use model::{DEFAULT_EXPERT_NOVELTY, MAX_ROUTING_LOCALITY, ModelProfile};
 pub use precision::Precision;
 
 use super::csv::{CsvRow, CsvTable};
-use crate::curve::registry::normalize;
 use crate::error::{Error, LookupKind, Result};
+use crate::names::fold;
 
 const HARDWARE_CSV: &str = include_str!("../../../profiles/hardware.csv");
 const MODELS_CSV: &str = include_str!("../../../profiles/models.csv");
@@ -148,7 +148,7 @@ impl Profiles {
             });
         }
         let matching: Vec<&DrafterProfile> =
-            own.iter().copied().filter(|d| method.is_none_or(|m| normalize(m) == normalize(&d.method))).collect();
+            own.iter().copied().filter(|d| method.is_none_or(|m| fold(m) == fold(&d.method))).collect();
         match matching.as_slice() {
             [one] => Ok(one),
             [] => Err(Error::lookup(
@@ -194,13 +194,13 @@ fn find<'a, T>(
     name: &str,
     names: impl Fn(&T) -> (&String, &Vec<String>),
 ) -> Option<&'a T> {
-    let wanted = normalize(name);
+    let wanted = fold(name);
     if wanted.is_empty() {
         return None;
     }
     let all_names = |item: &T| {
         let (key, aliases) = names(item);
-        std::iter::once(normalize(key)).chain(aliases.iter().map(|a| normalize(a))).collect::<Vec<_>>()
+        std::iter::once(fold(key)).chain(aliases.iter().map(|a| fold(a))).collect::<Vec<_>>()
     };
     if let Some(exact) = items.clone().find(|item| all_names(item).contains(&wanted)) {
         return Some(exact);

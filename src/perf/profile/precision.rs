@@ -31,7 +31,7 @@ crate::names::named_enum!(
     what = "precision",
     [
         Fp4 = "fp4" | "mxfp4" | "nvfp4" | "int4",
-        Fp8 = "fp8" | "mxfp8" | "e4m3" | "fp8e4m3" | "fp8-e4m3",
+        Fp8 = "fp8" | "mxfp8" | "e4m3" | "fp8e4m3",
         Bf16 = "bf16" | "fp16" | "bfloat16" | "auto",
     ]
 );
