@@ -129,7 +129,13 @@ crate::names::named_enum!(
 /// # Errors
 /// [`Error::Invalid`] naming `field` when `k` is 0 or above [`MAX_DRAFT_LEN`].
 pub fn check_draft_len(k: usize, field: &str) -> Result<()> {
-    draft_len_problem(k).map_or(Ok(()), |message| Err(Error::invalid(field, message)))
+    if k == 0 || k > MAX_DRAFT_LEN {
+        return Err(Error::invalid(
+            field,
+            format!("draft length k = {k} is out of range: speculative decoding needs 1 ≤ k ≤ {MAX_DRAFT_LEN}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Checks that the argument `parameter` is a usable draft length.
@@ -137,12 +143,7 @@ pub fn check_draft_len(k: usize, field: &str) -> Result<()> {
 /// # Errors
 /// [`Error::Parameter`] when `k` is 0 or above [`MAX_DRAFT_LEN`].
 pub fn check_draft_len_argument(k: usize, parameter: &'static str) -> Result<()> {
-    draft_len_problem(k).map_or(Ok(()), |message| Err(Error::parameter(parameter, message)))
-}
-
-fn draft_len_problem(k: usize) -> Option<String> {
-    (k == 0 || k > MAX_DRAFT_LEN)
-        .then(|| format!("draft length k = {k} is out of range: speculative decoding needs 1 ≤ k ≤ {MAX_DRAFT_LEN}"))
+    check_draft_len(k, parameter).map_err(|e| e.for_parameter(parameter))
 }
 
 /// Checks that `al` is a valid acceptance length for draft length `k`: finite and in [1, k+1].

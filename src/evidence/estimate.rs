@@ -280,7 +280,7 @@ fn wider<'a>(independent: &'a Estimate, design: Option<&'a Estimate>) -> &'a Est
 /// [`batch`] forms of each time series in `series`, or the totals of several runs (`series` empty).
 ///
 /// # Errors
-/// [`Error::Parse`] at `location` when there are no steps; [`Error::Invalid`] for a bad `level` or k.
+/// [`Error::Parse`] at `location` when there are no steps; [`Error::Invalid`] for a bad `level`; [`Error::Parameter`] `k` for a bad draft length.
 ///
 /// ```
 /// use alsim::evidence::{estimate, Location, Window};
@@ -300,7 +300,7 @@ pub fn estimate(
     batch_source: &str,
     location: &Location,
 ) -> Result<AlEstimate> {
-    crate::units::check_draft_len(k, "k")?;
+    crate::units::check_draft_len_argument(k, "k")?;
     if total.steps.is_nan() || total.steps <= 0.0 {
         return Err(Error::parse(
             &location.file,

@@ -211,10 +211,10 @@ pub struct EvalReport {
 ///
 /// # Errors
 /// [`Error::Parse`] naming the file and line where the evidence states a k other than the pin's, or where
-/// a source counts no steps; [`Error::Invalid`] when there is no evidence.
+/// a source counts no steps; [`Error::Parameter`] `evidence` when there is none.
 pub fn evaluate(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<EvalReport> {
     if evidence.is_empty() {
-        return Err(Error::invalid("EVIDENCE", "no evidence files given"));
+        return Err(Error::parameter("evidence", "no evidence files given"));
     }
     let mut files = Vec::new();
     for ev in evidence {
