@@ -226,7 +226,8 @@ fn swapped_snapshots_are_refused_not_judged_as_the_cumulative_page() {
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("bad/reset_after.prom:12: every counter is lower than in the earlier snapshot")
-            && stderr.contains("swapped"),
+            && stderr.contains("swapped")
+            && stderr.contains("give the earlier scrape with --before"),
         "{stderr}"
     );
     let (code, _, stderr) = run(&[

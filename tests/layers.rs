@@ -38,15 +38,39 @@ fn imports(path: &Path, module: &str, prefix: &str, out: &mut BTreeSet<String>) 
     } else if path.extension().is_some_and(|e| e == "rs") {
         let text = std::fs::read_to_string(path).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for rest in line.split(prefix).skip(1) {
-                let name: String = rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
-                if !name.is_empty() && name != module {
-                    out.insert(name);
-                }
-            }
+        let code: Vec<&str> = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+        for rest in code.join("\n").split(prefix).skip(1) {
+            out.extend(named(rest).into_iter().filter(|name| name != module));
         }
     }
+}
+
+/// The modules named right after a `crate::`: one (`crate::curve::Curve`), or each of a group
+/// (`crate::{curve::Curve, perf}`, on one line or several).
+fn named(rest: &str) -> Vec<String> {
+    let ident = |text: &str| -> String {
+        text.trim_start().chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect()
+    };
+    let Some(group) = rest.strip_prefix('{') else {
+        return vec![ident(rest)].into_iter().filter(|n| !n.is_empty()).collect();
+    };
+    let (mut depth, mut start, mut names) = (0usize, 0usize, Vec::new());
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                names.push(ident(&group[start..i]));
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                names.push(ident(&group[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    names.into_iter().filter(|n| !n.is_empty() && n != "self").collect()
 }
 
 /// Each top-level module of `src/` with the modules it imports.
@@ -74,6 +98,7 @@ fn every_import_goes_down_the_layers_and_none_closes_a_circle() {
     let unplaced: Vec<&String> = graph.keys().filter(|m| !layer.contains_key(m.as_str())).collect();
     assert!(unplaced.is_empty(), "modules not placed in LAYERS: {unplaced:?}");
     assert!(graph["report"].contains("pins") && graph["cli"].contains("report"), "the scan misses imports: {graph:?}");
+    assert_eq!(named("{curve::{Curve, CurveSet},\n    perf, self};"), ["curve", "perf"]);
     let mut upward = Vec::new();
     for (from, to) in &graph {
         for target in to.iter().filter(|t| layer.contains_key(t.as_str())) {

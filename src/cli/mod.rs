@@ -229,6 +229,7 @@ impl Options {
                 let flag = self.flag(parameter);
                 let how = match *parameter {
                     "force" => format!("pass {flag} to overwrite it"),
+                    "before" => format!("give the earlier scrape with {flag}"),
                     "format_in" => format!("{flag} chooses another reader"),
                     "k" => format!("give the draft length with {flag}"),
                     _ => format!("{flag} settles it"),
@@ -322,11 +323,10 @@ mod tests {
         flags(&super::Cli::command(), &mut known);
         let mut texts = Vec::new();
         sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut texts);
-        // The ways the library names a parameter: `Error::parameter(NAME`, `for_parameter(NAME)`,
+        // The ways the library names a parameter: `Error::parameter(NAME` (and so `for_parameter(NAME)`),
         // `settled_by(NAME)`, a draft
         // length or output length checked as an argument, a workload range.
-        let callers =
-            ["parameter(", "for_parameter(", "settled_by(", "check_draft_len_argument(", "validated(", "out_of_range("];
+        let callers = ["parameter(", "settled_by(", "check_draft_len_argument(", "validated(", "out_of_range("];
         let mut names = std::collections::BTreeSet::new();
         for text in &texts {
             for caller in callers {

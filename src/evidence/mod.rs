@@ -349,10 +349,11 @@ pub struct MeasuredAl {
 /// AL(j) measured by evidence of one draft length k, pooled over every item: AL(j) = 1 + Σ_{i≤j} P_i/D for
 /// j = 1..k where the engine counts positions, and AL(k) = 1 + A/D. Reading AL(j < k) off a run at k is exact
 /// for a chain drafter: whether draft i is accepted does not depend on how many drafts follow it.
-/// `k` is the draft length the user gave (`--evidence-k`), for evidence that does not state one.
+/// `k` is the draft length the caller gives, for evidence that does not state one.
 ///
 /// # Errors
-/// [`Error::Invalid`] when there is no evidence or its k is unknown; [`Error::Parse`] naming the file where
+/// [`Error::Parameter`] naming `evidence` when there is none, `k` when its k is unknown and none was given or
+/// it is out of range; [`Error::Parse`] naming the file where
 /// an item's k differs from the others' or from `k`, an item counts no verification steps, or
 /// `validate::check` refuses it (impossible counts, a pinned read-back, too small a sample).
 ///
@@ -503,11 +504,8 @@ mod tests {
     }
 
     #[test]
-    fn format_names_round_trip() {
-        for &f in InputFormat::ALL {
-            assert_eq!(f.name().parse::<InputFormat>().unwrap(), f);
-        }
-        assert_eq!("atom".parse::<InputFormat>().unwrap(), InputFormat::AtomJson);
+    fn a_format_no_reader_takes_is_refused() {
+        // Names and aliases read back in names.rs, for every enum alike.
         assert!("csv".parse::<InputFormat>().is_err());
     }
 }

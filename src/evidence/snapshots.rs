@@ -41,8 +41,7 @@ struct Group {
     k: Option<(usize, Location)>,
     /// The line of the step counter in the first snapshot.
     line: Option<usize>,
-    /// Restarts and missing series met in this group, placed in the file read (the group's own name,
-    /// with its split label, is known once every snapshot is in).
+    /// Restarts and missing series met in this group.
     notes: Vec<Note>,
     /// Such notes past [`LISTED_NOTES`].
     unlisted: usize,
@@ -104,7 +103,7 @@ impl<'a> Reducer<'a> {
     ///
     /// # Errors
     /// [`Error::Parse`] naming file and line for families of several engines, missing families, a draft
-    /// length that changes, impossible counts, or a `--before` snapshot later than the file it precedes.
+    /// length that changes, impossible counts, or an earlier snapshot later than the file it precedes (settled by `before`).
     pub fn push(&mut self, mut snapshot: Snapshot) -> Result<()> {
         let engine = self.engine(&snapshot)?;
         self.split_seen |= snapshot.split_seen;
@@ -152,12 +151,13 @@ impl<'a> Reducer<'a> {
                         &origin,
                         s.line,
                         format!(
-                            "every counter is lower than in the earlier snapshot {} ({} {was} → {}): the two snapshots are swapped, or every series restarted between them; give the earlier scrape as the earlier snapshot (after a restart, the later scrape alone covers the run since then)",
+                            "every counter is lower than in the earlier snapshot {} ({} {was} → {}): the two snapshots are swapped, or every series restarted between them (after a restart, the later scrape alone covers the run since then)",
                             before.origin,
                             id.0.name(),
                             s.value
                         ),
-                    ));
+                    )
+                    .settled_by("before"));
                 }
                 let first_line = delta.restarted.iter().filter_map(|r| r.2.line).min();
                 let message = format!(
@@ -169,7 +169,8 @@ impl<'a> Reducer<'a> {
                         s.value
                     )))
                 );
-                group.note(Note::new(NoteKind::SeriesBreak, Location::in_file(origin.clone(), first_line), message));
+                let at = Location::in_file(group_name(&origin, &group_key, options), first_line);
+                group.note(Note::new(NoteKind::SeriesBreak, at, message));
             }
             if !delta.vanished.is_empty() {
                 let message = format!(
@@ -177,7 +178,8 @@ impl<'a> Reducer<'a> {
                     delta.vanished.len(),
                     named(delta.vanished.iter().map(series_name))
                 );
-                group.note(Note::new(NoteKind::SeriesBreak, Location::in_file(origin.clone(), line), message));
+                let at = Location::in_file(group_name(&origin, &group_key, options), line);
+                group.note(Note::new(NoteKind::SeriesBreak, at, message));
             }
             group.series.push(window(engine, &delta.counts, k_value, &origin, options)?);
         }
@@ -192,7 +194,7 @@ impl<'a> Reducer<'a> {
     /// The evidence of every split group.
     ///
     /// # Errors
-    /// [`Error::Parse`] when no snapshot was pushed; [`Error::Invalid`] when `--split` names a label no
+    /// [`Error::Parse`] when no snapshot was pushed; [`Error::Invalid`] when the split label names a label no
     /// sample carries.
     pub fn finish(self) -> Result<Vec<Evidence>> {
         let Some((engine, ..)) = self.engine else {
@@ -212,16 +214,10 @@ impl<'a> Reducer<'a> {
         }
         let mut out = Vec::new();
         for (group_key, group) in self.groups {
-            let origin = match (&group_key, &self.options.split) {
-                (Some(value), Some(split)) => format!("{}[{split}={value}]", self.origin),
-                _ => self.origin.clone(),
-            };
+            let origin = group_name(&self.origin, &group_key, self.options);
             let location = Location::in_file(origin.clone(), group.line);
             let mut notes = self.notes.clone();
-            notes.extend(group.notes.into_iter().map(|mut note| {
-                note.location.file.clone_from(&origin);
-                note
-            }));
+            notes.extend(group.notes);
             let whole = Location::in_file(origin, None);
             if group.unlisted > 0 {
                 let message = format!("{} more notes on restarted or missing series not listed", group.unlisted);
@@ -354,6 +350,14 @@ fn named(items: impl ExactSizeIterator<Item = String>) -> String {
 /// The draft length the metrics state, where they state it, and the line of the step counter.
 /// The draft length with where it was stated, and the line of the step counter.
 type KAndLine = (Option<(usize, Location)>, Option<usize>);
+
+/// The name of the evidence a split group of `origin` gives: the file, with `[label=value]` when split.
+fn group_name(origin: &str, group_key: &Option<String>, options: &ReadOptions) -> String {
+    match (group_key, &options.split) {
+        (Some(value), Some(split)) => format!("{origin}[{split}={value}]"),
+        _ => origin.to_string(),
+    }
+}
 
 fn engine_k(engine: Engine, m: &Reduced, origin: &str) -> Result<KAndLine> {
     let at = |line| Location { file: origin.to_string(), line };

@@ -53,8 +53,8 @@ impl PinUnderTest {
     /// A validated pin.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when the AL is outside [1, k+1], k is out of range, the tolerance is outside
-    /// [0, k), the confidence is not in (0, 1), or the golden chain has another k.
+    /// [`Error::Parameter`] naming `pin` when the AL is outside [1, k+1] or k out of range, `tolerance` when
+    /// it is outside [0, k), `confidence` when it is not in (0, 1).
     pub fn new(al: f64, k: usize, tolerance: f64, confidence: f64, source: impl Into<String>) -> Result<PinUnderTest> {
         check_al(al, k, "pin").map_err(|e| e.for_parameter("pin"))?;
         // A tolerance of k would call every AL in [1, k+1] consistent with every pin.

@@ -25,8 +25,8 @@ impl AcceptanceSource {
     /// AL(1..=`max_k`) from a golden curve.
     ///
     /// # Errors
-    /// [`Error::Lookup`] when the curve lacks a k; [`Error::Invalid`] when `max_k` is out of range or a value
-    /// is outside [1, k+1].
+    /// [`Error::Lookup`] when the curve lacks a k; [`Error::Parameter`] `max_k` when it is out of range;
+    /// [`Error::Invalid`] when a value is outside [1, k+1].
     pub fn from_curve(curve: &Curve, origin: &str, max_k: usize) -> Result<Self> {
         check_draft_len_argument(max_k, "max_k")?;
         let mut al = vec![Some(1.0)];
@@ -40,7 +40,8 @@ impl AcceptanceSource {
     /// extends past the last one (docs/model.md §2). `origin` says where the points came from.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when the curve has too few points for the fit or `max_k` is out of range.
+    /// [`Error::Invalid`] when the curve has too few points for the fit; [`Error::Parameter`] `max_k` when it
+    /// is out of range.
     pub fn fitted(curve: &Curve, kind: FitKind, origin: &str, max_k: usize) -> Result<Self> {
         check_draft_len_argument(max_k, "max_k")?;
         // The fit names the points by a curve key; the user knows them by where they came from.
@@ -56,7 +57,8 @@ impl AcceptanceSource {
     /// The measured points up to `max_k`, as they are (e.g. [`crate::evidence::measured_al`]).
     ///
     /// # Errors
-    /// [`Error::Invalid`] when no point is at or below `max_k`, or a value is outside [1, k+1].
+    /// [`Error::Parameter`] `max_k` when no point is at or below it; [`Error::Invalid`] when a value is
+    /// outside [1, k+1].
     pub fn measured(points: &BTreeMap<usize, f64>, description: impl Into<String>, max_k: usize) -> Result<Self> {
         check_draft_len_argument(max_k, "max_k")?;
         let description = description.into();

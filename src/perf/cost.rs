@@ -128,10 +128,10 @@ impl CostModel {
     /// Binds the profiles into a cost model.
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming `--tp` when TP is 0, does not divide the query heads, or splits the KV heads
+    /// [`Error::Parameter`] naming `tp` when TP is 0, does not divide the query heads, or splits the KV heads
     /// unevenly (neither KV heads % TP nor TP % KV heads is 0; when TP exceeds the KV heads they are
-    /// replicated, as vLLM and SGLang do); `--ep` when EP is 0 or does not divide TP; `--kv-dtype` for an FP4
-    /// KV cache; `--drafter` for another model's drafter; and when the weights do not fit the GPUs' memory.
+    /// replicated, as vLLM and SGLang do), or when the weights do not fit the GPUs' memory; `ep` when EP is
+    /// 0 or does not divide TP; `kv_dtype` for an FP4 KV cache; `drafter` for another model's drafter.
     pub fn new(
         hardware: &HardwareProfile,
         model: &ModelProfile,
@@ -401,7 +401,7 @@ impl CostModel {
     /// requests at draft length `k` with acceptance length `al`.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when `k` > 0 without a drafter, or `batch` is 0.
+    /// [`Error::Parameter`] naming `drafter` when `k` > 0 without one, `concurrency` when `batch` is 0.
     pub fn step_terms(&self, batch: usize, k: usize, al: f64, workload: &Workload) -> Result<StepTerms> {
         if batch == 0 {
             return Err(Error::parameter("concurrency", "concurrency must be at least 1"));

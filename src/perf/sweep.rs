@@ -51,8 +51,8 @@ impl Sweep {
     /// subject to `min_user_tps`, in `band`.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an empty or zero concurrency, a floor outside (0, `MAX_USER_TPS`], a model error outside (0, 1), or k > 0
-    /// without a drafter.
+    /// [`Error::Parameter`] for an empty or zero concurrency, a floor outside (0, `MAX_USER_TPS`], a model
+    /// error outside (0, 1), or k > 0 without a drafter.
     pub fn run(
         cost: &CostModel,
         acceptance: &AcceptanceSource,

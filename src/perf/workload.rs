@@ -36,7 +36,7 @@ pub enum Workload {
 }
 
 impl Workload {
-    /// Checks the ranges, naming the flag.
+    /// Checks the ranges, naming the parameter.
     ///
     /// # Errors
     /// [`Error::Parameter`] for a length outside [0, [`MAX_TOKENS`]] (output: [1, [`MAX_TOKENS`]]), not a number,

@@ -54,8 +54,9 @@ pub(super) fn pooled_fits(
 /// reads it).
 ///
 /// # Errors
-/// [`Error::Invalid`] naming `--output` when the file exists and `force` is false, when nothing was fitted
-/// (no rows, or a profile scored as it is); [`Error::Io`] on write failure.
+/// [`Error::Parameter`] naming `output` when nothing was fitted (no rows, or a profile scored as it is),
+/// settled by `force` when the file exists ([`crate::input::refuse_to_overwrite`]); [`Error::Io`] on write
+/// failure.
 pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Result<()> {
     if calibration.mode == Mode::Score {
         return Err(Error::parameter(
