@@ -1,7 +1,8 @@
 //! The YAML reader (`alsim::yaml`, one builder over saphyr-parser's events) against the reading it
 //! replaced (`serde_yaml` with PyYAML's mapping semantics, `tests/yaml_before.rs`): wherever the old
 //! reading gave a tree, the reader gives the same tree (lines aside) and the same duplicate keys; where it
-//! refused a document, the reader refuses it too.
+//! refused a document, the reader refuses it too, except the YAML 1.1/1.2 differences
+//! `where_the_readers_differ_on_what_is_valid` lists.
 
 use alsim::yaml::{Node, Value, parse_like_pyyaml};
 use proptest::prelude::*;

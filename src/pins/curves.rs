@@ -11,20 +11,27 @@
 use std::path::Path;
 
 use super::{Finding, Location, Severity};
-use crate::curve::check::{self, NoiseModel, ProblemKind};
-use crate::curve::{CurveSet, ThinkingMode};
+use crate::curve::CurveSet;
+use crate::curve::check::{self, NoiseModel, Point, ProblemKind};
+
 use crate::pins::rules;
 
-/// A curve entry a problem is about: (file origin, model, mode, k).
-pub(crate) type CurveEntry = (String, String, ThinkingMode, usize);
+/// A curve entry a problem is about: the golden file (as read) and the point in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CurveEntry {
+    pub file: String,
+    pub point: Point,
+}
 
-/// One problem, with the entry it affects when it is about one value.
+/// One problem as `curve check` judged it, with the entry it affects when it is about one value; the
+/// rule ([`rules::curve_problem`]) makes the finding once the pins that rest on entries are known.
 #[derive(Debug, Clone)]
 pub(crate) struct CurveProblem {
-    /// The finding (severity decided by [`gate`]).
-    pub finding: Finding,
+    at: Location,
+    text: String,
+    severity: Severity,
     /// The affected entry; `None` for problems about a whole file.
-    pub entry: Option<CurveEntry>,
+    entry: Option<CurveEntry>,
 }
 
 /// Every class-11 problem of the files in `curves` that is beyond noise (and every drafter ambiguity), as
@@ -49,28 +56,22 @@ pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
                 p.finding.severity == Severity::Error
             }
         })
-        .map(|p| {
-            let at = Location::in_file(rel(&p.finding.location.file), p.finding.location.line);
-            CurveProblem {
-                finding: rules::curve_problem::finding(at, p.text(), p.finding.severity),
-                entry: p.point.map(|point| (p.finding.location.file, point.model, point.mode, point.k)),
-            }
+        .map(|p| CurveProblem {
+            at: Location::in_file(rel(&p.finding.location.file), p.finding.location.line),
+            text: p.text(),
+            severity: p.finding.severity,
+            entry: p.point.map(|point| CurveEntry { file: p.finding.location.file, point }),
         })
         .collect()
 }
 
-/// Keeps a problem an error only where a pin's expected value rests on its entry (`used`), else a warning.
+/// The findings of `problems`, each told whether a pin's expected value rests on its entry (`used`).
 pub(crate) fn gate(problems: Vec<CurveProblem>, used: &[CurveEntry]) -> Vec<Finding> {
     problems
         .into_iter()
-        .map(|p| match &p.entry {
-            Some(entry) if used.contains(entry) => p.finding,
-            Some(_) => {
-                let mut f = p.finding.with_severity(Severity::Warning);
-                f.message.push_str(" (no pin's expected value rests on this entry)");
-                f
-            }
-            None => p.finding,
+        .map(|p| {
+            let rests_on_a_pin = p.entry.map(|entry| used.contains(&entry));
+            rules::curve_problem::finding(p.at, p.text, p.severity, rests_on_a_pin)
         })
         .collect()
 }

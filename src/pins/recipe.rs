@@ -415,12 +415,14 @@ impl Recipe {
         match knob {
             Knob::SglangSimulateLen => {
                 let role = item.role.or(role);
-                let missing: Vec<&str> = [ItemKind::SglangMethod, ItemKind::SglangTokenMode]
-                    .into_iter()
-                    .zip(rules::spelling::SGLANG_COMPANIONS)
-                    .filter(|(kind, _)| self.fact_item(*kind, role).is_none())
-                    .map(|(_, name)| name)
-                    .collect();
+                let missing: Vec<&str> = [
+                    (ItemKind::SglangMethod, rules::spelling::SGLANG_METHOD),
+                    (ItemKind::SglangTokenMode, rules::spelling::SGLANG_TOKEN_MODE),
+                ]
+                .into_iter()
+                .filter(|(kind, _)| self.fact_item(*kind, role).is_none())
+                .map(|(_, name)| name)
+                .collect();
                 let environment = role.map_or("shared", Role::name);
                 rules::spelling::sglang_triple(at.clone(), &missing, Some(environment))
             }

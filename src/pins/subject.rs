@@ -60,9 +60,7 @@ pub(crate) struct Subject<'a> {
     /// The pin (its thinking mode the documented default where none is written).
     pub(crate) pin: &'a Pin,
     pub(crate) range: Range,
-    /// The served model's golden key.
-    pub(crate) key: String,
-    /// The facts the curve was chosen by.
+    /// The facts the curve was chosen by (its model: the served model's golden key).
     pub(crate) query: CurveQuery,
     /// The curve they chose.
     pub(crate) resolved: Resolved<'a>,
@@ -131,7 +129,7 @@ pub(crate) fn resolve<'a>(pin: &'a Pin, key: Option<&str>, curves: &'a CurveSet)
         return undecided("golden curve", &format!("no golden key matches model '{model}'"), Some(range), false);
     };
     let query = CurveQuery {
-        model: key.clone(),
+        model: key,
         drafter: pin.drafter.value.as_deref().map(|d| drafter_name(curves, d)),
         method: None,
         draft_sampling: pin.draft_sampling.value.clone(),
@@ -144,8 +142,8 @@ pub(crate) fn resolve<'a>(pin: &'a Pin, key: Option<&str>, curves: &'a CurveSet)
                 pin.mode.value.is_none() && matches!(e, crate::Error::Lookup { kind: crate::LookupKind::Mode, .. });
             return if mode_undecided {
                 let why = format!(
-                    "{}; the deployment states no thinking mode and alsim knows no documented default for {key}",
-                    pin.mode.text
+                    "{}; the deployment states no thinking mode and alsim knows no documented default for {}",
+                    pin.mode.text, query.model
                 );
                 undecided("thinking mode", &why, Some(range), true)
             } else {
@@ -165,14 +163,5 @@ pub(crate) fn resolve<'a>(pin: &'a Pin, key: Option<&str>, curves: &'a CurveSet)
     };
     let sampling_assumed = pin.draft_sampling.how == How::Inferred;
     let alternative = sampling_assumed.then(|| sampling_alternative(curves, &query, k)).flatten();
-    Resolution::Subject(Box::new(Subject {
-        pin,
-        range,
-        key,
-        query,
-        resolved: lookup.resolved,
-        golden,
-        alternative,
-        curves,
-    }))
+    Resolution::Subject(Box::new(Subject { pin, range, query, resolved: lookup.resolved, golden, alternative, curves }))
 }

@@ -15,6 +15,7 @@ use super::subject::{self, Resolution};
 use super::walk;
 use super::{Class, Finding, Inventory, Location, Pin, Severity};
 use crate::curve::CurveSet;
+use crate::curve::check::Point;
 use crate::curve::registry::DrafterMatch;
 use crate::diagnostic::{Status, Tally};
 use crate::error::Result;
@@ -282,8 +283,9 @@ fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<C
     let judgement = rules::judge(&pin, &resolution);
     let (implied_al, golden, entry) = match &resolution {
         Resolution::Subject(s) => {
-            let entry =
-                (s.golden.file.clone(), s.resolved.curve.model().to_string(), s.resolved.curve.mode(), s.range.k);
+            let point =
+                Point { model: s.resolved.curve.model().to_string(), mode: s.resolved.curve.mode(), k: s.range.k };
+            let entry = CurveEntry { file: s.golden.file.clone(), point };
             (Some(s.range.implied), Some(s.golden.clone()), Some(entry))
         }
         Resolution::Undecided(u) => (u.range.map(|r| r.implied), None, None),

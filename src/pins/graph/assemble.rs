@@ -33,9 +33,11 @@ pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Finding>) {
         pin.entries.dedup_by(|a, b| a.name == b.name);
     }
     let mut leaked = BTreeSet::new();
-    for pin in pins.iter().filter(|p| p.eval.value == Some(EvalRoute::Leaks)) {
-        if leaked.insert(pin.location.clone()) {
-            findings.extend(rules::eval_leak::finding(pin));
+    for pin in &pins {
+        if let Some(leak) = rules::eval_leak::finding(pin)
+            && leaked.insert(pin.location.clone())
+        {
+            findings.push(leak);
         }
     }
     findings.extend(prose_drift(&graph, &pins));

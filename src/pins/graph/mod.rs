@@ -193,9 +193,12 @@ fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
 type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>;
 
 fn parse_yaml(file: &TextFile) -> Parsed {
-    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| match e {
-        crate::Error::Parse { line: Some(line), .. } => rules::unreadable::at_line(&file.rel, line, &e.to_string()),
-        _ => rules::unreadable::file(&file.rel, &e.to_string()),
+    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| {
+        let line = match e {
+            crate::Error::Parse { line, .. } => line,
+            _ => None,
+        };
+        rules::unreadable::at_line(&file.rel, line.unwrap_or(1), &e.to_string())
     })
 }
 

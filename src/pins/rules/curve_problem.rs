@@ -4,9 +4,16 @@
 
 use crate::pins::{Class, Finding, Location, Severity};
 
-/// A problem of a golden file at `at`, at the severity the curve check gave it.
-pub(crate) fn finding(at: Location, message: String, severity: Severity) -> Finding {
-    Finding::new(Class::CurveProblem, at, message).with_severity(severity)
+/// A problem of a golden file at `at`, at the severity the curve check gave it, unless it is about an entry
+/// no pin's expected value rests on (`rests_on_a_pin` is `Some(false)`): then a warning that says so.
+pub(crate) fn finding(at: Location, message: String, severity: Severity, rests_on_a_pin: Option<bool>) -> Finding {
+    match rests_on_a_pin {
+        Some(false) => {
+            Finding::new(Class::CurveProblem, at, format!("{message} (no pin's expected value rests on this entry)"))
+                .with_severity(Severity::Warning)
+        }
+        _ => Finding::new(Class::CurveProblem, at, message).with_severity(severity),
+    }
 }
 
 #[cfg(test)]
@@ -15,7 +22,13 @@ mod tests {
 
     #[test]
     fn the_curve_checks_severity_is_kept() {
-        let f = finding(Location::new("g.yaml", 4), "k = 3 below k = 2".into(), Severity::Warning);
+        let f = finding(Location::new("g.yaml", 4), "k = 3 below k = 2".into(), Severity::Warning, None);
         assert_eq!((f.class, f.severity), (Class::CurveProblem, Severity::Warning));
+        let at = || Location::new("g.yaml", 4);
+        let used = finding(at(), "dip".into(), Severity::Error, Some(true));
+        assert_eq!((used.severity, used.message.as_str()), (Severity::Error, "dip"));
+        let unused = finding(at(), "dip".into(), Severity::Error, Some(false));
+        assert_eq!(unused.severity, Severity::Warning);
+        assert!(unused.message.ends_with("(no pin's expected value rests on this entry)"));
     }
 }

@@ -8,7 +8,7 @@ use crate::pins::{AL_TOLERANCE, Class, Finding, Knob, Location, RATE_TOLERANCE};
 /// A value that is the golden AL in another knob's spelling.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     let (written, k) = (s.range.written, s.range.k);
-    let expected = s.resolved.curve.al(k).unwrap_or(f64::NAN);
+    let expected = s.expected();
     let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
     match s.pin.knob {
         Knob::TrtllmForceAccepted if close(written, expected, AL_TOLERANCE) => {
@@ -48,7 +48,11 @@ pub(crate) fn sglang_triple(at: Location, missing: &[&str], environment: Option<
 }
 
 /// The SGLang triple's companions, which the written `SGLANG_SIMULATE_ACC_LEN` needs.
-pub(crate) const SGLANG_COMPANIONS: [&str; 2] = ["SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE"];
+pub(crate) const SGLANG_COMPANIONS: [&str; 2] = [SGLANG_METHOD, SGLANG_TOKEN_MODE];
+/// The companion that says how simulated acceptance is drawn.
+pub(crate) const SGLANG_METHOD: &str = "SGLANG_SIMULATE_ACC_METHOD";
+/// The companion that says which draft tokens count.
+pub(crate) const SGLANG_TOKEN_MODE: &str = "SGLANG_SIMULATE_ACC_TOKEN_MODE";
 
 /// A vLLM synthetic length or rates list written without `"rejection_sample_method": "synthetic"`.
 pub(crate) fn vllm_not_synthetic(at: Location, knob: Knob, synthetic: bool) -> Option<Finding> {

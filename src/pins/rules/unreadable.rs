@@ -3,17 +3,6 @@
 
 use crate::pins::{Class, Finding, Location, Severity};
 
-/// `rel` could not be read or parsed, for `reason`; the line is the one the reason names, if any.
-pub(crate) fn file(rel: &str, reason: &str) -> Finding {
-    let line = reason
-        .split("line ")
-        .nth(1)
-        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(1);
-    at_line(rel, line, reason)
-}
-
 /// `rel` could not be parsed at `line`.
 pub(crate) fn at_line(rel: &str, line: usize, reason: &str) -> Finding {
     Finding::new(
@@ -38,9 +27,8 @@ mod tests {
 
     #[test]
     fn the_line_a_parser_names_is_the_findings() {
-        let f = file("c.yaml", "mapping values are not allowed at line 7 column 3");
+        let f = at_line("c.yaml", 7, "c.yaml:7: mapping values are not allowed");
         assert_eq!((f.location.line, f.severity), (Some(7), Severity::Error));
-        assert_eq!(file("c.yaml", "not UTF-8").location.line, Some(1));
         assert_eq!(walked("x.bin", "binary", false).severity, Severity::Note);
     }
 }

@@ -10,9 +10,9 @@ pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     let mode = s.resolved.curve.mode();
     let same_mode =
         |c: &Curve| c.mode() == mode || c.mode() == ThinkingMode::Unspecified || mode == ThinkingMode::Unspecified;
-    let others = files_for(s.curves, &s.key).into_iter().filter(|f| !std::ptr::eq(*f, s.resolved.file));
+    let others = files_for(s.curves, &s.query.model).into_iter().filter(|f| !std::ptr::eq(*f, s.resolved.file));
     for file in others {
-        for curve in file.curves.iter().filter(|c| c.model() == s.key && same_mode(c)) {
+        for curve in file.curves.iter().filter(|c| c.model() == s.query.model && same_mode(c)) {
             if curve.al(s.range.k).is_ok_and(|al| s.matches(al)) {
                 let what = match (&file.provenance.draft_sampling, &s.resolved.file.provenance.draft_sampling) {
                     (a, b) if a != b => format!("draft sampling {}", a.as_deref().unwrap_or("greedy")),

@@ -20,7 +20,7 @@ pub(crate) fn list(s: &Subject<'_>) -> Option<Judgement> {
         .file
         .curves
         .iter()
-        .filter(|c| c.model() == s.key)
+        .filter(|c| c.model() == s.query.model)
         .find(|c| rates::golden(c, other_k).is_some_and(|g| rates::off_positions(list, g.rates()).is_empty()))
     else {
         return Some(super::out_of_range::list_length(s));
@@ -45,7 +45,7 @@ pub(crate) fn list(s: &Subject<'_>) -> Option<Judgement> {
 /// (a value copied from another row of the golden table is wrong in k whatever mode it was written for).
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     let mode = s.resolved.curve.mode();
-    let of_model: Vec<&Curve> = s.resolved.file.curves.iter().filter(|c| c.model() == s.key).collect();
+    let of_model: Vec<&Curve> = s.resolved.file.curves.iter().filter(|c| c.model() == s.query.model).collect();
     let served = of_model.iter().filter(|c| c.mode() == mode);
     for curve in served.chain(of_model.iter().filter(|c| c.mode() != mode)) {
         for (&other_k, &al) in curve.points() {

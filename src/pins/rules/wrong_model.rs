@@ -7,8 +7,11 @@ use crate::pins::subject::Subject;
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     let k = s.range.k;
     s.curves.files().iter().find_map(|file| {
-        let curve =
-            file.curves.iter().filter(|c| c.model() != s.key).find(|c| c.al(k).is_ok_and(|al| s.matches(al)))?;
+        let curve = file
+            .curves
+            .iter()
+            .filter(|c| c.model() != s.query.model)
+            .find(|c| c.al(k).is_ok_and(|al| s.matches(al)))?;
         Some(format!("it is {}'s value ({} {})", curve.model(), short(&file.origin), curve.field(k)))
     })
 }

@@ -30,7 +30,7 @@ pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     let mode = s.resolved.curve.mode();
     let k = s.range.k;
-    let other = s.resolved.file.curves.iter().filter(|c| c.model() == s.key && c.mode() != mode);
+    let other = s.resolved.file.curves.iter().filter(|c| c.model() == s.query.model && c.mode() != mode);
     other.into_iter().find(|c| c.al(k).is_ok_and(|al| s.matches(al))).map(|curve| {
         format!("it is the {} value, but the deployment serves {} ({})", curve.mode(), mode, s.pin.mode.text)
     })
