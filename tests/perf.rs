@@ -548,14 +548,16 @@ fn calibrate_scores_the_level_of_rows_without_spec_off_times() {
     assert!(s["spec_off_median_abs_rel_error"].is_null(), "{s}");
     assert_eq!(s["al_fitted_groups"], 0);
     assert_eq!(s["level_median_abs_rel_error"], scored["summary"]["level_median_abs_rel_error"]);
+    let text = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let header: Vec<&str> = lines.iter().find(|l| !l.starts_with('#')).unwrap().split(',').collect();
+    let al_column = header.iter().position(|c| *c == "al").unwrap();
     let mut errors = Vec::new();
     for group in fitted["serving"]["groups"].as_array().unwrap() {
         let key = &group["key"];
         for point in group["points"].as_array().unwrap() {
             let line = point["line"].as_u64().unwrap() as usize;
-            let text = std::fs::read_to_string(file).unwrap();
-            let cells: Vec<&str> = text.lines().nth(line - 1).unwrap().split(',').collect();
-            let al = cells[12];
+            let al = lines[line - 1].split(',').nth(al_column).unwrap();
             let v = json(&[
                 "predict",
                 "--model",
@@ -585,10 +587,8 @@ fn calibrate_scores_the_level_of_rows_without_spec_off_times() {
             errors.push((predicted / point["measured"].as_f64().unwrap() - 1.0).abs());
         }
     }
-    errors.sort_by(f64::total_cmp);
     assert_eq!(errors.len(), s["rows"].as_u64().unwrap() as usize);
-    let n = errors.len();
-    let median = if n % 2 == 1 { errors[n / 2] } else { (errors[n / 2 - 1] + errors[n / 2]) / 2.0 };
+    let median = alsim::perf::calibrate::median(&errors);
     assert!((median - s["level_median_abs_rel_error"].as_f64().unwrap()).abs() < 1e-9, "{s}");
 
     let dir = tempfile::tempdir().unwrap();

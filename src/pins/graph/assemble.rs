@@ -83,7 +83,7 @@ fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) 
         .filter(|script| graph.shell_knobs.contains(script.rel.as_str()) && !script.rel.starts_with("runners/"));
     let (retired, judged): (Vec<&Script>, Vec<&Script>) =
         candidates.partition(|script| super::archived(&script.rel) && !by_script.contains_key(script.rel.as_str()));
-    findings.extend(retired_notes(&retired));
+    findings.extend(super::archived_notes(retired.iter().map(|s| s.rel.as_str()), rules::inert::archived_scripts));
     let per_script: Vec<(Vec<Pin>, Vec<Finding>)> = judged
         .par_iter()
         .map(|script| one_script(graph, script, by_script.get(script.rel.as_str()).map_or(&[], Vec::as_slice)))
@@ -99,18 +99,6 @@ fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) 
             }
         }
     }
-}
-
-/// One note per directory of archived scripts that no job runs.
-fn retired_notes(retired: &[&Script]) -> Vec<Finding> {
-    let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for script in retired {
-        by_dir.entry(script.rel.rsplit_once('/').map_or("", |(dir, _)| dir)).or_default().push(&script.rel);
-    }
-    by_dir
-        .into_iter()
-        .map(|(dir, files)| rules::inert::archived_scripts(Location::new(files[0], 1), dir, files.len()))
-        .collect()
 }
 
 /// The pins of one script: run once per distinct model among the jobs that reach it (or once with no

@@ -245,7 +245,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     };
     let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
     let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived(&f.rel));
-    findings.extend(archived_notes(&archived));
+    findings.extend(archived_notes(archived.iter().map(|f| f.rel.as_str()), rules::inert::archived));
     let launcher_paths: Vec<String> = files
         .texts
         .iter()
@@ -452,17 +452,16 @@ pub(super) fn archived(rel: &str) -> bool {
     rel.split('/').rev().skip(1).any(|dir| dir == "deprecated")
 }
 
-/// One note per directory of archived config files, naming it and how many files it holds.
-fn archived_notes(archived: &[&TextFile]) -> Vec<Finding> {
+/// One `note` per directory of the archived files at `paths`, at its first file, with how many it holds.
+pub(super) fn archived_notes<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+    note: impl Fn(Location, &str, usize) -> Finding,
+) -> Vec<Finding> {
     let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for f in archived {
-        let dir = f.rel.rsplit_once('/').map_or("", |(dir, _)| dir);
-        by_dir.entry(dir).or_default().push(&f.rel);
+    for rel in paths {
+        by_dir.entry(rel.rsplit_once('/').map_or("", |(dir, _)| dir)).or_default().push(rel);
     }
-    by_dir
-        .into_iter()
-        .map(|(dir, files)| rules::inert::archived(Location::new(files[0], 1), dir, files.len()))
-        .collect()
+    by_dir.into_iter().map(|(dir, files)| note(Location::new(files[0], 1), dir, files.len())).collect()
 }
 
 /// The jobs of relevant points: one per launcher the entry's runner reaches, or one without a launcher.
