@@ -80,6 +80,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 .notes
                 .push(format!("profile written to {}; use it with alsim predict --profile", path.display()));
         }
+        // An exchange fit has no profile column to go to (write_profile refuses it by name).
+        None if calibration.exchange.is_some() => {}
         None => calibration.notes.push("pass --output FILE to save the pooled profile for predict --profile".into()),
     }
     if let Some(path) = &args.residuals {

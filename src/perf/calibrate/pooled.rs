@@ -64,6 +64,12 @@ pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Res
             "a scored profile is not refitted, so there is no new profile to write",
         ));
     }
+    if calibration.exchange.is_some() {
+        return Err(Error::parameter(
+            "output",
+            "an exchange file fits the exchange's latency and bandwidth, which no hardware profile column holds",
+        ));
+    }
     if calibration.pooled.is_empty() {
         return Err(Error::parameter("output", "no spec-off rows could be fitted, so there is no profile to write"));
     }
