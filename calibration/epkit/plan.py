@@ -13,8 +13,10 @@ from stepkit import shapes
 
 COLUMNS = [
     "hardware", "gpus", "model", "hidden", "top_k", "experts", "tokens_per_gpu", "dtype", "copies_per_token",
-    "link_bytes", "max_link_bytes", "counts_ms", "dispatch_ms", "combine_ms", "repeats",
+    "link_bytes", "max_link_bytes", "counts_ms", "dispatch_ms", "combine_ms", "dispatch_max_ms", "combine_max_ms",
+    "repeats",
 ]
+TIMES = ["counts_ms", "dispatch_ms", "combine_ms", "dispatch_max_ms", "combine_max_ms"]
 
 DTYPE_BYTES = {"bf16": 2, "fp32": 4}
 
@@ -82,7 +84,7 @@ def link_bytes(counts, hidden, dtype):
 
 
 def row(hardware, model, tokens, dtype, counts, times, repeats):
-    """One CSV row (a dict over COLUMNS); `times`: {"counts_ms", "dispatch_ms", "combine_ms"}."""
+    """One CSV row (a dict over COLUMNS); `times`: a dict over TIMES."""
     mean, most = link_bytes(counts, model.hidden, dtype)
     return {
         "hardware": hardware,
@@ -96,7 +98,7 @@ def row(hardware, model, tokens, dtype, counts, times, repeats):
         "copies_per_token": sum(map(sum, counts)) / (len(counts) * tokens),
         "link_bytes": int(round(mean)),
         "max_link_bytes": most,
-        **{k: float(times[k]) for k in ("counts_ms", "dispatch_ms", "combine_ms")},
+        **{k: float(times[k]) for k in TIMES},
         "repeats": repeats,
     }
 
@@ -111,8 +113,9 @@ def header(environment, warmup, repeats):
         "combine move the same); max_link_bytes: the largest sent or received by any GPU; copies_per_token: "
         "copies per token, local ones included",
         f"timing: {warmup} warm-up runs, then {repeats} repeats of each collective alone, each after a barrier; "
-        "per repeat the slowest GPU's time (CUDA events around the collective; wall clock on the CPU), median "
-        "over repeats; no CUDA graph, no compute overlapped",
+        "CUDA events around the collective on each GPU (wall clock on the CPU), no CUDA graph, no compute "
+        "overlapped; dispatch_ms, combine_ms: per repeat the shortest GPU's time (the GPU that left the barrier "
+        "last waited for no one), median over repeats; *_max_ms: the longest (adds the GPUs' start skew)",
         "counts_ms: the all-to-all of the per-destination token counts (an engine's dispatch starts with it); "
-        "dispatch_ms, combine_ms: the payload all-to-alls (torch.distributed.all_to_all_single)",
+        "dispatch, combine: the payload all-to-alls (torch.distributed.all_to_all_single)",
     ]

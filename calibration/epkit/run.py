@@ -15,7 +15,12 @@ DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
 
 class Timer:
-    """`timer(fn)`: the slowest process's time of `fn` per repeat, median over repeats, in ms."""
+    """`timer(fn)`: (first, last) — per repeat the shortest and the longest of the processes' times of `fn`,
+    each a median over repeats, in ms.
+
+    Processes leave the barrier a few µs apart, and a collective ends for all at about the same time, so the
+    process that started last waited for no one: the shortest time is the exchange's own, the longest adds
+    the processes' start skew."""
 
     def __init__(self, device, warmup, repeats):
         self.device, self.warmup, self.repeats = device, warmup, repeats
@@ -41,14 +46,17 @@ class Timer:
                 began = time.perf_counter()
                 fn()
                 times.append((time.perf_counter() - began) * 1e3)
-        slowest = torch.tensor(times, dtype=torch.float64, device=self.device)
-        dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
-        return statistics.median(slowest.tolist())
+        spread = []
+        for op in (dist.ReduceOp.MIN, dist.ReduceOp.MAX):
+            per_repeat = torch.tensor(times, dtype=torch.float64, device=self.device)
+            dist.all_reduce(per_repeat, op=op)
+            spread.append(statistics.median(per_repeat.tolist()))
+        return tuple(spread)
 
 
 def exchange(rank, counts, hidden, dtype, device, timer):
     """Times one layer's exchange for routing `counts`; checks that dispatch then combine gives every process
-    its tokens back. Returns {"counts_ms", "dispatch_ms", "combine_ms"}."""
+    its tokens back. Returns the times `plan.row` takes."""
     n = len(counts)
     send_splits = counts[rank]
     recv_splits = [counts[s][rank] for s in range(n)]
@@ -69,11 +77,10 @@ def exchange(rank, counts, hidden, dtype, device, timer):
     dist.all_to_all_single(got_counts, split_counts)
     if got_counts.tolist() != recv_splits or not torch.equal(back, sent):
         raise RuntimeError(f"rank {rank}: the exchange did not return the tokens it sent")
-    return {
-        "counts_ms": timer(lambda: dist.all_to_all_single(got_counts, split_counts)),
-        "dispatch_ms": timer(dispatch),
-        "combine_ms": timer(combine),
-    }
+    times = {"counts_ms": timer(lambda: dist.all_to_all_single(got_counts, split_counts))[0]}
+    times["dispatch_ms"], times["dispatch_max_ms"] = timer(dispatch)
+    times["combine_ms"], times["combine_max_ms"] = timer(combine)
+    return times
 
 
 def worker(rank, gpus, job, out_path):
