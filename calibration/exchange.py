@@ -92,7 +92,9 @@ def main(argv=None):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
     env = environment(device)
     if device.type == "cuda":
-        env.append(f"NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}; backend {backend}; "
+        nccl = torch.cuda.nccl.version()  # a tuple in recent PyTorch, an int (2.18.3 as 21803) before
+        nccl = ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl)
+        env.append(f"NCCL {nccl}; backend {backend}; "
                    + ", ".join(f"{k}={v}" for k, v in NO_MULTICAST.items()))
     else:
         env.append(f"backend {backend} on the CPU: a test of the harness, not a GPU figure")
