@@ -343,6 +343,39 @@ fn calibrate_serving_pairs_per_group() {
     assert!(stderr.contains("serving_pairs.csv:8") && stderr.contains("--k"), "{stderr}");
 }
 
+/// An expert-parallel exchange file (calibration/exchange.py's format): the fit per number of GPUs gives back
+/// the latency and bandwidth the synthetic file was made with (within its ±3 % wobble), each model's rows
+/// are predicted from the other models' fit, and today's moe_token_us stands beside it, unchanged.
+#[test]
+fn calibrate_exchange_recovers_the_link_a_file_was_made_with() {
+    let input = "tests/data/ep_exchange_synthetic.csv";
+    let v = json(&["calibrate", input]);
+    assert_eq!(v["kind"], "exchange");
+    let groups = v["exchange"]["groups"].as_array().unwrap();
+    for (group, gpus, latency, bandwidth) in [(&groups[0], 2, 25.0, 150.0), (&groups[1], 8, 40.0, 110.0)] {
+        let fit = &group["fit"];
+        assert_eq!(group["gpus"], gpus);
+        assert!((fit["latency_us"].as_f64().unwrap() / latency - 1.0).abs() < 0.03, "{group}");
+        assert!((fit["bandwidth_gb_s"].as_f64().unwrap() / bandwidth - 1.0).abs() < 0.03, "{group}");
+        assert_eq!((group["models"].as_u64(), group["moe_token_us"].as_f64()), (Some(3), Some(1.25)));
+    }
+    let s = &v["summary"];
+    assert!(s["exchange_held_out_median_abs_rel_error"].as_f64().unwrap() < 0.03, "{s}");
+    let (code, stdout, _) = run(&["calibrate", input]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("moe_token_us") && stdout.contains("held out"), "{stdout}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("points.csv");
+    let p = path.to_str().unwrap();
+    let (code, _, stderr) = run(&["calibrate", input, "--residuals", p]);
+    assert_eq!(code, 0, "{stderr}");
+    let table = alsim::perf::csv::CsvTable::parse(&std::fs::read_to_string(&path).unwrap(), p).unwrap();
+    assert_eq!(table.rows().count(), 36);
+    let (code, _, stderr) = run(&["calibrate", input, "--output", dir.path().join("h.csv").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--output") && stderr.contains("exchange"), "{stderr}");
+}
+
 /// `--residuals` writes every distinct row (the report lists the largest only), each row's residual
 /// following from its own measured and modelled figures; an existing file is kept without `--force`.
 #[test]

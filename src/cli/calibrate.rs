@@ -1,6 +1,7 @@
 //! `alsim calibrate`: fit the step-time model to measured step times or serving pairs, score it on what the
 //! fit did not see, and optionally save the calibrated hardware profile; or score an existing profile on new
-//! rows without refitting it.
+//! rows without refitting it. An expert-parallel exchange file gets its own fit (latency and link bandwidth),
+//! reported beside today's per-token charge.
 
 use std::path::PathBuf;
 
@@ -18,7 +19,8 @@ use super::predict::ProfileArgs;
 pub struct Args {
     /// Measured runs, CSV: step times (hardware, model, tp, concurrency, k, context or isl+osl, and step_ms,
     /// tpot_ms or throughput_per_gpu; optional al, drafter, precision, kv_dtype, <part>_ms) or serving pairs
-    /// in the columns of InferenceX's spec-versus-off comparisons (none_median_tpot, tput_ratio, conc, …).
+    /// in the columns of InferenceX's spec-versus-off comparisons (none_median_tpot, tput_ratio, conc, …), or
+    /// expert-parallel exchanges (calibration/exchange.py's: gpus, tokens_per_gpu, link_bytes, dispatch_ms, …).
     #[arg(value_name = "MEASURED.csv")]
     measured: PathBuf,
     /// Draft length for serving pairs whose k cell is blank.
@@ -80,6 +82,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 .notes
                 .push(format!("profile written to {}; use it with alsim predict --profile", path.display()));
         }
+        // An exchange fit has no profile column to go to (write_profile refuses it by name).
+        None if calibration.exchange.is_some() => {}
         None => calibration.notes.push("pass --output FILE to save the pooled profile for predict --profile".into()),
     }
     if let Some(path) = &args.residuals {

@@ -54,7 +54,8 @@ pub(super) fn pooled_fits(
 /// reads it).
 ///
 /// # Errors
-/// [`Error::Parameter`] naming `output` when nothing was fitted (no rows, or a profile scored as it is),
+/// [`Error::Parameter`] naming `output` when nothing was fitted (no rows, a profile scored as it is, or an
+/// exchange file, whose fit no profile column holds),
 /// settled by `force` when the file exists ([`crate::input::refuse_to_overwrite`]); [`Error::Io`] on write
 /// failure.
 pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Result<()> {
@@ -62,6 +63,12 @@ pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Res
         return Err(Error::parameter(
             "output",
             "a scored profile is not refitted, so there is no new profile to write",
+        ));
+    }
+    if calibration.exchange.is_some() {
+        return Err(Error::parameter(
+            "output",
+            "an exchange file fits the exchange's latency and bandwidth, which no hardware profile column holds",
         ));
     }
     if calibration.pooled.is_empty() {

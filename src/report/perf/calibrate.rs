@@ -10,6 +10,9 @@ use crate::report::{Cell, Report, Table, fixed};
 /// file order for step times and by group and concurrency for serving pairs; `repeats` counts the rows of the
 /// file that repeat it verbatim.
 pub fn residuals_csv(cal: &Calibration) -> String {
+    if let Some(exchange) = &cal.exchange {
+        return super::exchange::points(exchange).csv();
+    }
     let mut t = if let Some(steps) = &cal.steps {
         let mut t = Table::new(
             "",
@@ -134,6 +137,9 @@ fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
 
 impl Report for Calibration {
     fn tables(&self) -> Vec<Table> {
+        if let Some(exchange) = &self.exchange {
+            return super::exchange::tables(&self.origin, &self.summary, exchange);
+        }
         let mut tables = vec![summary_table(&self.origin, self.mode, &self.summary)];
         if let Some(serving) = &self.serving {
             let mut t = Table::new(

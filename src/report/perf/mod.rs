@@ -2,6 +2,7 @@
 //! benchmark engineers read.
 
 mod calibrate;
+mod exchange;
 #[cfg(feature = "cli")]
 mod plot;
 
