@@ -11,6 +11,7 @@
 //! [`fit`] holds the fits themselves. Every deployment's spec-off rows are also pooled per hardware into one
 //! fit — the profile `--output` writes.
 
+pub mod choice_score;
 pub mod fit;
 mod pooled;
 pub(crate) mod serving;
@@ -148,6 +149,10 @@ pub struct Summary {
     pub fits_with_unidentified_scales: usize,
     /// Groups whose fit was worse than the starting profile on their own rows (the start kept).
     pub fits_kept_at_start: usize,
+    /// Step times with `--choice-al`: the k alsim picks against the k the measured rows pick, fitted on the
+    /// file's own k = 0 rows ([`choice_score`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<choice_score::ChoiceSummary>,
 }
 
 /// What `alsim calibrate` does with the profile it starts from.
@@ -193,6 +198,9 @@ pub struct Calibration {
     pub serving: Option<ServingCalibration>,
     /// Per hardware, every spec-off row fitted together.
     pub pooled: Vec<PooledFit>,
+    /// The choice per cell, with `--choice-al`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<choice_score::ChoiceScore>,
     /// Groups beyond the listing limit (counted in the summary, not listed).
     pub groups_not_listed: usize,
     /// Remarks: the file's header lines, bounds hit, columns not used.
@@ -352,6 +360,7 @@ fn run(
         steps,
         serving,
         pooled,
+        choice: None,
         groups_not_listed,
         notes,
     })

@@ -2,6 +2,7 @@
 //! benchmark engineers read.
 
 mod calibrate;
+mod choice_score;
 #[cfg(feature = "cli")]
 mod plot;
 
