@@ -106,4 +106,6 @@ fn a_choice_source_that_cannot_apply_is_a_usage_error() {
     assert!(code == 2 && err.contains("serving pairs"), "{code}: {err}");
     let (code, _, err) = run(&["calibrate", "calibration/measured"]);
     assert!(code == 2 && err.contains("directory"), "{code}: {err}");
+    let (code, _, err) = run(&["calibrate", "calibration/measured", "--choice-al", "all", "--output", "x.csv"]);
+    assert!(code == 2 && err.contains("--output"), "{code}: {err}");
 }

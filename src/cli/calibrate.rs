@@ -80,6 +80,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         let Some(choice) = choice else {
             anyhow::bail!("{origin} is a directory: calibrate reads one file, or a kit's files with --choice-al");
         };
+        if args.output.is_some() || args.score.is_some() || args.residuals.is_some() {
+            anyhow::bail!("--output, --score and --residuals take one measured file, not the directory {origin}");
+        }
         let (files, notes) = read_kit(&args.measured)?;
         let mut kit = score_kit(&profiles, &origin, &files, &choice, args.band.band()?)?;
         kit.notes.splice(0..0, notes);
