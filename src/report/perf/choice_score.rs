@@ -31,8 +31,9 @@ fn sources_table(title: String, score: &ChoiceScore) -> Table {
     t
 }
 
-/// Cells by context (rows) and concurrency (columns), each `measured best k / alsim's k…` with the regret
-/// where it is not right; `columns` gives alsim's k from each score in turn.
+/// Cells of one AL source by context (rows) and concurrency (columns), each `measured best k / alsim's k …`
+/// with alsim's k from each of `scores` in turn, marked where the regret is 1 % or more (✗) or on/off is
+/// wrong (!).
 fn grid(title: String, scores: &[&[ChoiceCell]], acceptance: &str) -> Table {
     let of = |cells: &'_ [ChoiceCell]| -> Vec<ChoiceCell> {
         cells.iter().filter(|c| c.acceptance == acceptance).cloned().collect()
@@ -91,11 +92,10 @@ pub(super) fn calibration_tables(score: &ChoiceScore) -> Vec<Table> {
 
 impl Report for ChoiceKit {
     fn tables(&self) -> Vec<Table> {
-        let mut summary = Table::new(format!("Choice of k over {}: {} files", self.origin, self.summary.files), &{
-            let mut h = vec!["fit"];
-            h.extend(FIGURES);
-            h
-        });
+        let mut headers = vec!["fit"];
+        headers.extend(FIGURES);
+        let mut summary =
+            Table::new(format!("Choice of k over {}: {} files", self.origin, self.summary.files), &headers);
         for (name, s) in [
             ("held out (fit on the other files' k = 0 rows)", &self.summary.choice),
             ("in sample (fit on the file's own k = 0 rows)", &self.summary.choice_in_sample),
@@ -105,7 +105,7 @@ impl Report for ChoiceKit {
             summary.row(row);
         }
         let mut tables = vec![summary];
-        let mut headers = vec!["file", "AL source"];
+        headers = vec!["file", "AL source"];
         let held: Vec<String> = FIGURES.iter().map(|f| format!("{f}, held out")).collect();
         let own: Vec<String> = FIGURES.iter().map(|f| format!("{f}, in sample")).collect();
         headers.extend(held.iter().map(String::as_str));
