@@ -205,7 +205,8 @@ impl Settings {
         let at = |span: std::ops::Range<usize>| Origin::File { path: path.clone(), line: line_of(&text, span.start) };
         let inside = |key: &str, value: &toml::Spanned<String>| -> Result<Setting<Option<PathBuf>>> {
             let origin = at(value.span());
-            let named = dir.join(value.get_ref());
+            // Written as the user would write the flag: `allow.yaml`, not `./allow.yaml`.
+            let named: PathBuf = dir.join(value.get_ref()).components().filter(|c| *c != Component::CurDir).collect();
             if !walk::inside(&place.root, &named) {
                 return Err(Error::invalid(
                     format!("{origin}: {key}"),
