@@ -170,7 +170,7 @@ impl SourceArgs {
         let place = self.place()?;
         let options = SourceArgs::options(&self.settings(&place, strict)?)?;
         let checked = pins::check(&place.root, &options).context("checking pins")?;
-        Ok((place.clone(), options, checked.within(&place)))
+        Ok((place.clone(), options, checked.within(place.within.as_deref())))
     }
 }
 
@@ -202,7 +202,7 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
             let options = SourceArgs::options(&args.source.settings(&place, false)?)?;
             let inventory = pins::scan(&place.root, &options.exclude)
                 .with_context(|| format!("scanning repository {}", place.root.display()))?;
-            args.output.emit(&inventory.within(&place))?;
+            args.output.emit(&inventory.within(place.within.as_deref()))?;
             Ok(Outcome::Pass)
         }
         PinsAction::Fix(args) => fix(args),
@@ -277,7 +277,7 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
                 &options.allow.clone().unwrap_or_default(),
                 |file| place.holds(file),
             )?;
-            let mut compared = pins::diff::compare(checked, &base.within(&at_base), rev, tree.commit());
+            let mut compared = pins::diff::compare(checked, &base.within(place.within.as_deref()), rev, tree.commit());
             compared.add_new(dropped);
             args.export.write(&compared)?;
             let text = check_output(&compared, args.format, report::pins::github_annotations_against);

@@ -648,10 +648,12 @@ pub fn scan(root: &Path, excludes: &walk::Excludes) -> Result<Inventory> {
 }
 
 impl Inventory {
-    /// The pins and findings located in the part of the repository `place` names.
-    pub fn within(mut self, place: &crate::config::Place) -> Inventory {
-        self.pins.retain(|p| place.holds(&p.location.file));
-        self.findings.retain(|f| place.holds(&f.location.file));
+    /// The pins and findings located in `part` of the repository (as [`CheckReport::within`]).
+    pub fn within(mut self, part: Option<&str>) -> Inventory {
+        if let Some(part) = part {
+            self.pins.retain(|p| walk::lies_in(&p.location.file, part));
+            self.findings.retain(|f| walk::lies_in(&f.location.file, part));
+        }
         self
     }
 }

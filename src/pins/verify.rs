@@ -159,14 +159,13 @@ pub fn check(repo: &Path, options: &CheckOptions) -> Result<CheckReport> {
 }
 
 impl CheckReport {
-    /// The report of the part of the repository `place` names: the pins and findings located there, with
-    /// their counts and status (nothing found there passes).
-    pub fn within(mut self, place: &crate::config::Place) -> CheckReport {
-        if place.within.is_none() {
-            return self;
-        }
-        self.pins.retain(|p| place.holds(&p.pin.location.file));
-        self.findings.retain(|f| place.holds(&f.location.file));
+    /// The report of `part` of the repository (a folder or a file, relative to the root as findings show
+    /// it; `None`: all of it): the pins and findings located there, with their counts and status (nothing
+    /// found there passes).
+    pub fn within(mut self, part: Option<&str>) -> CheckReport {
+        let Some(part) = part else { return self };
+        self.pins.retain(|p| walk::lies_in(&p.pin.location.file, part));
+        self.findings.retain(|f| walk::lies_in(&f.location.file, part));
         self.summary = summarize(&self.pins, &self.findings);
         self.status = self.summary.tally.status(self.strict, self.summary.unresolved > 0);
         self
