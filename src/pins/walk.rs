@@ -55,6 +55,9 @@ pub const MAX_DEPTH: usize = 256;
 /// Version-control metadata: never a candidate, and not something an ignore file lists.
 const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
 
+/// The ignore files the walk reads in each directory.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore"];
+
 /// Paths the user excludes (`--exclude GLOB`, `exclude` in the configuration), in globset's syntax: a glob
 /// excludes a file or directory when it matches the path relative to the root (`scratch/**`,
 /// `benchmarks/old/*.sh`) or its name alone (`scratch`, `*.bak.sh`); `*` matches across `/`.
@@ -209,8 +212,8 @@ pub fn walk(root: &Path, excludes: &Excludes) -> Result<Files> {
         }
         let name = display_path(Path::new(entry.file_name()));
         // A candidate's name, or no extension at all (a shebang script, a directory): what a link
-        // that cannot be followed may hide.
-        let may_hide_pins = kind_by_name(&name).is_some() || !name.contains('.');
+        // that cannot be followed may hide. An ignore file linked out of the root may hide any file.
+        let may_hide_pins = kind_by_name(&name).is_some() || !name.contains('.') || IGNORE_FILES.contains(&&*name);
         if file_type.is_symlink() {
             match path.canonicalize() {
                 Ok(target) if !target.starts_with(&canonical_root) => {
@@ -516,6 +519,7 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("secret.sh"), root.join("creds.sh")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("usr"), root.join("usr")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.sh"), root.join("picture.png")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.sh"), root.join(".ignore")).unwrap();
         // Links that stay inside are followed; one that climbs out and back in stays inside.
         std::os::unix::fs::symlink("real/launch.sh", root.join("alias.sh")).unwrap();
         let back_in = format!("../{}/real", root.file_name().unwrap().to_str().unwrap());
@@ -527,9 +531,9 @@ mod tests {
         assert_eq!(read, ["alias.sh", "real/launch.sh"], "{:?}", files.problems);
         assert!(files.texts.iter().all(|f| !f.text.contains("hunter2")));
         let problems: Vec<(&str, &str)> = files.problems.iter().map(|p| (p.path.as_str(), p.reason.as_str())).collect();
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems.len(), 3, "{problems:?}");
         for (path, reason) in &problems {
-            assert!(["creds.sh", "usr"].contains(path), "{problems:?}");
+            assert!([".ignore", "creds.sh", "usr"].contains(path), "{problems:?}");
             assert!(reason.contains("outside the repository root"), "{reason}");
             assert!(!reason.contains(&*outside.path().to_string_lossy()), "the target is not named: {reason}");
         }
