@@ -2,7 +2,7 @@
 //!
 //! This module owns
 //! - the root ([`locate`]): found upward from the path the user names, as git, ruff and cargo find theirs —
-//!   the nearest directory holding `.git` or the golden folder ([`GOLDEN_DIR`]); where none is found, the
+//!   the nearest directory holding `.git` or the golden folder (`golden_al_distribution/`); where none is found, the
 //!   path named is the root as before. The path named (a folder or one file below the root) is the part
 //!   of the root's check that is reported ([`Place::within`]);
 //! - the configuration file ([`Settings::find`]): `alsim.toml`, or `[tool.alsim]` in `pyproject.toml` as
@@ -21,9 +21,6 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 use crate::pins::allow::DEFAULT_FILE as ALLOW_FILE;
 use crate::pins::walk;
-
-/// The repository's folder of golden curves, which also marks its root.
-pub const GOLDEN_DIR: &str = "golden_al_distribution";
 
 /// The configuration file of its own.
 pub const FILE: &str = "alsim.toml";
@@ -55,8 +52,8 @@ impl Place {
     }
 }
 
-/// What marks a repository root, in the order looked for.
-const MARKERS: [&str; 2] = [".git", GOLDEN_DIR];
+/// What marks a repository root, in the order looked for, as said to the user.
+const MARKERS: [&str; 2] = [".git", "golden_al_distribution/"];
 
 /// Finds the repository root for `path` (a folder or a file), looking upward.
 ///
@@ -85,8 +82,10 @@ pub fn locate(path: &Path) -> Result<Place> {
 
 /// Whether `dir` holds the root marker `marker` (`.git` is a folder, or a file in a linked worktree).
 fn marks(dir: &Path, marker: &str) -> bool {
-    let at = dir.join(marker);
-    if marker == ".git" { at.symlink_metadata().is_ok() } else { at.is_dir() }
+    match marker.strip_suffix('/') {
+        Some(folder) => dir.join(folder).is_dir(),
+        None => dir.join(marker).symlink_metadata().is_ok(),
+    }
 }
 
 /// `path` with `.` and `..` taken out by their names, as the user wrote them (a link is not resolved, so
@@ -313,7 +312,10 @@ mod tests {
         assert_eq!((at_root.root.as_path(), at_root.within.as_deref()), (root, None));
         let file = locate(&root.join("configs/./deep/../master.yaml")).unwrap();
         assert_eq!(file.root, normal(&std::path::absolute(root).unwrap()));
-        assert_eq!((file.within.as_deref(), file.marker), (Some("configs/master.yaml"), Some(GOLDEN_DIR)));
+        assert_eq!(
+            (file.within.as_deref(), file.marker),
+            (Some("configs/master.yaml"), Some("golden_al_distribution/"))
+        );
         assert!(file.holds("configs/master.yaml") && !file.holds("configs/master.yaml.bak"));
         let folder = locate(&root.join("configs/deep")).unwrap();
         assert!(folder.holds("configs/deep/x.sh") && !folder.holds("configs/deeper/x.sh") && folder.found_upward());
