@@ -639,6 +639,57 @@ pub fn scan(root: &Path) -> Result<Inventory> {
     Ok(inventory)
 }
 
+/// The config entries a benchmark run belongs to, by the facts its artifact states: each fact stated must
+/// match the entry (model prefix, precision, framework, the runner's hardware word) and one of its
+/// speculative search-space points (sequence lengths, decode tp and ep, and a concurrency where any point
+/// has it: eval runs may run a concurrency the sweep does not); a fact not stated matches anything.
+pub fn entries_for_run(inventory: &Inventory, run: &crate::evidence::artifact::RunFacts) -> Vec<EntryRef> {
+    let same = |fact: &Option<String>, entry: &Option<String>| match (fact, entry) {
+        (Some(fact), Some(entry)) => crate::names::fold(fact) == crate::names::fold(entry),
+        _ => true,
+    };
+    // `h200-nb_3` (a machine), `h200` (meta_env.json's hw), `h200-multinode` and `cluster:h200` (labels)
+    // share `h200`.
+    let hardware = |runner: &str| {
+        let label = runner.rsplit(':').next().unwrap_or(runner);
+        label.split(['-', '_']).next().unwrap_or(label).to_ascii_lowercase()
+    };
+    let stated = |fact: Option<u64>, entry: Option<usize>| match (fact, entry) {
+        (Some(fact), Some(entry)) => fact == entry as u64,
+        _ => true,
+    };
+    let fits = |point: &graph::config::Point, conc: bool| {
+        let shape = &point.shape;
+        point.speculative()
+            && same(&run.spec_decoding, &point.spec)
+            && stated(run.isl, shape.isl)
+            && stated(run.osl, shape.osl)
+            && stated(run.tp, shape.tp)
+            && stated(run.ep, shape.ep)
+            && (!conc || run.conc.is_empty() || run.conc.iter().any(|c| shape.concurrency.contains(&(*c as usize))))
+    };
+    let matching = |conc: bool| -> Vec<EntryRef> {
+        inventory
+            .config_entries
+            .iter()
+            .filter(|e| {
+                same(&run.model_prefix, &e.model_prefix)
+                    && same(&run.precision, &e.precision)
+                    && same(&run.framework, &e.framework)
+                    && run.multinode.is_none_or(|m| m == e.multinode)
+                    && match (&run.runner, &e.runner) {
+                        (Some(run), Some(entry)) => hardware(run) == hardware(entry),
+                        _ => true,
+                    }
+                    && e.points.iter().any(|p| fits(p, conc))
+            })
+            .map(|e| EntryRef { name: e.name.clone(), at: Location::new(&e.file, e.line) })
+            .collect()
+    };
+    let found = matching(true);
+    if found.is_empty() { matching(false) } else { found }
+}
+
 /// Truthy and falsy spellings of a thinking switch (`enabled`, `true`, `1` / `disabled`, `false`, `0`).
 pub(crate) fn thinking_word(text: &str) -> Option<ThinkingMode> {
     match text.trim().trim_matches(|c| c == '"' || c == '\'' || c == '\\').to_ascii_lowercase().as_str() {
