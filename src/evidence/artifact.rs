@@ -304,12 +304,15 @@ impl Kind {
     }
 }
 
-/// Text: no NUL byte, and UTF-8 but for a character the sniffed head cuts.
+/// Text: a first line (of the sniffed head) without a NUL byte and in UTF-8, but for a character the head
+/// cuts. Binary formats show themselves in their first bytes; a text file damaged further on goes to its
+/// reader, which names the line.
 fn is_text(head: &[u8]) -> bool {
-    if head.contains(&0) {
+    let first = memchr::memchr(b'\n', head).map_or(head, |end| &head[..end]);
+    if first.contains(&0) {
         return false;
     }
-    match std::str::from_utf8(head) {
+    match std::str::from_utf8(first) {
         Ok(_) => true,
         Err(e) => e.error_len().is_none(),
     }
@@ -828,6 +831,9 @@ mod tests {
         assert_eq!(Kind::of(&[0x1f, 0x8b, 8, 0]), Kind::Gzip);
         assert_eq!(Kind::of("accept len: 2.8 — ".as_bytes()), Kind::Text);
         assert_eq!(Kind::of(b"\x7fELF\x02\x01\x01\x00"), Kind::Binary);
+        assert_eq!(Kind::of(b"\x89PNG\r\n\x1a\n"), Kind::Binary);
+        // Damage after the first line is the reader's to name by line.
+        assert_eq!(Kind::of(b"vllm:spec_decode_num_drafts_total 10\n\x00\x01"), Kind::Text);
         // A head that cuts a multi-byte character is still text.
         assert_eq!(Kind::of(&"—".as_bytes()[..2]), Kind::Text);
     }
