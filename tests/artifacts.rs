@@ -171,6 +171,18 @@ fn a_multinode_tarball_is_read_by_the_decode_role_alone() {
     assert_eq!(members(&report, "read"), [format!("{inner}gbx-n02_decode_w0.out")]);
     let al = report["files"][0]["estimate"]["independent"]["point_estimate"].as_f64().unwrap();
     assert!((al - 2.78).abs() < 0.02, "{al}");
+
+    // AMD's disaggregated launchers name logs by role first: SGLang and ATOM alike.
+    for (prefix, decode) in [
+        ("multinode_server_logs_dsv4_p1x8_d1x8_conc8kvnone_fp4_sglang", "decode_mi3x-02.log"),
+        ("multinode_server_logs_dsv4_p1x8_d1x8_conc8kvnone_fp8_atom", "decode_mi3x-04.log"),
+    ] {
+        let zip = zipped(prefix, tmp.path());
+        let (code, report, stderr) = eval(&[&zip], &["--pin", "2.49", "--k", "3"]);
+        assert_eq!(code, 0, "{prefix}: {stderr}");
+        assert_eq!(members(&report, "read"), [format!("{inner}{decode}")]);
+        assert_eq!(report["artifacts"][0]["facts"]["multinode"], true);
+    }
 }
 
 /// The folder the zip unpacks to reads as the zip does; the multi-node one holds the tarball itself.
@@ -190,7 +202,7 @@ fn an_unpacked_artifact_reads_as_its_zip() {
     std::fs::create_dir(&unpacked).unwrap();
     std::fs::write(
         unpacked.join("multinode_server_logs.tar.gz"),
-        tarball(&fixture("multinode_server_logs_dsv4").join("multinode_server_logs.tar.gz")),
+        tarball(&fixture("multinode_server_logs_dsv4_p1x8_d1x8_conc8kvnone_fp4").join("multinode_server_logs.tar.gz")),
     )
     .unwrap();
     let (code, report, stderr) = eval(&[&unpacked], &["--pin", "2.49", "--k", "3"]);
