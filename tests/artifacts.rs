@@ -107,8 +107,22 @@ fn each_engines_zip_is_judged_against_the_pin_its_entry_runs() {
             "consistent",
             0,
         ),
-        (&["eval_server_logs_qwen3.5_1k1k_fp8_sglang"], "qwen-fp8-h100x-sglang-agentic", 3.39, 3, "pin_too_high", 1),
-        (&["eval_server_logs_dsv4_1k1k_fp8_atom"], "dsv4-fp8-mi3x-atom-agentic", 2.49, 3, "consistent", 0),
+        (
+            &["eval_server_logs_qwen3.5_tp8_conc4_kvnone_spec-mtp_fp8_sglang"],
+            "qwen-fp8-h100x-sglang-agentic",
+            3.39,
+            3,
+            "pin_too_high",
+            1,
+        ),
+        (
+            &["eval_server_logs_dsv4_tp8_conc4_kvnone_spec-mtp_fp8_atom"],
+            "dsv4-fp8-mi3x-atom-agentic",
+            2.49,
+            3,
+            "consistent",
+            0,
+        ),
         (
             &["eval_server_logs_minimaxm3_tp4_conc4_kvnone_spec-mtp_fp4_trt", "agentic_minimaxm3"],
             "mm3-fp4-h100x-trt-agentic",
@@ -189,8 +203,8 @@ fn a_multinode_tarball_is_read_by_the_decode_role_alone() {
 #[test]
 fn an_unpacked_artifact_reads_as_its_zip() {
     let tmp = tempfile::tempdir().unwrap();
-    let folder = fixture("eval_server_logs_dsv4_1k1k_fp8_atom");
-    let zip = zipped("eval_server_logs_dsv4_1k1k_fp8_atom", tmp.path());
+    let folder = fixture("eval_server_logs_dsv4_tp8_conc4_kvnone_spec-mtp_fp8_atom");
+    let zip = zipped("eval_server_logs_dsv4_tp8_conc4_kvnone_spec-mtp_fp8_atom", tmp.path());
     let (_, from_folder, _) = eval(&[&folder], &["--repo", REPO]);
     let (_, from_zip, _) = eval(&[&zip], &["--repo", REPO]);
     assert_eq!(from_folder["overall"], "consistent");
@@ -219,7 +233,7 @@ fn an_entry_not_found_names_the_facts_read_and_asks_for_the_pin() {
         "eval_server_logs_nomodel_1k1k_fp8_sglang_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-mtp_conc4_h100x_1",
     );
     std::fs::create_dir(&dir).unwrap();
-    std::fs::copy(fixture("eval_server_logs_qwen3.5_1k1k").join("server.log"), dir.join("server.log")).unwrap();
+    std::fs::copy(fixture("eval_server_logs_qwen3.5_tp8").join("server.log"), dir.join("server.log")).unwrap();
     let (code, _, stderr) = eval(&[&dir], &["--repo", REPO]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no master-config entry of tests/fixtures/benchrepo matches the run"), "{stderr}");
@@ -240,7 +254,8 @@ fn an_entry_not_found_names_the_facts_read_and_asks_for_the_pin() {
 #[test]
 fn archives_that_escape_link_or_are_not_archives_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let log = std::fs::read(fixture("eval_server_logs_dsv4_1k1k_fp8_atom").join("server.log")).unwrap();
+    let log =
+        std::fs::read(fixture("eval_server_logs_dsv4_tp8_conc4_kvnone_spec-mtp_fp8_atom").join("server.log")).unwrap();
 
     let binary = tmp.path().join("artifact.bin");
     std::fs::write(&binary, [0x7f, b'E', b'L', b'F', 0, 0, 1, 2]).unwrap();

@@ -218,7 +218,7 @@ fn repo_pin(repo: &Path, args: &Args) -> anyhow::Result<PinUnderTest> {
     };
     let Some(first) = candidates.first() else {
         anyhow::bail!(
-            "entry {} at {} runs no pin alsim can resolve{}; {said}; {ask}",
+            "entry {} at {} runs no pin{} that `alsim pins check` finds (its runs verify for real, or its pin is unresolved); {said}; {ask}",
             entry.name,
             entry.at,
             args.k.map(|k| format!(" at k = {k}")).unwrap_or_default()

@@ -120,6 +120,10 @@ pub struct RunFacts {
     /// `spec-decoding` (`mtp`, `eagle3`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spec_decoding: Option<String>,
+    /// The scenario (`fixed-seq-len`, `agentic-coding`), by the experiment name's shape: sequence lengths
+    /// (`dsr1_1k1k`) or a concurrency and KV-offload words (`dsr1_tp8_conc4_kvnone_spec-mtp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
     /// Input sequence length.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isl: Option<u64>,
@@ -156,6 +160,7 @@ impl RunFacts {
         put("precision", self.precision.clone());
         put("framework", self.framework.clone());
         put("spec-decoding", self.spec_decoding.clone());
+        put("scenario", self.scenario.clone());
         put("isl", self.isl.map(|n| n.to_string()));
         put("osl", self.osl.map(|n| n.to_string()));
         put("tp", self.tp.map(|n| n.to_string()));
@@ -183,6 +188,7 @@ impl RunFacts {
         fill(&mut self.precision, other.precision);
         fill(&mut self.framework, other.framework);
         fill(&mut self.spec_decoding, other.spec_decoding);
+        fill(&mut self.scenario, other.scenario);
         fill(&mut self.isl, other.isl);
         fill(&mut self.osl, other.osl);
         fill(&mut self.tp, other.tp);
@@ -700,6 +706,11 @@ pub fn facts_from_name(path: &Path) -> RunFacts {
     if let Some(seq) = experiment.get(1) {
         (facts.isl, facts.osl) = sequence_lengths(seq);
     }
+    // utils/matrix_logic/generate_sweep_configs.py: fixed-seq-len experiments are `<model>_<isl><osl>`,
+    // agentic ones name a concurrency and the KV offload (`…_conc4_kvnone…`, `…_conc8x16kvnone`).
+    let agentic = experiment.iter().any(|w| w.starts_with("conc") || w.starts_with("kv"));
+    facts.scenario =
+        if facts.isl.is_some() { Some("fixed-seq-len".into()) } else { agentic.then(|| "agentic-coding".into()) };
     let topology = |word: &str, tp: &mut Option<u64>, ep: &mut Option<u64>| {
         for part in word.split('-') {
             if let Some(n) = part.strip_prefix("tp").and_then(|n| n.parse().ok()) {
@@ -774,6 +785,7 @@ fn meta_env(bytes: &[u8], origin: &str) -> Result<RunFacts> {
         precision: text("precision"),
         framework: text("framework"),
         spec_decoding: text("spec_decoding"),
+        scenario: None,
         isl: number("isl").filter(|n| *n > 0),
         osl: number("osl").filter(|n| *n > 0),
         tp: if decode { number("decode_tp") } else { number("tp") },
@@ -808,7 +820,11 @@ mod tests {
         assert_eq!((f.precision.as_deref(), f.framework.as_deref()), (Some("fp8"), Some("sglang")));
         assert_eq!((f.tp, f.ep, f.conc.as_slice()), (Some(8), Some(1), &[64][..]));
         assert_eq!((f.spec_decoding.as_deref(), f.runner.as_deref()), (Some("mtp"), Some("h200-nb_3")));
-        assert_eq!(f.multinode, Some(false));
+        assert_eq!((f.multinode, f.scenario.as_deref()), (Some(false), Some("fixed-seq-len")));
+        let a = facts_from_name(Path::new(
+            "agentic_dsv4_tp8_conc4_kvnone_spec-mtp_fp4_vllm_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-mtp_conc4_b200_0",
+        ));
+        assert_eq!((a.scenario.as_deref(), a.isl, a.tp), (Some("agentic-coding"), None, Some(8)));
 
         let m = facts_from_name(Path::new(
             "multinode_server_logs_dsr1_8k1k_fp4_dynamo-trt_prefill-tp4-pp1-dcp1-pcp1-ep4-dptrue-nw1_decode-tp8-pp1-dcp1-pcp1-ep8-dptrue-nw1_disagg-true_spec-mtp_conc90x66_b200-multinode_0_recipe-0123456789abcdef",

@@ -641,8 +641,9 @@ pub fn scan(root: &Path) -> Result<Inventory> {
 
 /// The config entries a benchmark run belongs to, by the facts its artifact states: each fact stated must
 /// match the entry (model prefix, precision, framework, the runner's hardware word) and one of its
-/// speculative search-space points (sequence lengths, decode tp and ep, and a concurrency where any point
-/// has it: eval runs may run a concurrency the sweep does not); a fact not stated matches anything.
+/// speculative search-space points (scenario, sequence lengths, decode tp and ep, and a concurrency where
+/// any point has it: eval runs may run a concurrency the sweep does not); a fact not stated matches
+/// anything.
 pub fn entries_for_run(inventory: &Inventory, run: &crate::evidence::artifact::RunFacts) -> Vec<EntryRef> {
     let same = |fact: &Option<String>, entry: &Option<String>| match (fact, entry) {
         (Some(fact), Some(entry)) => crate::names::fold(fact) == crate::names::fold(entry),
@@ -662,6 +663,7 @@ pub fn entries_for_run(inventory: &Inventory, run: &crate::evidence::artifact::R
         let shape = &point.shape;
         point.speculative()
             && same(&run.spec_decoding, &point.spec)
+            && same(&run.scenario, &Some(point.scenario.clone()))
             && stated(run.isl, shape.isl)
             && stated(run.osl, shape.osl)
             && stated(run.tp, shape.tp)
