@@ -186,13 +186,13 @@ fn repo_pin(repo: &Path, args: &Args) -> anyhow::Result<PinUnderTest> {
     let ask = "give the pin with --pin AL --k K";
     let inventory = pins::scan(repo)?;
     let entries = pins::entries_for_run(&inventory, &facts);
-    let entry: EntryRef = match entries.as_slice() {
+    let (entry, recipes): (EntryRef, Vec<String>) = match entries.as_slice() {
         [one] => one.clone(),
         [] => anyhow::bail!("no master-config entry of {} matches the run; {said}; {ask}", repo.display()),
         many => anyhow::bail!(
             "{} master-config entries match the run ({}); {said}; {ask}",
             many.len(),
-            many.iter().map(|e| format!("{} at {}", e.name, e.at)).collect::<Vec<_>>().join(", ")
+            many.iter().map(|(e, _)| format!("{} at {}", e.name, e.at)).collect::<Vec<_>>().join(", ")
         ),
     };
     let golden = pins::golden_curves(repo, None)?;
@@ -204,7 +204,15 @@ fn repo_pin(repo: &Path, args: &Args) -> anyhow::Result<PinUnderTest> {
             && p.pin.role != Some(pins::Role::Prefill)
             && args.k.is_none_or(|k| p.pin.k.value == Some(k))
     };
-    let candidates: Vec<&CheckedPin> = report.pins.iter().filter(runs).collect();
+    let mut candidates: Vec<&CheckedPin> = report.pins.iter().filter(runs).collect();
+    // Where the run's points name recipes (`CONFIG_FILE=recipes/…`, under the repository's recipe folder),
+    // the pins written in them are the ones its throughput runs use.
+    let in_recipe = |p: &&CheckedPin| {
+        recipes.iter().any(|r| p.pin.location.file.ends_with(r.strip_prefix("recipes/").unwrap_or(r)))
+    };
+    if candidates.iter().any(in_recipe) {
+        candidates.retain(in_recipe);
+    }
     let describe = |p: &CheckedPin| {
         let golden = p.golden.as_ref().map_or("no golden value".to_string(), |g| {
             format!("golden {} ({} {})", pins::plain_number(g.expected_al, 3), g.file, g.key)

@@ -643,8 +643,12 @@ pub fn scan(root: &Path) -> Result<Inventory> {
 /// match the entry (model prefix, precision, framework, the runner's hardware word) and one of its
 /// speculative search-space points (scenario, sequence lengths, decode tp and ep, and a concurrency where
 /// any point has it: eval runs may run a concurrency the sweep does not); a fact not stated matches
-/// anything.
-pub fn entries_for_run(inventory: &Inventory, run: &crate::evidence::artifact::RunFacts) -> Vec<EntryRef> {
+/// anything. Each entry comes with the recipes (`CONFIG_FILE`, as written) its fitting points' throughput
+/// runs use: an eval run's `EVAL_CONFIG_FILE` twin carries no pin, its throughput twin does.
+pub fn entries_for_run(
+    inventory: &Inventory,
+    run: &crate::evidence::artifact::RunFacts,
+) -> Vec<(EntryRef, Vec<String>)> {
     let same = |fact: &Option<String>, entry: &Option<String>| match (fact, entry) {
         (Some(fact), Some(entry)) => crate::names::fold(fact) == crate::names::fold(entry),
         _ => true,
@@ -670,7 +674,7 @@ pub fn entries_for_run(inventory: &Inventory, run: &crate::evidence::artifact::R
             && stated(run.ep, shape.ep)
             && (!conc || run.conc.is_empty() || run.conc.iter().any(|c| shape.concurrency.contains(&(*c as usize))))
     };
-    let matching = |conc: bool| -> Vec<EntryRef> {
+    let matching = |conc: bool| -> Vec<(EntryRef, Vec<String>)> {
         inventory
             .config_entries
             .iter()
@@ -683,9 +687,15 @@ pub fn entries_for_run(inventory: &Inventory, run: &crate::evidence::artifact::R
                         (Some(run), Some(entry)) => hardware(run) == hardware(entry),
                         _ => true,
                     }
-                    && e.points.iter().any(|p| fits(p, conc))
             })
-            .map(|e| EntryRef { name: e.name.clone(), at: Location::new(&e.file, e.line) })
+            .filter_map(|e| {
+                let points: Vec<&graph::config::Point> = e.points.iter().filter(|p| fits(p, conc)).collect();
+                let mut recipes: Vec<String> =
+                    points.iter().filter_map(|p| p.get("CONFIG_FILE").map(|s| s.value.clone())).collect();
+                recipes.dedup();
+                (!points.is_empty())
+                    .then(|| (EntryRef { name: e.name.clone(), at: Location::new(&e.file, e.line) }, recipes))
+            })
             .collect()
     };
     let found = matching(true);
