@@ -27,11 +27,12 @@ pub struct Page {
 }
 
 /// Every page that holds topics, in the order `alsim explain --list` shows them.
-pub const PAGES: [Page; 4] = [
+pub const PAGES: [Page; 5] = [
     Page { path: "docs/pins.md", text: include_str!("../docs/pins.md") },
     Page { path: "docs/engines.md", text: include_str!("../docs/engines.md") },
     Page { path: "docs/terms.md", text: include_str!("../docs/terms.md") },
     Page { path: "docs/model.md", text: include_str!("../docs/model.md") },
+    Page { path: "docs/artifacts.md", text: include_str!("../docs/artifacts.md") },
 ];
 
 /// One section of a Markdown page: its heading and everything up to the next heading of the same or a

@@ -2,6 +2,7 @@
 //! commands a user types.
 
 mod accept;
+mod artifacts;
 mod calibration;
 mod choice;
 mod curve;

@@ -1,8 +1,10 @@
 //! `alsim eval`: is a pinned acceptance length consistent with real-verification evidence?
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use alsim::evidence::artifact::{self, ArtifactReading, RunFacts};
 use alsim::evidence::{self, EvalReport, PinUnderTest, Verdict};
+use alsim::pins::{self, CheckOptions, CheckedPin, EntryRef};
 use alsim::report::{self, Format};
 use anyhow::Context;
 
@@ -41,24 +43,29 @@ pub enum EvalFormat {
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXIT_STATUS_HELP)]
 pub struct Args {
-    /// Evidence files: Prometheus scrapes (one or several concatenated), ATOM /debug/mtp_stats JSON,
-    /// TensorRT-LLM iteration-stats JSON, AIPerf server_metrics_export.json, or vLLM/SGLang/ATOM/llama.cpp server
-    /// logs.
-    #[arg(required = true, value_name = "EVIDENCE")]
+    /// Evidence files (Prometheus scrapes, one or several concatenated; ATOM /debug/mtp_stats JSON;
+    /// TensorRT-LLM iteration-stats JSON; AIPerf server_metrics_export.json; vLLM/SGLang/ATOM/llama.cpp server
+    /// logs), or InferenceX artifacts as downloaded: a zip, a tarball or the folder it was unpacked into
+    /// (alsim explain artifacts).
+    #[arg(required = true, value_name = "EVIDENCE|ARTIFACT")]
     files: Vec<PathBuf>,
     /// Pinned acceptance length (bonus token counted) to check.
     #[arg(
         long,
-        required_unless_present = "pin_from",
-        conflicts_with = "pin_from",
+        required_unless_present_any = ["pin_from", "repo"],
+        conflicts_with_all = ["pin_from", "repo"],
         requires = "k",
         allow_negative_numbers = true
     )]
     pin: Option<f64>,
     /// Take the pin (and the golden chain for the per-position comparison) from the golden curve named by
     /// --model/--drafter/--mode/--curve/--golden at --k.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repo")]
     pin_from: bool,
+    /// Take the pin from this benchmark repository: the master-config entry the artifacts' name and
+    /// meta_env.json describe, and the pin its throughput runs use, resolved as `pins check` resolves it.
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
     /// Draft length k of the pin (default with --pin-from: 3).
     #[arg(long, allow_negative_numbers = true)]
     k: Option<usize>,
@@ -98,9 +105,13 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             args.files.len()
         );
     }
-    let pin = match args.pin {
-        Some(al) => PinUnderTest::new(al, args.k.unwrap_or(DEFAULT_K), args.tolerance, args.confidence, "--pin")?,
-        None => {
+    if !args.before.is_empty() && args.files.iter().any(|f| f.is_dir()) {
+        anyhow::bail!("--before: earlier snapshots pair with single scrape files, not with artifact folders");
+    }
+    let pin = match (args.pin, &args.repo) {
+        (Some(al), _) => PinUnderTest::new(al, args.k.unwrap_or(DEFAULT_K), args.tolerance, args.confidence, "--pin")?,
+        (None, Some(repo)) => repo_pin(repo, &args)?,
+        (None, None) => {
             let set = args.curve.curve_set()?;
             let found = set.lookup(&args.curve.query(false))?;
             let k = args.k.unwrap_or(DEFAULT_K);
@@ -111,11 +122,23 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     };
     let options = args.read.options(Some(pin.k), args.split.clone())?;
     let mut all = Vec::new();
+    let mut artifacts = Vec::new();
     for (i, path) in args.files.iter().enumerate() {
-        let before = args.before.get(i).map(PathBuf::as_path);
-        all.extend(evidence::read_path(path, before, &options)?);
+        match args.before.get(i) {
+            Some(before) => all.extend(evidence::read_path(path, Some(before), &options)?),
+            None => {
+                let reading = artifact::read_artifact(path, &options)?;
+                all.extend(reading.evidence.iter().cloned());
+                artifacts.push(reading);
+            }
+        }
     }
-    let result: EvalReport = evidence::evaluate(&pin, &all)?;
+    if all.is_empty() {
+        anyhow::bail!("no acceptance evidence in {}", nothing_read(&artifacts));
+    }
+    let mut result: EvalReport = evidence::evaluate(&pin, &all)?;
+    // A plain evidence file is its own report row; only artifacts have members to account for.
+    result.artifacts = artifacts.into_iter().filter(|a| a.container != artifact::Container::File).collect();
     let text = match args.format {
         EvalFormat::Github => report::evidence::github_annotations(&result),
         EvalFormat::Table => report::render(&result, Format::Table),
@@ -130,4 +153,96 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         Verdict::Inconclusive => Outcome::Undecided,
         _ => Outcome::Problem,
     })
+}
+
+/// What each artifact held instead of evidence, for the error that there is none.
+fn nothing_read(artifacts: &[ArtifactReading]) -> String {
+    artifacts
+        .iter()
+        .map(|a| {
+            let skipped: Vec<String> = a.skipped.iter().map(|s| format!("{} ({})", s.path, s.reason)).collect();
+            let skipped = if skipped.is_empty() { "no files".to_string() } else { skipped.join("; ") };
+            format!("{}: skipped {skipped}", a.artifact)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The pin the artifacts' run uses, from the benchmark repository: the one master-config entry the facts
+/// describe, and the pins its throughput runs use (not inert, not a prefill role's). Several pins of one k and
+/// value are one pin; anything else asks for `--pin`.
+fn repo_pin(repo: &Path, args: &Args) -> anyhow::Result<PinUnderTest> {
+    let mut facts = RunFacts::default();
+    for path in &args.files {
+        let mut read = artifact::read_facts(path)?;
+        read.from = read.from.into_iter().map(|from| format!("{} ({from})", path.display())).collect();
+        facts.merge(read);
+    }
+    let said = if facts.words().is_empty() {
+        "the artifacts state no facts of their run (no RESULT_FILENAME in their names, no meta_env.json)".to_string()
+    } else {
+        format!("facts read: {} (from {})", facts.words().join(", "), facts.from.join(", "))
+    };
+    let ask = "give the pin with --pin AL --k K";
+    let inventory = pins::scan(repo, &Default::default())?;
+    let entries = pins::entries_for_run(&inventory, &facts);
+    let (entry, recipes): (EntryRef, Vec<String>) = match entries.as_slice() {
+        [one] => one.clone(),
+        [] => anyhow::bail!("no master-config entry of {} matches the run; {said}; {ask}", repo.display()),
+        many => anyhow::bail!(
+            "{} master-config entries match the run ({}); {said}; {ask}",
+            many.len(),
+            many.iter().map(|(e, _)| format!("{} at {}", e.name, e.at)).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let golden = pins::golden_curves(repo, None)?;
+    let report =
+        pins::check_inventory(inventory, &golden.curves, golden.source, golden.own, repo, &CheckOptions::default());
+    let runs = |p: &&CheckedPin| {
+        p.pin.entries.iter().any(|e| e.name == entry.name)
+            && !p.pin.inert()
+            && p.pin.role != Some(pins::Role::Prefill)
+            && args.k.is_none_or(|k| p.pin.k.value == Some(k))
+    };
+    let mut candidates: Vec<&CheckedPin> = report.pins.iter().filter(runs).collect();
+    // Where the run's points name recipes (`CONFIG_FILE=recipes/…`, under the repository's recipe folder),
+    // the pins written in them are the ones its throughput runs use.
+    let in_recipe = |p: &&CheckedPin| {
+        recipes.iter().any(|r| p.pin.location.file.ends_with(r.strip_prefix("recipes/").unwrap_or(r)))
+    };
+    if candidates.iter().any(in_recipe) {
+        candidates.retain(in_recipe);
+    }
+    let describe = |p: &CheckedPin| {
+        let golden = p.golden.as_ref().map_or("no golden value".to_string(), |g| {
+            format!("golden {} ({} {})", pins::plain_number(g.expected_al, 3), g.file, g.key)
+        });
+        format!(
+            "pin AL {} at k = {} at {} ({golden})",
+            p.implied_al.map_or("?".to_string(), |al| pins::plain_number(al, 3)),
+            p.pin.k.value.map_or("?".to_string(), |k| k.to_string()),
+            p.pin.location
+        )
+    };
+    let Some(first) = candidates.first() else {
+        anyhow::bail!(
+            "entry {} at {} runs no pin{} that `alsim pins check` finds (its runs verify for real, or its pin is unresolved); {said}; {ask}",
+            entry.name,
+            entry.at,
+            args.k.map(|k| format!(" at k = {k}")).unwrap_or_default()
+        );
+    };
+    let value = |p: &CheckedPin| (p.implied_al.map(|al| (al * 1000.0).round() as i64), p.pin.k.value);
+    if candidates.iter().any(|p| value(p) != value(first)) {
+        anyhow::bail!(
+            "entry {} runs several pins: {}; give --k to choose, or {ask}",
+            entry.name,
+            candidates.iter().map(|p| describe(p)).collect::<Vec<_>>().join("; ")
+        );
+    }
+    let (Some(al), Some(k)) = (first.implied_al, first.pin.k.value) else {
+        anyhow::bail!("entry {}: {}: its value or k is unresolved; {ask}", entry.name, describe(first));
+    };
+    let source = format!("{}: entry {} at {}, {}", repo.display(), entry.name, entry.at, describe(first));
+    Ok(PinUnderTest::new(al, k, args.tolerance, args.confidence, source)?)
 }

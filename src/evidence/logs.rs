@@ -36,6 +36,15 @@ const SGLANG: &str = "accept len:";
 const SGLANG_BATCH: &str = "Decode batch";
 const ATOM: &str = "[MTP Stats";
 
+/// Whether `bytes` hold any line [`read`] takes: a log without one is no evidence, where an artifact holds
+/// many logs (routers, frontends, benchmark clients) beside the servers'.
+pub(crate) fn mentions_acceptance(bytes: &[u8]) -> bool {
+    [VLLM, ATOM, llamacpp::REQUEST, llamacpp::STATISTICS]
+        .iter()
+        .any(|marker| memmem::find(bytes, marker.as_bytes()).is_some())
+        || [SGLANG, SGLANG_BATCH].iter().all(|marker| memmem::find(bytes, marker.as_bytes()).is_some())
+}
+
 /// Reads a server log into evidence.
 ///
 /// # Errors

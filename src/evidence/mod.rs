@@ -24,6 +24,7 @@
 //! last line without its newline (a cut file) is never read as a value (JSON that ends early is a syntax
 //! error).
 
+pub mod artifact;
 pub mod coverage;
 pub mod estimate;
 pub(crate) mod json;

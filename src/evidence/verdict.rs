@@ -205,6 +205,9 @@ pub struct EvalReport {
     pub pooled: Option<FileResult>,
     /// The overall verdict (the pool's, the single file's, or the files' combined).
     pub overall: Verdict,
+    /// The artifacts the evidence was found in: what was read and skipped, and the run's facts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<super::artifact::ArtifactReading>,
 }
 
 /// Evaluates `pin` against every evidence source, checks heterogeneity and pools where justified.
@@ -255,7 +258,14 @@ pub fn evaluate(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<EvalReport>
     }
     if files.len() == 1 {
         let overall = files[0].verdict;
-        return Ok(EvalReport { pin: pin.clone(), files, heterogeneity: None, pooled: None, overall });
+        return Ok(EvalReport {
+            pin: pin.clone(),
+            files,
+            heterogeneity: None,
+            pooled: None,
+            overall,
+            artifacts: Vec::new(),
+        });
     }
     let heterogeneity = cochran(&files, pin.confidence)?;
     let pooled = if heterogeneity.pooled { Some(pool(pin, evidence)?) } else { None };
@@ -263,7 +273,14 @@ pub fn evaluate(pin: &PinUnderTest, evidence: &[Evidence]) -> Result<EvalReport>
         Some(p) => p.verdict,
         None => combine(files.iter().map(|f| f.verdict)),
     };
-    Ok(EvalReport { pin: pin.clone(), files, heterogeneity: Some(heterogeneity), pooled, overall })
+    Ok(EvalReport {
+        pin: pin.clone(),
+        files,
+        heterogeneity: Some(heterogeneity),
+        pooled,
+        overall,
+        artifacts: Vec::new(),
+    })
 }
 
 fn combine(verdicts: impl Iterator<Item = Verdict> + Clone) -> Verdict {

@@ -658,6 +658,69 @@ impl Inventory {
     }
 }
 
+/// The config entries a benchmark run belongs to, by the facts its artifact states: each fact stated must
+/// match the entry (model prefix, precision, framework, the runner's hardware word) and one of its
+/// speculative search-space points (scenario, sequence lengths, decode tp and ep, and a concurrency where
+/// any point has it: eval runs may run a concurrency the sweep does not); a fact not stated matches
+/// anything. Each entry comes with the recipes (`CONFIG_FILE`, as written) its fitting points' throughput
+/// runs use: an eval run's `EVAL_CONFIG_FILE` twin carries no pin, its throughput twin does.
+pub fn entries_for_run(
+    inventory: &Inventory,
+    run: &crate::evidence::artifact::RunFacts,
+) -> Vec<(EntryRef, Vec<String>)> {
+    let same = |fact: &Option<String>, entry: &Option<String>| match (fact, entry) {
+        (Some(fact), Some(entry)) => crate::names::fold(fact) == crate::names::fold(entry),
+        _ => true,
+    };
+    // `h200-nb_3` (a machine), `h200` (meta_env.json's hw), `h200-multinode` and `cluster:h200` (labels)
+    // share `h200`.
+    let hardware = |runner: &str| {
+        let label = runner.rsplit(':').next().unwrap_or(runner);
+        label.split(['-', '_']).next().unwrap_or(label).to_ascii_lowercase()
+    };
+    let stated = |fact: Option<u64>, entry: Option<usize>| match (fact, entry) {
+        (Some(fact), Some(entry)) => fact == entry as u64,
+        _ => true,
+    };
+    let fits = |point: &graph::config::Point, conc: bool| {
+        let shape = &point.shape;
+        point.speculative()
+            && same(&run.spec_decoding, &point.spec)
+            && same(&run.scenario, &Some(point.scenario.clone()))
+            && stated(run.isl, shape.isl)
+            && stated(run.osl, shape.osl)
+            && stated(run.tp, shape.tp)
+            && stated(run.ep, shape.ep)
+            && (!conc || run.conc.is_empty() || run.conc.iter().any(|c| shape.concurrency.contains(&(*c as usize))))
+    };
+    let matching = |conc: bool| -> Vec<(EntryRef, Vec<String>)> {
+        inventory
+            .config_entries
+            .iter()
+            .filter(|e| {
+                same(&run.model_prefix, &e.model_prefix)
+                    && same(&run.precision, &e.precision)
+                    && same(&run.framework, &e.framework)
+                    && run.multinode.is_none_or(|m| m == e.multinode)
+                    && match (&run.runner, &e.runner) {
+                        (Some(run), Some(entry)) => hardware(run) == hardware(entry),
+                        _ => true,
+                    }
+            })
+            .filter_map(|e| {
+                let points: Vec<&graph::config::Point> = e.points.iter().filter(|p| fits(p, conc)).collect();
+                let mut recipes: Vec<String> =
+                    points.iter().filter_map(|p| p.get("CONFIG_FILE").map(|s| s.value.clone())).collect();
+                recipes.dedup();
+                (!points.is_empty())
+                    .then(|| (EntryRef { name: e.name.clone(), at: Location::new(&e.file, e.line) }, recipes))
+            })
+            .collect()
+    };
+    let found = matching(true);
+    if found.is_empty() { matching(false) } else { found }
+}
+
 /// Truthy and falsy spellings of a thinking switch (`enabled`, `true`, `1` / `disabled`, `false`, `0`).
 pub(crate) fn thinking_word(text: &str) -> Option<ThinkingMode> {
     match text.trim().trim_matches(|c| c == '"' || c == '\'' || c == '\\').to_ascii_lowercase().as_str() {

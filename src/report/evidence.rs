@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{Cell, Report, Table, estimate_text, fixed};
+use crate::evidence::artifact::ArtifactReading;
 use crate::evidence::{EvalReport, FileResult, Verdict};
 
 fn percent(x: f64) -> String {
@@ -113,6 +114,8 @@ impl Report for EvalReport {
             tables.push(positions);
         }
 
+        tables.extend(self.artifacts.iter().map(artifact_table));
+
         if let Some(h) = &self.heterogeneity {
             let mut table = Table::new(
                 "Heterogeneity across evidence files (Cochran's Q)",
@@ -144,6 +147,25 @@ impl Report for EvalReport {
         }
         notes
     }
+}
+
+/// What an artifact held: every member read (its role and format) or skipped (and why), then the run's
+/// facts its name and `meta_env.json` state.
+fn artifact_table(a: &ArtifactReading) -> Table {
+    let facts = a.facts.words();
+    let title = match facts.is_empty() {
+        true => format!("Artifact {}", a.artifact),
+        false => format!("Artifact {}: {}", a.artifact, facts.join(", ")),
+    };
+    let mut table = Table::new(title, &["member", "read as", "why"]);
+    for m in &a.read {
+        let role = m.role.map(|r| format!("{} worker, ", r.name())).unwrap_or_default();
+        table.row(vec![m.path.clone(), format!("{role}{}", m.format), "evidence".into()]);
+    }
+    for m in &a.skipped {
+        table.row(vec![m.path.clone(), "skipped".into(), m.reason.clone()]);
+    }
+    table
 }
 
 /// One sentence saying what a result means.
