@@ -493,7 +493,7 @@ mod tests {
         }
         match read(csv.as_bytes(), "synthetic.csv", None).unwrap().0 {
             Measured::Steps(rows) => rows,
-            Measured::Serving(_) => unreachable!("step-time header"),
+            Measured::Serving(_) | Measured::Exchange(_) => unreachable!("step-time header"),
         }
     }
 
