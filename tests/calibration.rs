@@ -242,7 +242,7 @@ fn drafter_growth_with_batch_follows_the_kit_after_a_fit_on_two_batches() {
             let step = cost.step_terms(batch, 1, 1.0, &Workload::Decode { context }).unwrap();
             let terms = StepTerms { verify: ForwardTerms::default(), draft: step.draft, ..StepTerms::default() };
             let measured_s = row.f64("draft_forward_ms").unwrap() / 1e3;
-            forwards.push((batch, Observation { terms, measured_s, weight: 1.0 }));
+            forwards.push((batch, Observation { terms, measured_s, weight: 1.0, gemm_ceiling: 1.0 }));
         }
         let batches: BTreeSet<usize> = forwards.iter().map(|f| f.0).collect();
         assert_eq!(batches.len(), 8, "{name}: B = 1 … 128");

@@ -7,7 +7,8 @@
 //! defaults' shape, measured level); two separate the fixed time from the rest; three or more separate
 //! memory, compute and fixed time. A scale the rows cannot tell apart from the others (one that moves their
 //! times by less than [`IDENTIFIABLE`] on its own) keeps its starting value, named. Each group is bounded on
-//! its own: one that would push an efficiency above 1 (or below 1 %) or a time below zero is held at its bound
+//! its own: one that would push an efficiency above 1 (`flops_eff` above the GEMM rate the GPU was measured to
+//! reach, [`Observation::gemm_ceiling`]), below 1 % or a time below zero is held at its bound
 //! and the rest refitted; the result says which. A fit is never worse than its start on its own rows: where
 //! it would be, the start is kept and the result says so.
 //!
@@ -37,6 +38,10 @@ pub struct Observation {
     pub measured_s: f64,
     /// Rows of the file this observation stands for (a row repeated verbatim is fitted once, weighted).
     pub weight: f64,
+    /// The share of the datasheet's GEMM peak the GPU's own matmul reached where the file measured it (1
+    /// where it did not): no fit puts `flops_eff` above it. Spec-off rows of a model whose GEMMs stay under
+    /// the weight stream cannot show the GEMM rate, and would leave it at the datasheet peak.
+    pub gemm_ceiling: f64,
 }
 
 impl Observation {
@@ -313,6 +318,7 @@ fn try_fit(
     mut held: Vec<(Group, f64)>,
 ) -> Option<ScaleFit> {
     let c0 = start.coefficients();
+    let gemm_ceiling = obs.iter().map(|o| o.gemm_ceiling).fold(1.0, f64::min);
     // Everything outside the fitted and held groups stays at its starting value.
     let fitted: Vec<usize> =
         groups.iter().flatten().chain(held.iter().map(|(g, _)| g)).flat_map(|g| g.members()).copied().collect();
@@ -342,7 +348,7 @@ fn try_fit(
         let mut moved = false;
         for (g, &v) in free.iter_mut().zip(&values) {
             g.retain(|&member| {
-                let (lo, hi) = bounds(start, member);
+                let (lo, hi) = bounds(start, member, gemm_ceiling);
                 let inside = (lo..=hi).contains(&v);
                 if !inside {
                     held.push((member, v.clamp(lo, hi)));
@@ -376,15 +382,16 @@ fn try_fit(
     }
 }
 
-/// The range of one group's scale: efficiencies must stay in [1 %, 1], overheads in [0, cap × start].
-fn bounds(start: &Efficiencies, group: Group) -> (f64, f64) {
+/// The range of one group's scale: efficiencies must stay in [1 %, 1] (`flops_eff` at most `gemm_ceiling`),
+/// overheads in [0, cap × start].
+fn bounds(start: &Efficiencies, group: Group, gemm_ceiling: f64) -> (f64, f64) {
     let values = start.values();
     let mut lo: f64 = 0.0;
     let mut hi = f64::INFINITY;
     for &i in group.members() {
         if i <= 2 {
-            // coefficient 1/eff × s: eff/s must lie in [MIN_EFFICIENCY, 1]
-            lo = lo.max(values[i]);
+            // coefficient 1/eff × s: eff/s must lie in [MIN_EFFICIENCY, 1 or the GEMM ceiling]
+            lo = lo.max(values[i] / if i == 1 { gemm_ceiling } else { 1.0 });
             hi = hi.min(values[i] / MIN_EFFICIENCY);
         } else {
             hi = hi.min(MAX_OVERHEAD_SCALE);
@@ -479,7 +486,7 @@ mod tests {
         for b in [1, 4, 16, 64, 128] {
             for context in [1024.0, 8192.0] {
                 let terms = cost.step_terms(b, 0, 1.0, &Workload::Decode { context }).unwrap();
-                out.push(Observation { terms, measured_s: terms.time(truth).total, weight: 1.0 });
+                out.push(Observation { terms, measured_s: terms.time(truth).total, weight: 1.0, gemm_ceiling: 1.0 });
             }
         }
         out
@@ -523,6 +530,19 @@ mod tests {
             rows.iter().map(|o| (o.predicted(&f.efficiency) / o.measured_s - 1.0).abs()).fold(0.0, f64::max)
         };
         assert!(error(&fit) < 0.01 && error(&additive) > 2.0 * error(&fit), "{} {}", error(&fit), error(&additive));
+    }
+
+    #[test]
+    fn flops_eff_stops_at_the_gemm_rate_the_gpu_was_measured_to_reach() {
+        // GEMMs at 89 % of the datasheet peak: free, the fit finds it; on a GPU measured at 80 %, it stops there.
+        let truth = scaled(1.2, 0.45, 3.0);
+        let rows = steps(&truth);
+        let free = fit_target(&DEFAULT_EFFICIENCIES, &rows, false).unwrap();
+        assert!((free.efficiency.flops_eff - truth.flops_eff).abs() < 1e-9 && !free.at_bound(), "{free:?}");
+        let capped: Vec<Observation> = rows.iter().map(|o| Observation { gemm_ceiling: 0.8, ..*o }).collect();
+        let fit = fit_target(&DEFAULT_EFFICIENCIES, &capped, false).unwrap();
+        assert!((fit.efficiency.flops_eff - 0.8).abs() < 1e-9, "{:?}", fit.efficiency);
+        assert_eq!(fit.bounds_hit(), ["compute"]);
     }
 
     #[test]

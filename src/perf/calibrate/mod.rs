@@ -35,7 +35,7 @@ use fit::ScaleFit;
 use pooled::pooled_fits;
 pub use pooled::{PooledFit, write_profile};
 use serving::{ServingCalibration, ServingPair, calibrate_pairs, is_serving, pair, pair_columns};
-use steps::{StepCalibration, StepRow, calibrate_steps, step_columns, step_row};
+use steps::{StepCalibration, StepRow, calibrate_steps, gemm_ceiling, step_columns, step_row};
 
 /// Groups listed in a report; the rest are counted in the summary only (large inputs stay readable).
 const MAX_LISTED_GROUPS: usize = 200;
@@ -109,6 +109,10 @@ pub fn read(reader: impl BufRead, origin: &str, k_default: Option<usize>) -> Res
         notes.push(format!(
             "{repeated} rows repeat an earlier row verbatim: each is fitted and scored with its count, listed once"
         ));
+    }
+    let ceiling = gemm_ceiling(stream.table().comments());
+    for s in &mut steps {
+        s.gemm_ceiling = ceiling;
     }
     notes.splice(0..0, stream.table().comments().iter().map(|c| format!("{origin}: {c}")));
     if steps.is_empty() && pairs.is_empty() {
@@ -851,6 +855,25 @@ mod tests {
         let mut p = Profiles::embedded();
         p.load_file(crate::perf::profile::ProfileKind::Hardware, &path).unwrap();
         assert!((p.hardware("b200").unwrap().efficiency.bw_eff - 0.7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_files_matmul_ceiling_bounds_the_gemm_efficiency_fitted_to_it() {
+        let ceiling = "# ceilings measured before the grid: device copy 2.69 TB/s (read + write), bf16 matmul 8192^3 100 TFLOP/s\n";
+        let (measured, _) = read(format!("{ceiling}{}", steps()).as_bytes(), "steps.csv", None).unwrap();
+        let Measured::Steps(rows) = &measured else { panic!("step rows") };
+        assert!(rows.iter().all(|r| r.gemm_ceiling == Some((Precision::Bf16, 100e12))));
+        let cal = calibrate(&Profiles::embedded(), &measured, "steps.csv", None).unwrap();
+        let fit = &cal.steps.as_ref().unwrap().groups[0].fit;
+        let b200 = Profiles::embedded().hardware("b200").unwrap().peak_flops(Precision::Bf16);
+        assert!((fit.efficiency.flops_eff - 100e12 / b200).abs() < 1e-9, "{fit:?}");
+        assert!(fit.bounds_hit().contains(&"compute"), "{fit:?}");
+        // A line that names no rate is no ceiling.
+        for other in ["# ceilings: bf16 matmul fast\n", "# bf16 matmul 8192^3 100 TFLOP/s\n", ""] {
+            let (measured, _) = read(format!("{other}{}", steps()).as_bytes(), "steps.csv", None).unwrap();
+            let Measured::Steps(rows) = &measured else { panic!("step rows") };
+            assert!(rows.iter().all(|r| r.gemm_ceiling.is_none()), "{other}");
+        }
     }
 
     #[test]

@@ -323,7 +323,8 @@ pub(crate) fn calibrate_pairs(
         let mut off = Vec::with_capacity(rows.len());
         for r in &rows {
             let terms = cost.step_terms(r.concurrency, 0, 1.0, &workload)?;
-            off.push(Observation { terms, measured_s: r.none_step_s.unwrap_or(f64::NAN), weight: r.repeats as f64 });
+            let measured_s = r.none_step_s.unwrap_or(f64::NAN);
+            off.push(Observation { terms, measured_s, weight: r.repeats as f64, gemm_ceiling: 1.0 });
         }
         // Without spec-off steps there is nothing to fit: the group is scored on the profile as it is.
         let mode = if timed == 0 { Mode::Score } else { mode };

@@ -94,6 +94,23 @@ pub struct StepRow {
     pub parts: Vec<(String, f64)>,
     /// Distinct experts per MoE layer the verify forward woke, when measured.
     pub experts_touched: Option<f64>,
+    /// The matmul rate the file says its GPU reached (`gemm_ceiling`): precision and FLOP/s.
+    pub gemm_ceiling: Option<(Precision, f64)>,
+}
+
+/// The matmul rate a file's `#` lines record for its GPU — the calibration kit's `ceilings measured …: …,
+/// bf16 matmul 8192^3 793 TFLOP/s` — as (precision, FLOP/s); `None` where no line says it.
+pub(super) fn gemm_ceiling(comments: &[String]) -> Option<(Precision, f64)> {
+    comments.iter().filter(|c| c.trim_start().starts_with("ceilings")).flat_map(|c| c.split([':', ','])).find_map(
+        |piece| {
+            let words: Vec<&str> = piece.split_whitespace().collect();
+            let matmul = words.iter().position(|w| *w == "matmul")?;
+            let precision = words.get(matmul.checked_sub(1)?)?.parse::<Precision>().ok()?;
+            let unit = words.iter().position(|w| *w == "TFLOP/s")?;
+            let tflops: f64 = words.get(unit.checked_sub(1)?)?.parse().ok()?;
+            (tflops.is_finite() && tflops > 0.0).then_some((precision, tflops * 1e12))
+        },
+    )
 }
 
 /// Checks a step-time header; returns the measured part columns (`<part>_ms`, without the suffix) and a
@@ -189,6 +206,7 @@ pub(super) fn step_row(row: &CsvRow<'_>, parts: &[String]) -> Result<StepRow> {
         step_s,
         parts: measured_parts,
         experts_touched: row.opt_f64("experts_touched")?,
+        gemm_ceiling: None,
     })
 }
 
@@ -315,7 +333,8 @@ pub fn calibrate_steps(
             precision,
             if r.dp_attention { " / DP attention" } else { "" }
         );
-        let observation = Observation { terms, measured_s: r.step_s, weight: r.repeats as f64 };
+        let gemm_ceiling = r.gemm_ceiling.map_or(1.0, |(p, flops)| (flops / hardware.peak_flops(p)).min(1.0));
+        let observation = Observation { terms, measured_s: r.step_s, weight: r.repeats as f64, gemm_ceiling };
         match index.get(&label) {
             Some(&g) => keyed[g].1.push((i, observation)),
             None => {
