@@ -40,6 +40,7 @@ mod rules;
 pub(crate) mod shell;
 mod subject;
 pub(crate) mod thinking;
+mod verdict;
 pub(crate) mod verify;
 pub mod walk;
 
@@ -52,9 +53,9 @@ pub use allow::{AllowEntry, AllowList};
 pub use fix::{FixPlan, plan_fixes};
 pub use golden::model_key;
 pub use native::{NativeSetting, native_setting};
+pub use verdict::{GoldenRef, ValueVerdict};
 pub use verify::{
-    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenRef, GoldenSet, ValueVerdict, check, check_inventory,
-    golden_curves,
+    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenSet, check, check_inventory, golden_curves,
 };
 
 use crate::curve::ThinkingMode;

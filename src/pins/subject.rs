@@ -9,7 +9,7 @@
 use super::golden::{self, Alternative, drafter_name, model_key, sampling_alternative};
 use super::rates;
 use super::thinking;
-use super::verify::GoldenRef;
+use super::verdict::GoldenRef;
 use super::{AL_TOLERANCE, Fact, How, Knob, Pin, RATE_TOLERANCE};
 use crate::accept::RatesPin;
 use crate::curve::{CurveQuery, CurveSet, Resolved};

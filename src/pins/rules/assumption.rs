@@ -4,7 +4,7 @@
 
 use super::{Judgement, shown_written};
 use crate::pins::subject::Subject;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, How, plain_number};
 
 /// What an `assumption` on draft sampling rests on.

@@ -5,7 +5,7 @@ use super::Judgement;
 use crate::pins::golden::short;
 use crate::pins::rates;
 use crate::pins::subject::Subject;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, RATE_TOLERANCE, plain_number};
 
 /// Why a value off its golden AL is a plain mismatch.

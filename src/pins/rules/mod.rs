@@ -36,7 +36,7 @@ pub(crate) mod wrong_thinking_mode;
 
 use super::rates;
 use super::subject::{Resolution, Subject};
-use super::verify::ValueVerdict;
+use super::verdict::ValueVerdict;
 use super::{Class, Finding, Knob, Pin, plain_number};
 use crate::pins::golden::{describe_query, short};
 

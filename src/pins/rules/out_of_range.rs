@@ -5,7 +5,7 @@ use super::{Judgement, shown_written};
 use crate::pins::golden::short;
 use crate::pins::rates;
 use crate::pins::subject::{Range, Subject, Undecided};
-use crate::pins::verify::{GoldenRef, ValueVerdict};
+use crate::pins::verdict::{GoldenRef, ValueVerdict};
 use crate::pins::{Class, Finding, Pin, plain_number};
 
 /// A value out of range where its golden value could not be found: range needs no curve.

@@ -3,7 +3,7 @@
 
 use super::Judgement;
 use crate::pins::subject::Undecided;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, Location, Pin};
 
 /// A pin whose facts stopped at `u`.

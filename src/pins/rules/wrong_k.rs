@@ -5,7 +5,7 @@ use super::Judgement;
 use crate::curve::Curve;
 use crate::pins::rates;
 use crate::pins::subject::Subject;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding};
 
 /// A rates list of another length than k: another k's golden chain, else a list the engine refuses.

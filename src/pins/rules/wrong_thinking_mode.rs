@@ -4,7 +4,7 @@
 use super::{Judgement, shown_written};
 use crate::pins::golden::short;
 use crate::pins::subject::Subject;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding};
 
 /// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.
