@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tempfile::NamedTempFile;
 
-use super::verify::CheckReport;
+use super::check::CheckReport;
 use super::{Class, FindingClass, Knob, Location, Severity, plain_number, rates};
 use crate::error::{Error, Result};
 use crate::input::{SMALL_FILE_LIMIT, read_text};

@@ -12,7 +12,7 @@
 //!   site in the engine spellings, one pin per branch and role, with every fact that decides its golden
 //!   value and how it was decided ([`How`]); thinking mode per deployment and the table of defaults
 //!   (`thinking`);
-//! - verification (`verify`): the golden lookup, the classes of error of docs/pins.md ([`Class`]),
+//! - the check (`check`): the golden lookup, the classes of error of docs/pins.md ([`Class`]),
 //!   tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]), severities, the allow-list ([`allow`]) and the
 //!   golden curves' own problems (`curves`);
 //! - rate lists (`rates`): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
@@ -28,6 +28,7 @@
 //! is a warning.
 
 pub mod allow;
+pub(crate) mod check;
 pub(crate) mod curves;
 pub mod diff;
 pub mod fix;
@@ -41,7 +42,6 @@ pub(crate) mod shell;
 mod subject;
 pub(crate) mod thinking;
 mod verdict;
-pub(crate) mod verify;
 pub mod walk;
 
 use std::fmt;
@@ -50,13 +50,13 @@ use std::path::Path;
 use serde::Serialize;
 
 pub use allow::{AllowEntry, AllowList};
+pub use check::{
+    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenSet, check, check_inventory, golden_curves,
+};
 pub use fix::{FixPlan, plan_fixes};
 pub use golden::model_key;
 pub use native::{NativeSetting, native_setting};
 pub use verdict::{GoldenRef, ValueVerdict};
-pub use verify::{
-    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenSet, check, check_inventory, golden_curves,
-};
 
 use crate::curve::ThinkingMode;
 pub use crate::diagnostic::{FindingClass, Location, Severity, Status, Tally};
