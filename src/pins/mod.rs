@@ -35,6 +35,7 @@ pub mod fix;
 mod golden;
 pub(crate) mod graph;
 pub(crate) mod native;
+pub(crate) mod observed;
 pub(crate) mod rates;
 pub(crate) mod recipe;
 mod rules;
@@ -49,7 +50,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use allow::{AllowEntry, AllowList};
+pub use allow::{AllowEntry, AllowList, UnreadAllow};
 pub use check::{
     CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenSet, check, check_inventory, golden_curves,
 };
@@ -219,7 +220,7 @@ impl fmt::Display for Role {
 }
 
 /// The knob a pin is written with (docs/engines.md#summary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Knob {
     /// vLLM `"synthetic_acceptance_length": AL` in `--speculative-config`.
@@ -305,6 +306,13 @@ impl Knob {
         }
     }
 }
+
+/// The SGLang triple's companions, which the written `SGLANG_SIMULATE_ACC_LEN` needs.
+pub(crate) const SGLANG_COMPANIONS: [&str; 2] = [SGLANG_METHOD, SGLANG_TOKEN_MODE];
+/// The companion that says how simulated acceptance is drawn.
+pub(crate) const SGLANG_METHOD: &str = "SGLANG_SIMULATE_ACC_METHOD";
+/// The companion that says which draft tokens count.
+pub(crate) const SGLANG_TOKEN_MODE: &str = "SGLANG_SIMULATE_ACC_TOKEN_MODE";
 
 /// What keeps a pin out of `EVAL_ONLY` runs, if anything (docs/pins.md#how-the-check-follows-a-pin, item 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -601,8 +609,9 @@ impl std::str::FromStr for Class {
 /// One problem the pin check found, at a file and line: a class of docs/pins.md (or the check's own).
 pub type Finding = crate::diagnostic::Finding<Class>;
 
-/// Every pin in a repository, with the findings discovery itself makes (spelling, eval leaks, pins never
-/// passed, missing pins, drift, unreadable files) — before any golden value is consulted.
+/// Every pin in a repository and what discovery recorded beside them, with the findings the rules make of
+/// those (spelling, eval leaks, pins never passed, missing pins, drift, unreadable files) — before any
+/// golden value is consulted.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Inventory {
     /// The repository scanned.
@@ -616,8 +625,11 @@ pub struct Inventory {
     pub config_entries: Vec<graph::config::Entry>,
     /// The pins, by file and line.
     pub pins: Vec<Pin>,
-    /// Findings from discovery.
+    /// The findings its records and pins make, before any golden value is consulted ([`rules`]).
     pub findings: Vec<Finding>,
+    /// What discovery recorded besides the pins, for the rules.
+    #[serde(skip)]
+    pub(crate) observed: Vec<observed::Observed>,
     /// Shared lookup tables found: (name, location, number of entries).
     pub tables: Vec<(String, Location, usize)>,
     /// The inline allows (`# alsim: allow CLASS -- REASON`) written in the files read.
@@ -626,7 +638,7 @@ pub struct Inventory {
 }
 
 /// Scans the repository at `root`: walks it, builds the launch graph, discovers every pin and resolves
-/// its facts. Never executes anything it reads.
+/// its facts, then has the rules judge what was recorded. Never executes anything it reads.
 ///
 /// # Errors
 /// [`crate::Error::Io`] when `root` itself cannot be read.
@@ -634,6 +646,8 @@ pub fn scan(root: &Path) -> Result<Inventory> {
     let files = walk::walk(root)?;
     let mut inventory = graph::discover(&files, root);
     inventory.repo = root.display().to_string();
+    let mut found = rules::run(&inventory);
+    inventory.findings.append(&mut found);
     inventory.pins.sort_by(|a, b| (&a.location, &a.branch, a.role).cmp(&(&b.location, &b.branch, b.role)));
     inventory.findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
     inventory.findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);

@@ -17,12 +17,15 @@
 
 use std::collections::BTreeSet;
 
+use super::observed::Observed;
 use super::shell::word::{Template, Value};
 use super::thinking::IGNORED;
-use super::{Edit, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role, rates, thinking_word};
+use super::{
+    Edit, EvalRoute, Fact, How, Knob, Location, Mechanism, Pin, Role, SGLANG_METHOD, SGLANG_TOKEN_MODE, rates,
+    thinking_word,
+};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
-use crate::pins::rules;
 use crate::yaml::{Duplicate, Node, Value as Yaml};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -304,15 +307,19 @@ impl Recipe {
         }
     }
 
-    /// Settings an engine ignores, as notes.
-    pub(crate) fn ignored_settings(&self) -> Vec<Finding> {
+    /// Settings an engine ignores.
+    pub(crate) fn ignored_settings(&self) -> Vec<Observed> {
         let mut seen = BTreeSet::new();
         self.items
             .iter()
             .filter(|i| i.kind == ItemKind::Ignored && seen.insert(i.key.clone()))
             .map(|i| {
                 let why = IGNORED.iter().find(|(k, _)| *k == i.key).map_or("", |(_, why)| why);
-                rules::inert::ignored_setting(Location::new(&self.rel, i.line), &i.key, why)
+                Observed::IgnoredSetting {
+                    at: Location::new(&self.rel, i.line),
+                    key: i.key.clone(),
+                    why: why.to_string(),
+                }
             })
             .collect()
     }
@@ -361,12 +368,13 @@ impl Recipe {
         }
     }
 
-    /// Every hard-coded pin, one per role it applies to, and the spelling/inert findings.
-    pub(crate) fn pins(&self) -> (Vec<Pin>, Vec<Finding>) {
+    /// Every hard-coded pin, one per role it applies to, and what was recorded about them (settings
+    /// ignored, keys written twice, spellings incomplete, roles without speculative decoding).
+    pub(crate) fn pins(&self) -> (Vec<Pin>, Vec<Observed>) {
         let mut pins = Vec::new();
-        let mut findings = self.ignored_settings();
+        let mut observed = self.ignored_settings();
         for (line, key) in &self.duplicates {
-            findings.push(rules::duplicate_key::finding(Location::new(&self.rel, *line), key));
+            observed.push(Observed::DuplicateKey { at: Location::new(&self.rel, *line), key: key.clone() });
         }
         for item in self.items.iter().filter(|i| matches!(i.kind, ItemKind::Pin(_))) {
             let ItemKind::Pin(knob) = item.kind else { continue };
@@ -381,7 +389,7 @@ impl Recipe {
             };
             for role in roles {
                 let facts = self.facts(role);
-                findings.extend(self.spelling(item, knob, role, &location));
+                observed.extend(self.spelling(item, knob, role, &location));
                 let read = rates::read_written(knob, &item.value);
                 let written = match &read {
                     Some((v, _)) => Fact::known(*v, How::Literal, item.value.clone(), Some(location.clone())),
@@ -402,36 +410,43 @@ impl Recipe {
                 pin.edit = item.span.map(|span| Edit { file: self.rel.clone(), span });
                 if !facts.spec {
                     let role = role.map_or("recipe's", Role::name);
-                    findings.push(rules::inert::role_without_speculation(location.clone(), knob, role, &facts.k.text));
+                    observed.push(Observed::RoleWithoutSpeculation {
+                        at: location.clone(),
+                        knob,
+                        role: role.to_string(),
+                        why: facts.k.text.clone(),
+                    });
                 }
                 pins.push(pin);
             }
         }
-        (pins, findings)
+        (pins, observed)
     }
 
     /// SGLang triple incomplete in the role; vLLM length without the synthetic rejection method.
-    fn spelling(&self, item: &Item, knob: Knob, role: Option<Role>, at: &Location) -> Option<Finding> {
+    fn spelling(&self, item: &Item, knob: Knob, role: Option<Role>, at: &Location) -> Option<Observed> {
         match knob {
             Knob::SglangSimulateLen => {
                 let role = item.role.or(role);
-                let missing: Vec<&str> = [
-                    (ItemKind::SglangMethod, rules::spelling::SGLANG_METHOD),
-                    (ItemKind::SglangTokenMode, rules::spelling::SGLANG_TOKEN_MODE),
-                ]
-                .into_iter()
-                .filter(|(kind, _)| self.fact_item(*kind, role).is_none())
-                .map(|(_, name)| name)
-                .collect();
-                let environment = role.map_or("shared", Role::name);
-                rules::spelling::sglang_triple(at.clone(), &missing, Some(environment))
+                let missing: Vec<String> =
+                    [(ItemKind::SglangMethod, SGLANG_METHOD), (ItemKind::SglangTokenMode, SGLANG_TOKEN_MODE)]
+                        .into_iter()
+                        .filter(|(kind, _)| self.fact_item(*kind, role).is_none())
+                        .map(|(_, name)| name.to_string())
+                        .collect();
+                let environment = Some(role.map_or("shared", Role::name).to_string());
+                (!missing.is_empty()).then(|| Observed::SglangCompanionsMissing {
+                    at: at.clone(),
+                    missing,
+                    environment,
+                })
             }
             Knob::VllmSyntheticLength | Knob::VllmSyntheticRates => {
                 let synthetic = self
                     .items
                     .iter()
                     .any(|i| i.kind == ItemKind::RejectionMethod && i.group == item.group && i.value == "synthetic");
-                rules::spelling::vllm_not_synthetic(at.clone(), knob, synthetic)
+                (!synthetic).then(|| Observed::NotSynthetic { at: at.clone(), knob })
             }
             _ => None,
         }
@@ -669,7 +684,6 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::Class;
 
     fn read(text: &str) -> Recipe {
         let (root, dups) = crate::yaml::parse_like_pyyaml(text, "r.yaml").unwrap();
@@ -680,13 +694,16 @@ mod tests {
     fn roles_get_their_own_k_lines_and_spans() {
         let text = "backend:\n  type: sglang\n  decode_environment:\n    SGLANG_SIMULATE_ACC_LEN: \"2.78\"\n  sglang_config:\n    prefill:\n      speculative-num-steps: 2\n    decode:\n      speculative-num-steps: 3\n";
         let recipe = read(text);
-        let (pins, findings) = recipe.pins();
+        let (pins, observed) = recipe.pins();
         assert_eq!(pins.len(), 1);
         assert_eq!((pins[0].location.line, pins[0].k.value, pins[0].role), (Some(4), Some(3), Some(Role::Decode)));
         assert_eq!(pins[0].k.at.as_ref().unwrap().line, Some(9));
         let (s, e) = pins[0].edit.as_ref().unwrap().span;
         assert_eq!(&text[s..e], "2.78");
-        assert_eq!(findings[0].class, Class::Spelling);
+        let Observed::SglangCompanionsMissing { missing, environment, .. } = &observed[0] else {
+            panic!("{observed:?}")
+        };
+        assert_eq!((missing.len(), environment.as_deref()), (2, Some("decode")));
         assert_eq!(recipe.sglang_env_blocks, [Role::Decode]);
     }
 
@@ -704,10 +721,11 @@ mod tests {
     fn a_pin_in_a_role_without_speculative_decoding_is_inert() {
         let text = "backend:\n  prefill_environment:\n    SGLANG_SIMULATE_ACC_LEN: '3.39'\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n    SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n  sglang_config:\n    prefill:\n      served-model-name: a/B\n      model-path: /model/\n";
         let recipe = read(text);
-        let (pins, findings) = recipe.pins();
+        let (pins, observed) = recipe.pins();
         assert!(pins[0].inert());
         assert_eq!(pins[0].model.value.as_deref(), Some("a/B"));
-        assert_eq!(findings.iter().map(|f| f.class).collect::<Vec<_>>(), [Class::Inert]);
+        let [Observed::RoleWithoutSpeculation { role, .. }] = observed.as_slice() else { panic!("{observed:?}") };
+        assert_eq!(role, "prefill");
     }
 
     #[test]

@@ -30,12 +30,12 @@ use rayon::prelude::*;
 use self::config::{Entry, Point};
 use self::runner::{LaunchFacts, Launcher, Runners};
 use super::allow::AllowList;
+use super::observed::{Observed, Unparsed};
 use super::recipe::Recipe;
 use super::shell::Script;
 use super::shell::resolve::{Env, EnvValue, LookupTable};
 use super::walk::{FileKind, Files, TextFile};
-use super::{EntryRef, Finding, Inventory, Location};
-use crate::pins::rules;
+use super::{EntryRef, Inventory, Location};
 
 /// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
 pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
@@ -105,8 +105,8 @@ pub(crate) struct Graph<'f> {
     pub launch: Vec<Option<LaunchFacts>>,
     /// Files by path.
     pub files: HashMap<&'f str, &'f TextFile>,
-    /// Findings made while building (unreadable files, unparsable YAML or bash).
-    pub findings: Vec<Finding>,
+    /// What was recorded while building (unreadable files, unparsable YAML or bash, archived directories).
+    pub observed: Vec<Observed>,
     /// `model-prefix` → the model of an entry that uses it.
     pub prefix_models: BTreeMap<String, EntryRef>,
     /// The injector's source, when the repository has one ([`assemble::INJECTOR`]).
@@ -189,8 +189,8 @@ fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
     env
 }
 
-/// A YAML file's tree and its duplicate keys, or the finding that it could not be parsed.
-type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>;
+/// A YAML file's tree and its duplicate keys, or the record that it could not be parsed.
+type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Unparsed>;
 
 fn parse_yaml(file: &TextFile) -> Parsed {
     crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| {
@@ -198,20 +198,25 @@ fn parse_yaml(file: &TextFile) -> Parsed {
             crate::Error::Parse { line, .. } => line,
             _ => None,
         };
-        rules::unreadable::at_line(&file.rel, line.unwrap_or(1), &e.to_string())
+        Unparsed { file: file.rel.clone(), line: line.unwrap_or(1), reason: e.to_string() }
     })
 }
 
-fn parse_script(file: &TextFile) -> Result<Script, Finding> {
-    Script::parse(&file.rel, &file.text).map_err(|e| {
-        rules::unreadable::at_line(&file.rel, e.line.unwrap_or(1), &format!("bash parse error: {}", e.message))
+fn parse_script(file: &TextFile) -> Result<Script, Unparsed> {
+    Script::parse(&file.rel, &file.text).map_err(|e| Unparsed {
+        file: file.rel.clone(),
+        line: e.line.unwrap_or(1),
+        reason: format!("bash parse error: {}", e.message),
     })
 }
 
 /// Builds the graph of `files` (walked from `root`) and every pin in it.
 pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
-    let mut findings: Vec<Finding> =
-        files.problems.iter().map(|p| rules::unreadable::walked(&p.path, &p.reason, p.hides_pins)).collect();
+    let mut observed: Vec<Observed> = files
+        .problems
+        .iter()
+        .map(|p| Observed::NotWalked { path: p.path.clone(), reason: p.reason.clone(), hides_pins: p.hides_pins })
+        .collect();
     let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();
     let yaml: Vec<&TextFile> = files
         .texts
@@ -245,7 +250,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     };
     let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
     let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived(&f.rel));
-    findings.extend(archived_notes(archived.iter().map(|f| f.rel.as_str()), rules::inert::archived));
+    observed.extend(archived_notes(archived.iter().map(|f| f.rel.as_str()), false));
     let launcher_paths: Vec<String> = files
         .texts
         .iter()
@@ -272,7 +277,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let (configured, (knob_parsed, knob_recipes_parsed)) = rayon::join(
         || {
             let tops: Vec<(&TextFile, Parsed)> = active.par_iter().map(|f| (*f, parse_yaml(f))).collect();
-            let mut findings = Vec::new();
+            let mut observed = Vec::new();
             let mut entries = Vec::new();
             let mut runners = Runners::default();
             for (file, parsed) in tops {
@@ -284,23 +289,23 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
                             runners = r;
                         }
                     }
-                    Err(f) => findings.push(f),
+                    Err(u) => observed.push(Observed::Unparsed(u)),
                 }
             }
             let jobs = jobs_of(&entries, &runners, &launcher_paths, &has_knob);
             let wanted_scripts: BTreeSet<&str> =
                 jobs.iter().filter_map(|j| j.launcher.as_deref()).filter(|p| !knob_script_paths.contains(p)).collect();
             let launchers = parse_scripts(wanted_scripts.iter().filter_map(|p| by_path.get(p).copied()).collect());
-            (entries, jobs, findings, launchers)
+            (entries, jobs, observed, launchers)
         },
         || rayon::join(|| parse_scripts(knob_scripts.clone()), || parse_recipes(&knob_recipes)),
     );
-    let (entries, jobs, mut config_findings, (launchers, mut launcher_findings)) = configured;
-    let (mut scripts, mut script_findings) = knob_parsed;
-    findings.append(&mut script_findings);
-    findings.append(&mut config_findings);
+    let (entries, jobs, mut config_observed, (launchers, mut launcher_observed)) = configured;
+    let (mut scripts, mut script_observed) = knob_parsed;
+    observed.append(&mut script_observed);
+    observed.append(&mut config_observed);
     scripts.extend(launchers);
-    findings.append(&mut launcher_findings);
+    observed.append(&mut launcher_observed);
 
     // Then the recipes jobs name that were not parsed yet (and knob-writing config-shaped files that
     // turned out not to be master configs).
@@ -330,7 +335,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
             Ok(recipe) => {
                 recipes.insert(recipe.rel.clone(), recipe);
             }
-            Err(f) => findings.push(f),
+            Err(u) => observed.push(Observed::Unparsed(u)),
         }
     }
 
@@ -356,8 +361,8 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         .filter(|p| !script_index.contains_key(*p))
         .collect();
     if !reached.is_empty() {
-        let (more, mut more_findings) = parse_scripts(reached.iter().filter_map(|p| by_path.get(p).copied()).collect());
-        findings.append(&mut more_findings);
+        let (more, mut more_observed) = parse_scripts(reached.iter().filter_map(|p| by_path.get(p).copied()).collect());
+        observed.append(&mut more_observed);
         for s in more {
             script_index.insert(s.rel.clone(), scripts.len());
             scripts.push(s);
@@ -414,7 +419,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         recipes,
         launch,
         files: by_path,
-        findings,
+        observed,
         prefix_models,
         injector,
         shell_knobs,
@@ -423,11 +428,11 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let config_entries = graph.entries.clone();
     let entries = config_entries.len();
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
-    let (pins, mut findings) = assemble::assemble(graph);
+    let (pins, mut observed) = assemble::assemble(graph);
     let mut inline_allows = AllowList::default();
-    for (list, mut bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
+    for (list, bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
         inline_allows.extend(list);
-        findings.append(&mut bad);
+        observed.extend(bad.into_iter().map(|b| Observed::InlineAllowUnread { at: b.at, class_error: b.class_error }));
     }
     Inventory {
         repo: String::new(),
@@ -435,7 +440,8 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         entries,
         config_entries,
         pins,
-        findings,
+        findings: Vec::new(),
+        observed,
         tables: tables_found,
         inline_allows,
     }
@@ -452,16 +458,18 @@ pub(super) fn archived(rel: &str) -> bool {
     rel.split('/').rev().skip(1).any(|dir| dir == "deprecated")
 }
 
-/// One `note` per directory of the archived files at `paths`, at its first file, with how many it holds.
-pub(super) fn archived_notes<'a>(
-    paths: impl IntoIterator<Item = &'a str>,
-    note: impl Fn(Location, &str, usize) -> Finding,
-) -> Vec<Finding> {
+/// One record per directory of the archived files at `paths` (`scripts`: launch scripts, else master
+/// configs), at its first file, with how many it holds.
+pub(super) fn archived_notes<'a>(paths: impl IntoIterator<Item = &'a str>, scripts: bool) -> Vec<Observed> {
     let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for rel in paths {
         by_dir.entry(rel.rsplit_once('/').map_or("", |(dir, _)| dir)).or_default().push(rel);
     }
-    by_dir.into_iter().map(|(dir, files)| note(Location::new(files[0], 1), dir, files.len())).collect()
+    let at = |files: &[&str]| Location::new(files[0], 1);
+    by_dir
+        .into_iter()
+        .map(|(dir, files)| Observed::Archived { at: at(&files), dir: dir.to_string(), count: files.len(), scripts })
+        .collect()
 }
 
 /// The jobs of relevant points: one per launcher the entry's runner reaches, or one without a launcher.
@@ -494,7 +502,7 @@ fn jobs_of(
     jobs
 }
 
-fn parse_recipes(files: &[&TextFile]) -> Vec<Result<Recipe, Finding>> {
+fn parse_recipes(files: &[&TextFile]) -> Vec<Result<Recipe, Unparsed>> {
     files.par_iter().map(|f| parse_yaml(f).map(|(root, dups)| Recipe::read(&f.rel, &f.text, &root, &dups))).collect()
 }
 
@@ -506,17 +514,17 @@ fn sources_any(text: &str, names: &BTreeSet<&str>) -> bool {
     })
 }
 
-fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Finding>) {
-    let parsed: Vec<Result<Script, Finding>> = files.par_iter().map(|f| parse_script(f)).collect();
+fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Observed>) {
+    let parsed: Vec<Result<Script, Unparsed>> = files.par_iter().map(|f| parse_script(f)).collect();
     let mut scripts = Vec::new();
-    let mut findings = Vec::new();
+    let mut observed = Vec::new();
     for p in parsed {
         match p {
             Ok(s) => scripts.push(s),
-            Err(f) => findings.push(f),
+            Err(u) => observed.push(Observed::Unparsed(u)),
         }
     }
-    (scripts, findings)
+    (scripts, observed)
 }
 
 /// Whether `text` holds any of `needles`. memchr's search, not `str::contains`: that one falls back to a
@@ -544,8 +552,8 @@ mod tests {
     fn an_unreadable_yaml_file_is_found_at_its_error() {
         let text = "a: 1\nSGLANG_SIMULATE_ACC_LEN: [\nb: 2\n".to_string();
         let file = TextFile { rel: "broken.yaml".into(), kind: FileKind::Yaml, text };
-        let finding = parse_yaml(&file).unwrap_err();
-        assert_eq!((finding.class, finding.location.line), (Class::Unreadable, Some(3)));
+        let unparsed = parse_yaml(&file).unwrap_err();
+        assert_eq!((unparsed.file.as_str(), unparsed.line), ("broken.yaml", 3));
     }
 
     #[test]
@@ -582,7 +590,7 @@ mod tests {
         std::fs::write(root.join("configs/deprecated/b-master.yaml"), entry("old-b")).unwrap();
         let inventory = crate::pins::scan(root).unwrap();
         assert_eq!(inventory.entries, 1, "only the active master config's entry");
-        let notes: Vec<&Finding> =
+        let notes: Vec<&crate::pins::Finding> =
             inventory.findings.iter().filter(|f| f.location.file.contains("deprecated")).collect();
         let [note] = notes.as_slice() else { panic!("{notes:?}") };
         assert_eq!((note.class, note.severity), (Class::Inert, Severity::Note));

@@ -2,11 +2,23 @@
 //! monotonicity beyond their noise (decided by [`crate::curve::check`], one noise model for `curve check`
 //! and the pin check). An error only where a pin's expected value rests on the entry, else a warning.
 
+use crate::pins::curves::{CurveEntry, CurveProblem};
 use crate::pins::{Class, Finding, Location, Severity};
+
+/// The findings of `problems`, each told whether a pin's expected value rests on its entry (`used`).
+pub(crate) fn run(problems: Vec<CurveProblem>, used: &[CurveEntry]) -> Vec<Finding> {
+    problems
+        .into_iter()
+        .map(|p| {
+            let rests_on_a_pin = p.entry.map(|entry| used.contains(&entry));
+            finding(p.at, p.text, p.severity, rests_on_a_pin)
+        })
+        .collect()
+}
 
 /// A problem of a golden file at `at`, at the severity the curve check gave it, unless it is about an entry
 /// no pin's expected value rests on (`rests_on_a_pin` is `Some(false)`): then a warning that says so.
-pub(crate) fn finding(at: Location, message: String, severity: Severity, rests_on_a_pin: Option<bool>) -> Finding {
+fn finding(at: Location, message: String, severity: Severity, rests_on_a_pin: Option<bool>) -> Finding {
     match rests_on_a_pin {
         Some(false) => {
             Finding::new(Class::CurveProblem, at, format!("{message} (no pin's expected value rests on this entry)"))

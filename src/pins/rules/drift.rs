@@ -1,7 +1,24 @@
 //! `drift` (class 10): k and AL set independently (an override of k keeps the old k's value), or a
 //! comment or prose line naming another AL than the code pins.
 
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::{AL_TOLERANCE, Class, Finding, Knob, Location, Pin, plain_number};
+
+/// Overrides of k the value does not follow, and comments and prose naming another AL than the code pins.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let mut by_file: std::collections::BTreeMap<&str, Pinned> = std::collections::BTreeMap::new();
+    for pin in &inventory.pins {
+        by_file.entry(pin.location.file.as_str()).or_default().add(pin);
+    }
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::KOverride { at, k_from, knob, value, k } => Some(k_override(at.clone(), k_from, *knob, value, k)),
+        Observed::Comment { at, text } => comment(at.clone(), text, by_file.get(at.file.as_str())?),
+        Observed::Prose { at, text, file } => prose(at.clone(), text, file, by_file.get(file.as_str())?),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// What one file pins: the values written and the ALs they imply, the draft lengths they run at, and the
 /// names they are written under — what a comment must name to be about the pin.

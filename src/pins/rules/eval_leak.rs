@@ -2,7 +2,15 @@
 //! synthetic acceptance), or an eval twin that carries one. Discovery decides the route (`EvalRoute`);
 //! this rule reports a pin whose route leaks, once per location.
 
+use crate::pins::Inventory;
 use crate::pins::{Class, EvalRoute, Finding, Pin};
+
+/// Every location whose pin reaches eval runs, once.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let mut leaked = std::collections::BTreeSet::new();
+    let found = inventory.pins.iter().filter_map(|pin| finding(pin).filter(|_| leaked.insert(&pin.location)));
+    found.collect()
+}
 
 /// The finding of a pin whose route to the engine does not keep eval runs off it.
 pub(crate) fn finding(pin: &Pin) -> Option<Finding> {

@@ -10,10 +10,12 @@
 //! right only under the other draft sampling `unconfirmed`, and one off its golden AL takes the class of
 //! the first explanation that matches ([`EXPLANATIONS`]), else `mismatch`.
 //!
-//! Discovery's classes (eval leaks, values never passed, missing pins, drift, inert settings, unreadable
-//! files, duplicate keys, stale allow entries, curve problems) are decided where the facts are read (a
-//! script's statements, a recipe's roles, the launch graph); their modules take those facts and make the
-//! findings.
+//! The rest are rules over the inventory ([`run`], one per class in [`INVENTORY_RULES`]): discovery records
+//! what it read as plain records (`crate::pins::observed`) and pins, and each rule decides from those alone
+//! whether they are findings of its class — eval leaks, values never passed, missing pins, drift, inert
+//! settings, unreadable files, duplicate keys, incomplete spellings, unresolved files and includes, inline
+//! allows that cannot be read. The golden curves' own problems and the allow-list entries that sanction
+//! nothing are judged by the check once the pins are ([`curve_problem::run`], [`stale_allow::unused`]).
 
 pub(crate) mod assumption;
 pub(crate) mod curve_problem;
@@ -37,8 +39,30 @@ pub(crate) mod wrong_thinking_mode;
 use super::rates;
 use super::subject::{Resolution, Subject};
 use super::verdict::ValueVerdict;
-use super::{Class, Finding, Knob, Pin, plain_number};
+use super::{Class, Finding, Inventory, Knob, Pin, plain_number};
 use crate::pins::golden::{describe_query, short};
+
+/// A rule over the whole inventory: the findings of its records and pins, before any golden value.
+type InventoryRule = fn(&Inventory) -> Vec<Finding>;
+
+/// The rules over the inventory, by the class each makes (a pin's value is judged by [`judge`]).
+const INVENTORY_RULES: [(Class, InventoryRule); 10] = [
+    (Class::Spelling, spelling::run),
+    (Class::NeverPassed, never_passed::run),
+    (Class::EvalLeak, eval_leak::run),
+    (Class::MissingPin, missing_pin::run),
+    (Class::Drift, drift::run),
+    (Class::Unreadable, unreadable::run),
+    (Class::Unresolved, unresolved::run),
+    (Class::DuplicateKey, duplicate_key::run),
+    (Class::Inert, inert::run),
+    (Class::StaleAllow, stale_allow::run),
+];
+
+/// Every finding the inventory's records and pins make, rule by rule.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    INVENTORY_RULES.iter().flat_map(|(_, rule)| rule(inventory)).collect()
+}
 
 /// A value's verdict and the findings it rests on.
 #[derive(Debug)]
@@ -206,8 +230,9 @@ mod tests {
         assert!(off.findings[0].message.contains(mismatch::UNEXPLAINED), "{}", off.findings[0].message);
     }
 
-    /// Every finding of the pin check is made by a rule: no other file of `pins` calls `Finding::new` outside
-    /// its tests.
+    /// Every finding of the pin check is made by a rule: no other file of `pins` calls `Finding::new` or
+    /// names a rule outside its tests, and only the check's two stages enter the judge (the scan, for the
+    /// inventory's findings; the check, for each pin's value, the curves and the allow-list).
     #[test]
     fn no_finding_is_made_outside_the_rules() {
         fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
@@ -225,16 +250,27 @@ mod tests {
         let mut files = Vec::new();
         sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pins"), &mut files);
         assert!(files.len() > 20, "{files:?}");
+        let code = |path: &std::path::PathBuf| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default().to_string();
+            code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
+        };
         let makers: Vec<String> = files
             .iter()
             .filter(|path| !path.ends_with("pins/mod.rs"))
             .filter(|path| {
-                let text = std::fs::read_to_string(path).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                let code = code(path);
                 code.contains("Finding::new(") || code.contains("Finding { severity")
             })
             .map(|path| path.display().to_string())
             .collect();
         assert!(makers.is_empty(), "findings made outside src/pins/rules: {makers:?}");
+        let mut callers: Vec<String> = files
+            .iter()
+            .filter(|path| code(path).contains("rules::") || code(path).contains("use super::rules"))
+            .map(|path| path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().display().to_string())
+            .collect();
+        callers.sort();
+        assert_eq!(callers, ["src/pins/check.rs", "src/pins/mod.rs"], "files of pins that enter the judge");
     }
 }

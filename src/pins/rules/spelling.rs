@@ -2,8 +2,24 @@
 //! AL − 1, ATOM's rate not (AL − 1)/k, a length without its bonus token), an SGLang triple without its
 //! companions, or a vLLM length without the synthetic rejection method.
 
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::subject::Subject;
 use crate::pins::{AL_TOLERANCE, Class, Finding, Knob, Location, RATE_TOLERANCE};
+
+/// Knobs written without the companions or method their engine needs (a value in the wrong unit is judged
+/// with the value: [`value`]).
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::SglangCompanionsMissing { at, missing, environment } => {
+            let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+            sglang_triple(at.clone(), &missing, environment.as_deref())
+        }
+        Observed::NotSynthetic { at, knob } => vllm_not_synthetic(at.clone(), *knob, false),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// A value that is the golden AL in another knob's spelling.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
@@ -47,13 +63,6 @@ pub(crate) fn sglang_triple(at: Location, missing: &[&str], environment: Option<
     ))
 }
 
-/// The SGLang triple's companions, which the written `SGLANG_SIMULATE_ACC_LEN` needs.
-pub(crate) const SGLANG_COMPANIONS: [&str; 2] = [SGLANG_METHOD, SGLANG_TOKEN_MODE];
-/// The companion that says how simulated acceptance is drawn.
-pub(crate) const SGLANG_METHOD: &str = "SGLANG_SIMULATE_ACC_METHOD";
-/// The companion that says which draft tokens count.
-pub(crate) const SGLANG_TOKEN_MODE: &str = "SGLANG_SIMULATE_ACC_TOKEN_MODE";
-
 /// A vLLM synthetic length or rates list written without `"rejection_sample_method": "synthetic"`.
 pub(crate) fn vllm_not_synthetic(at: Location, knob: Knob, synthetic: bool) -> Option<Finding> {
     (!synthetic).then(|| {
@@ -81,7 +90,7 @@ mod tests {
     #[test]
     fn an_incomplete_triple_names_what_is_missing() {
         let at = Location::new("r.yaml", 4);
-        let f = sglang_triple(at.clone(), &SGLANG_COMPANIONS[1..], Some("decode")).expect("one missing");
+        let f = sglang_triple(at.clone(), &crate::pins::SGLANG_COMPANIONS[1..], Some("decode")).expect("one missing");
         assert!(
             f.message.starts_with(
                 "SGLANG_SIMULATE_ACC_LEN without SGLANG_SIMULATE_ACC_TOKEN_MODE in the decode environment"

@@ -2,9 +2,27 @@
 //! mode, or a file a run needs that the repository does not hold — so what rests on it is not checked.
 
 use super::Judgement;
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::subject::Undecided;
 use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, Location, Pin};
+
+/// Files a run needs that the repository does not hold, and includes that could not be followed (a pin's
+/// own undecided facts are judged with its value: [`undecided`]).
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::EvalTwinMissing { at, twin, entry } => Some(eval_twin_missing(at.clone(), twin, entry)),
+        Observed::RecipeMissing { at, recipe, entry } => Some(recipe_missing(at.clone(), recipe, entry)),
+        Observed::LauncherUnknown { at, runner, entry } => Some(launcher_unknown(at.clone(), runner, entry)),
+        Observed::ScriptMissing { at, entry, launcher, tried } => {
+            Some(script_missing(at.clone(), entry, launcher, tried))
+        }
+        Observed::IncludeUnresolved { at, written, why } => Some(include(at.clone(), written, why)),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// A pin whose facts stopped at `u`.
 pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Judgement {

@@ -16,20 +16,21 @@ use super::word::{Hole, Part, Value};
 use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of, streams};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
-use crate::pins::{Edit, Fact, Finding, How, Mechanism, Pin, rates, rules, thinking_word};
+use crate::pins::observed::Observed;
+use crate::pins::{Edit, Fact, How, Mechanism, Pin, rates, thinking_word};
 
 /// The draft limit llama.cpp runs with when no `--spec-draft-n-max` (`LLAMA_ARG_SPEC_DRAFT_N_MAX`) is given,
 /// as issue 16 states it. Unconfirmed upstream: older builds defaulted `--draft-max` to 16
 /// (`common_speculative_params::n_draft`), so the pin's k is inferred (an assumption, a warning) and names this value.
 const LLAMACPP_DEFAULT_K: usize = 3;
 
-/// Pins, findings and what the script configures, for one environment.
+/// Pins, what was recorded about them and what the script configures, for one environment.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Discovery {
     /// Pins, one per site, branch and k.
     pub pins: Vec<Pin>,
-    /// Findings discovery makes on its own.
-    pub findings: Vec<Finding>,
+    /// What was recorded beside the pins (for the rules).
+    pub observed: Vec<Observed>,
     /// Line of the first speculative-decoding setting, when the script configures one.
     pub spec_line: Option<usize>,
     /// Whether the script writes any knob at all.
@@ -271,15 +272,15 @@ pub(crate) fn discover(
             pins_of_site(&a, index, site, &mut out);
         }
     }
-    out.findings.extend(unpassed_variables(script));
+    out.observed.extend(unpassed_variables(script));
     if out.has_sites {
         for include in &script.includes {
             if let Err(why) = &include.target {
-                out.findings.push(rules::unresolved::include(
-                    r.loc(script.stmts[include.stmt].line),
-                    &include.written,
-                    why,
-                ));
+                out.observed.push(Observed::IncludeUnresolved {
+                    at: r.loc(script.stmts[include.stmt].line),
+                    written: include.written.clone(),
+                    why: why.clone(),
+                });
             }
         }
     }
@@ -290,8 +291,8 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
     let script = a.r.script;
     let stmt = &script.stmts[index];
     let location = a.r.loc(site.line);
-    out.findings.extend(spelling_problem(script, stmt, site, &location));
-    out.findings.extend(never_passed(script, site, &location));
+    out.observed.extend(spelling_problem(script, stmt, site, &location));
+    out.observed.extend(never_passed(script, site, &location));
     let guard = eval_guard(script, stmt, site);
     let mut count = 0;
     for value in a.r.value(&site.value, &stmt.ctx, site.line) {
@@ -330,11 +331,11 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
             let read = value.value.as_deref().and_then(|s| rates::read_written(site.knob, s));
             let mut written = to_fact(&value, |_| read.as_ref().map(|r| r.0));
             if written.value.is_none() && written.how == How::Table {
-                out.findings.push(rules::missing_pin::table_value(
-                    location.clone(),
-                    &value.text,
-                    &value.at.to_string(),
-                ));
+                out.observed.push(Observed::TableValueMissing {
+                    at: location.clone(),
+                    value: value.text.clone(),
+                    table: value.at.to_string(),
+                });
                 written.how = How::Unresolved;
             }
             let mut k_fact = to_fact(&k, |s| s.trim().parse::<usize>().ok());
@@ -356,13 +357,13 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
                 && !k.deps.iter().any(|d| value.deps.contains(d))
                 && written.value.is_some()
             {
-                out.findings.push(rules::drift::k_override(
-                    location.clone(),
-                    &k.text,
-                    site.knob,
-                    &value.text,
-                    k.value.as_deref().unwrap_or("?"),
-                ));
+                out.observed.push(Observed::KOverride {
+                    at: location.clone(),
+                    k_from: k.text.clone(),
+                    knob: site.knob,
+                    value: value.text.clone(),
+                    k: k.value.as_deref().unwrap_or("?").to_string(),
+                });
             }
             let mode = first(FactKind::Thinking)
                 .map(|v| to_fact(&v, |s| s.parse::<ThinkingMode>().ok()))
@@ -451,7 +452,7 @@ fn model_fact(a: &Analyzer, ctx: &super::Ctx, index: usize) -> Fact<String> {
 mod tests {
     use super::*;
     use crate::pins::shell::resolve::tables;
-    use crate::pins::{Class, EvalRoute, Knob};
+    use crate::pins::{EvalRoute, Knob};
 
     fn pins_of(text: &str) -> Discovery {
         let script = Script::parse("agentic/x.sh", text).unwrap();
@@ -485,9 +486,10 @@ mod tests {
         assert_eq!(rate.eval.value, Some(EvalRoute::Guarded));
         let vllm = d.pins.iter().find(|p| p.knob == Knob::VllmSyntheticLength).unwrap();
         assert_eq!((vllm.written.value, vllm.written.how, vllm.k.value), (Some(2.5), How::Default, Some(3)));
-        let classes: Vec<Class> = d.findings.iter().map(|f| f.class).collect();
-        assert!(classes.contains(&Class::Spelling), "{:?}", d.findings);
-        assert!(classes.contains(&Class::NeverPassed), "{:?}", d.findings);
+        // The vLLM pin has no synthetic rejection method, and CFG, which holds it, reaches no command.
+        assert!(d.observed.iter().any(|o| matches!(o, Observed::NotSynthetic { .. })), "{:?}", d.observed);
+        let unused = |o: &Observed| matches!(o, Observed::CarrierUnused { carrier, .. } if carrier == "CFG");
+        assert!(d.observed.iter().any(unused), "{:?}", d.observed);
         assert_eq!(vllm.eval.value, Some(EvalRoute::Leaks));
     }
 
@@ -500,7 +502,7 @@ mod tests {
         assert_eq!((pin.written.value, pin.k.value), (Some(2.78), Some(3)));
         assert_eq!(pin.eval.value, Some(EvalRoute::Guarded));
         assert_eq!(pin.location.line, Some(6));
-        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        assert!(d.observed.is_empty(), "{:?}", d.observed);
     }
 
     fn spelled(engine: usize, al: &str) -> String {
@@ -536,7 +538,7 @@ mod tests {
             want.sort_by(|a, b| a.partial_cmp(b).unwrap());
             proptest::prop_assert_eq!(got, want, "{}", text);
             proptest::prop_assert!(d.pins.iter().all(|p| p.eval.value == Some(EvalRoute::Guarded)));
-            proptest::prop_assert!(d.findings.is_empty(), "{:?}", d.findings);
+            proptest::prop_assert!(d.observed.is_empty(), "{:?}", d.observed);
         }
     }
 }
