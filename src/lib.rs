@@ -93,6 +93,7 @@
 #![warn(missing_docs)]
 
 pub mod accept;
+pub(crate) mod bash;
 pub mod curve;
 pub mod diagnostic;
 pub mod engine;

@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::shell::word::glob;
 use super::{Class, Finding, Location};
+use crate::bash::word::glob;
 use crate::error::{Error, Result};
 use crate::yaml::{self, Node, Value};
 

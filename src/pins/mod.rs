@@ -39,7 +39,7 @@ pub(crate) mod observed;
 pub(crate) mod rates;
 pub(crate) mod recipe;
 mod rules;
-pub(crate) mod shell;
+pub(crate) mod script;
 mod subject;
 pub(crate) mod thinking;
 mod verdict;
@@ -59,10 +59,12 @@ pub use golden::model_key;
 pub use native::{NativeSetting, native_setting};
 pub use verdict::{GoldenRef, ValueVerdict};
 
+pub use crate::bash::How;
 use crate::curve::ThinkingMode;
 pub use crate::diagnostic::{FindingClass, Location, Severity, Status, Tally};
 use crate::engine::Engine;
 use crate::error::Result;
+pub use crate::units::plain_number;
 
 /// Tolerance on an acceptance length: golden values are written with two decimals
 /// (docs/pins.md#how-the-check-follows-a-pin).
@@ -70,52 +72,6 @@ pub const AL_TOLERANCE: f64 = 0.005;
 /// Tolerance on a draft rate (AL − 1)/k: computed rates carry the rounding of `awk`'s `%.6g` and of
 /// hand-written decimals (docs/engines.md#atom).
 pub const RATE_TOLERANCE: f64 = 1e-3;
-
-/// How a fact about a pin was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum How {
-    /// Written as a literal where it is used.
-    Literal,
-    /// Read through a shell variable assigned in the file.
-    Variable,
-    /// The default of `${VAR:-default}` (the environment can override it), or an engine's or model's
-    /// documented default thinking mode where no file states one (`thinking::DEFAULTS`).
-    Default,
-    /// Fixed by the `if`/`case` arm the pin sits in.
-    Branch,
-    /// Computed (`$(awk …)`, `$((…))`, `printf %.2f`) from other facts.
-    Computed,
-    /// Looked up in a shared launch-code table.
-    Table,
-    /// Injected from a master config entry into the recipe.
-    Injected,
-    /// Set by the config entry that runs the script (`model:` → `MODEL`, `additional-settings`).
-    Entry,
-    /// Not written anywhere and only assumed (greedy drafting, llama.cpp's draft length, a script's model
-    /// from its name).
-    Inferred,
-    /// Could not be decided from the files; never guessed.
-    Unresolved,
-}
-
-impl How {
-    /// The word shown in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            How::Literal => "literal",
-            How::Variable => "variable",
-            How::Default => "default",
-            How::Branch => "branch",
-            How::Computed => "computed",
-            How::Table => "table",
-            How::Injected => "injected",
-            How::Entry => "entry",
-            How::Inferred => "inferred",
-            How::Unresolved => "unresolved",
-        }
-    }
-}
 
 /// One fact about a pin: its value when known, how it was decided, the text it came from and where.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -661,10 +617,4 @@ pub(crate) fn thinking_word(text: &str) -> Option<ThinkingMode> {
         "disabled" | "disable" | "false" | "0" | "off" | "no" | "thinking_off" => Some(ThinkingMode::Off),
         _ => None,
     }
-}
-
-/// A number formatted without trailing zeros (`2.83`, `1.83`, `0.663333`).
-pub fn plain_number(value: f64, max_decimals: usize) -> String {
-    let text = format!("{value:.max_decimals$}");
-    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text }
 }

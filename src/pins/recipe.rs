@@ -18,12 +18,12 @@
 use std::collections::BTreeSet;
 
 use super::observed::Observed;
-use super::shell::word::{Template, Value};
 use super::thinking::IGNORED;
 use super::{
     Edit, EvalRoute, Fact, How, Knob, Location, Mechanism, Pin, Role, SGLANG_METHOD, SGLANG_TOKEN_MODE, rates,
     thinking_word,
 };
+use crate::bash::word::{Template, Value};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
 use crate::yaml::{Duplicate, Node, Value as Yaml};

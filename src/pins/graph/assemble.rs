@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 
 use super::{Graph, Job, recipe_path};
+use crate::bash::resolve::{Env, Resolver};
+use crate::bash::{ConditionalKind, Script};
 use crate::pins::observed::Observed;
 use crate::pins::recipe::Recipe;
-use crate::pins::shell::resolve::{Env, Resolver};
-use crate::pins::shell::sites::{self, Discovery};
-use crate::pins::shell::{ConditionalKind, Script};
+use crate::pins::script::sites::{self, Discovery};
 use crate::pins::{Edit, EntryRef, EvalRoute, Fact, How, Knob, Location, Mechanism, Pin, Role};
 
 /// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
@@ -98,7 +98,7 @@ fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<
     let prepared = sites::PreparedScript::new(script);
     let mut runs: Vec<(Option<String>, Discovery)> = Vec::new();
     if jobs.is_empty() {
-        runs.push((None, sites::discover(script, &prepared, &graph.scripts, &graph.tables, &Env::new())));
+        runs.push((None, sites::discover(script, &prepared, graph.scripts(), &graph.tables, &Env::new())));
     }
     for &j in jobs {
         let job = &graph.jobs[j];
@@ -107,7 +107,7 @@ fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<
         let index = match runs.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                runs.push((key, sites::discover(script, &prepared, &graph.scripts, &graph.tables, &job.env)));
+                runs.push((key, sites::discover(script, &prepared, graph.scripts(), &graph.tables, &job.env)));
                 runs.len() - 1
             }
         };
@@ -154,7 +154,7 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
             .parts
             .iter()
             .filter_map(|p| match p {
-                crate::pins::shell::Part::Var { name, .. } => Some(name.clone()),
+                crate::bash::Part::Var { name, .. } => Some(name.clone()),
                 _ => None,
             })
             .collect();
@@ -187,7 +187,7 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
             };
             let entry = graph.entry_ref(job);
             let arm = choice.arms.iter().position(|a| {
-                a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::pins::shell::word::glob(&p, &text)))
+                a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, &text)))
             });
             match arm {
                 Some(a) => {
@@ -544,7 +544,7 @@ fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
                 let Some(script) = graph.script(path) else { continue };
                 if !graph.shell_knobs.contains(path.as_str()) {
                     let facts = prepared.entry(path.as_str()).or_insert_with(|| sites::PreparedScript::new(script));
-                    let d = sites::discover(script, facts, &graph.scripts, &graph.tables, &job.env);
+                    let d = sites::discover(script, facts, graph.scripts(), &graph.tables, &job.env);
                     let loc = Location::new(path, d.spec_line.unwrap_or(1));
                     if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
                         let spec = point.spec.as_deref().unwrap_or("?");

@@ -32,10 +32,11 @@ use self::runner::{LaunchFacts, Launcher, Runners};
 use super::allow::AllowList;
 use super::observed::{Observed, Unparsed};
 use super::recipe::Recipe;
-use super::shell::Script;
-use super::shell::resolve::{Env, EnvValue, LookupTable};
+use super::script::written::WrittenFacts;
 use super::walk::{FileKind, Files, TextFile};
 use super::{EntryRef, Inventory, Location};
+use crate::bash::Script;
+use crate::bash::resolve::{Env, EnvValue, LookupTable};
 
 /// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
 pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
@@ -113,9 +114,16 @@ pub(crate) struct Graph<'f> {
     pub injector: Option<String>,
     /// Shell files whose text holds a knob spelling (`SHELL_KNOBS`), searched once.
     pub shell_knobs: HashSet<&'f str>,
+    /// The facts each statement of each script writes, read when a script that sources it needs them.
+    pub written: WrittenFacts,
 }
 
 impl Graph<'_> {
+    /// The parsed scripts, with the facts their statements write.
+    pub(crate) fn scripts(&self) -> (&[Script], &WrittenFacts) {
+        (&self.scripts, &self.written)
+    }
+
     /// The entry of a job.
     pub(crate) fn entry(&self, job: &Job) -> &Entry {
         &self.entries[job.entry]
@@ -342,7 +350,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     // Wave 3: what each launcher does for its jobs, and the single-node scripts they reach.
     let mut script_index: HashMap<String, usize> =
         scripts.iter().enumerate().map(|(i, s)| (s.rel.clone(), i)).collect();
-    let mut tables = super::shell::resolve::tables(&scripts);
+    let mut tables = crate::bash::resolve::tables(&scripts);
     let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
     let launch: Vec<Option<LaunchFacts>> = {
         let paths: BTreeSet<&str> = jobs.iter().filter_map(|job| job.launcher.as_deref()).collect();
@@ -367,7 +375,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
             script_index.insert(s.rel.clone(), scripts.len());
             scripts.push(s);
         }
-        tables = super::shell::resolve::tables(&scripts);
+        tables = crate::bash::resolve::tables(&scripts);
     }
     // A script that sources one writing a knob runs those pins with its variables: it is parsed too (only
     // for that context, so a parse failure there hides no pin).
@@ -396,9 +404,9 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         Some(scripts.len() - 1)
     };
     let readable = |p: &str| by_path.contains_key(p);
-    super::shell::include::resolve_all(&mut scripts, &mut index_of, &readable);
+    crate::bash::include::resolve_all(&mut scripts, &mut index_of, &readable);
     if scripts.len() > before {
-        tables = super::shell::resolve::tables(&scripts);
+        tables = crate::bash::resolve::tables(&scripts);
     }
     let mut prefix_models = BTreeMap::new();
     for e in &entries {
@@ -410,6 +418,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     }
     // The injector is Python: read as text, only to see that it returns early for eval runs.
     let injector = super::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
+    let scripts_len = scripts.len();
     let graph = Graph {
         entries,
         jobs,
@@ -423,6 +432,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         prefix_models,
         injector,
         shell_knobs,
+        written: WrittenFacts::new(scripts_len),
     };
     let files_read = files.texts.len();
     let config_entries = graph.entries.clone();

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use super::word::{Part, Word};
 use super::written::Site;
-use super::{Script, Stmt, StmtKind};
+use crate::bash::word::{Part, Word};
+use crate::bash::{Script, Stmt, StmtKind};
 use crate::pins::observed::Observed;
 use crate::pins::{EvalRoute, Fact, How, Knob, Location, SGLANG_COMPANIONS};
 

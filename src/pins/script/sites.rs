@@ -9,11 +9,11 @@
 
 use std::collections::BTreeSet;
 
-use super::Script;
 use super::checks::{eval_guard, never_passed, spelling_problem, unpassed_variables};
-use super::resolve::{Env, LookupTable, MAX_BRANCHES, MAX_DEPTH, Resolver, Val};
-use super::word::{Hole, Part, Value};
-use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of, streams};
+use super::written::{FactKind, FactSite, Site, WrittenFacts, conventional, fact_sites, sites_of, streams};
+use crate::bash::Script;
+use crate::bash::resolve::{Env, LookupTable, MAX_BRANCHES, MAX_DEPTH, Resolver, Val};
+use crate::bash::word::{Hole, Part, Value};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
 use crate::pins::observed::Observed;
@@ -40,6 +40,8 @@ pub(crate) struct Discovery {
 struct Analyzer<'a> {
     r: Resolver<'a>,
     facts: &'a [Vec<FactSite>],
+    /// The facts the scripts it sources write.
+    written: &'a WrittenFacts,
 }
 
 /// What a script writes, read once: the facts and knob sites of every statement (they do not depend on
@@ -69,7 +71,7 @@ impl PreparedScript {
 impl Analyzer<'_> {
     /// The values of a fact for a pin at `stmt` in `ctx`: the same statement first, then the nearest
     /// compatible statement (before, then after), then a conventional variable.
-    fn fact(&self, kind: FactKind, ctx: &super::Ctx, stmt_index: usize) -> Vec<Val> {
+    fn fact(&self, kind: FactKind, ctx: &crate::bash::Ctx, stmt_index: usize) -> Vec<Val> {
         let script = self.r.script;
         let line = script.stmts[stmt_index].line;
         let usable = |i: usize| {
@@ -149,10 +151,11 @@ impl Analyzer<'_> {
 impl Analyzer<'_> {
     /// A fact a sourced file writes: its last statement that writes one (bash has read the whole file
     /// when the `source` statement returns), else a file it sources. It holds where the `source` runs.
-    fn included_fact(&self, kind: FactKind, file: &Script, at: &super::Ctx, depth: usize) -> Vec<Val> {
+    fn included_fact(&self, kind: FactKind, index: usize, at: &crate::bash::Ctx, depth: usize) -> Vec<Val> {
+        let file = &self.r.scripts[index];
         let inner = self.r.on(file);
         // Function bodies do not run when the file is read.
-        let top_level = file.stmts.iter().zip(file.facts_written()).filter(|(s, _)| s.ctx.func.is_none());
+        let top_level = file.stmts.iter().zip(self.written.of(index, file)).filter(|(s, _)| s.ctx.func.is_none());
         for (s, facts) in top_level.rev() {
             for f in facts.iter().filter(|f| f.kind == kind) {
                 let values: Vec<Val> = inner
@@ -176,7 +179,7 @@ impl Analyzer<'_> {
             .iter()
             .rev()
             .filter_map(|inc| inc.target.as_ref().ok())
-            .map(|&t| self.included_fact(kind, &self.r.scripts[t], at, depth + 1))
+            .map(|&t| self.included_fact(kind, t, at, depth + 1))
             .find(|found| found.iter().any(|v| v.value.is_some()))
             .unwrap_or_default()
     }
@@ -223,17 +226,17 @@ fn to_fact<T>(v: &Val, parse: impl Fn(&str) -> Option<T>) -> Fact<T> {
     }
 }
 
-fn branch_label(script: &Script, ctx: &super::Ctx) -> String {
+fn branch_label(script: &Script, ctx: &crate::bash::Ctx) -> String {
     let mut parts = Vec::new();
     for &(choice, arm) in &ctx.arms {
         let c = &script.choices[choice as usize];
         let a = &c.arms[arm as usize];
         let label = match &c.kind {
-            super::ConditionalKind::Case { subject } => {
+            crate::bash::ConditionalKind::Case { subject } => {
                 let patterns: Vec<String> = a.patterns.iter().map(|p| p.raw.clone()).collect();
                 format!("{}={}", subject.raw.trim_matches('"'), patterns.join("|"))
             }
-            super::ConditionalKind::If => match &a.cond {
+            crate::bash::ConditionalKind::If => match &a.cond {
                 Some(_) if arm == 0 => format!("if@{}", script_line_of_choice(script, choice)),
                 Some(_) => format!("elif#{arm}@{}", script_line_of_choice(script, choice)),
                 None => format!("else@{}", script_line_of_choice(script, choice)),
@@ -248,11 +251,11 @@ fn script_line_of_choice(script: &Script, choice: u32) -> usize {
     script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == choice)).map_or(0, |s| s.line.saturating_sub(1))
 }
 
-/// Every pin in `script` run with `env`, and the findings discovery makes on its own.
+/// Every pin in `script` run with `env`, and what was recorded beside them.
 pub(crate) fn discover(
     script: &Script,
     prepared: &PreparedScript,
-    scripts: &[Script],
+    (scripts, written): (&[Script], &WrittenFacts),
     tables: &[LookupTable],
     env: &Env,
 ) -> Discovery {
@@ -263,7 +266,7 @@ pub(crate) fn discover(
         .zip(&prepared.facts)
         .find(|(_, f)| f.iter().any(|f| f.kind == FactKind::K))
         .map(|(s, _)| s.line);
-    let a = Analyzer { r: r.on(script), facts: &prepared.facts };
+    let a = Analyzer { r: r.on(script), facts: &prepared.facts, written };
     let mut out = Discovery { spec_line, ..Discovery::default() };
     // Statements that run only for EVAL_ONLY are the real-verification path: they hold no site.
     for (index, sites) in prepared.sites.iter().enumerate() {
@@ -383,7 +386,7 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
             let model = model_fact(a, &ctx, index);
             let mechanism = if value.how == How::Table
                 || script.choices.iter().enumerate().any(|(i, c)| {
-                    matches!(c.kind, super::ConditionalKind::Case { .. })
+                    matches!(c.kind, crate::bash::ConditionalKind::Case { .. })
                         && ctx.arms.iter().any(|x| x.0 == i as u32)
                         && value.how == How::Branch
                 }) {
@@ -426,7 +429,7 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
 
 /// The model: `--served-model-name`, else `--model`/`serve` (not a container mount), else the entry's
 /// `MODEL`, else the glob a `case` arm puts on it.
-fn model_fact(a: &Analyzer, ctx: &super::Ctx, index: usize) -> Fact<String> {
+fn model_fact(a: &Analyzer, ctx: &crate::bash::Ctx, index: usize) -> Fact<String> {
     let mut fallback = None;
     for v in a.fact(FactKind::Model, ctx, index) {
         match v.value.as_deref() {
@@ -451,14 +454,14 @@ fn model_fact(a: &Analyzer, ctx: &super::Ctx, index: usize) -> Fact<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::shell::resolve::tables;
+    use crate::bash::resolve::tables;
     use crate::pins::{EvalRoute, Knob};
 
     fn pins_of(text: &str) -> Discovery {
         let script = Script::parse("agentic/x.sh", text).unwrap();
         let scripts = std::slice::from_ref(&script);
         let tables = tables(scripts);
-        discover(&script, &PreparedScript::new(&script), scripts, &tables, &Env::new())
+        discover(&script, &PreparedScript::new(&script), (scripts, &WrittenFacts::new(1)), &tables, &Env::new())
     }
 
     #[test]
