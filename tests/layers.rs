@@ -144,6 +144,7 @@ fn every_import_goes_down_the_layers_and_none_closes_a_circle() {
 /// shares and wires them (the scan runs discovery, then the judge).
 const PIN_STAGES: &[(&str, usize)] = &[
     // Plain records and leaves every stage reads.
+    ("class", 0),
     ("verdict", 0),
     ("observed", 0),
     ("walk", 0),

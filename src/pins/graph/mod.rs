@@ -21,6 +21,7 @@
 
 pub(crate) mod assemble;
 pub(crate) mod config;
+mod prose;
 pub(crate) mod runner;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
