@@ -226,66 +226,16 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         .iter()
         .map(|p| Observed::NotWalked { path: p.path.clone(), reason: p.reason.clone(), hides_pins: p.hides_pins })
         .collect();
-    let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();
-    let yaml: Vec<&TextFile> = files
-        .texts
-        .iter()
-        .filter(|f| f.kind == FileKind::Yaml && !f.rel.starts_with("golden_al_distribution/"))
-        .collect();
-
-    // Every candidate's text is searched once, in parallel: which scripts write a knob (or hold a lookup
-    // table), which YAML files write one, which look like master configs.
-    let shell_knobs: HashSet<&str> = files
-        .texts
-        .par_iter()
-        .filter(|f| f.kind == FileKind::Shell && holds_any(&f.text, SHELL_KNOBS))
-        .map(|f| f.rel.as_str())
-        .collect();
-    let knob_scripts: Vec<&TextFile> = files
-        .texts
-        .par_iter()
-        .filter(|f| f.kind == FileKind::Shell && (shell_knobs.contains(f.rel.as_str()) || echoes_number(&f.text)))
-        .collect();
-    let yaml_knobs: HashSet<&str> = files
-        .texts
-        .par_iter()
-        .filter(|f| f.kind == FileKind::Yaml && holds_any(&f.text, YAML_KNOBS))
-        .map(|f| f.rel.as_str())
-        .collect();
-    let top_like = |f: &&&TextFile| {
-        (f.text.contains("scenarios:") && f.text.contains("search-space:"))
-            || f.text.starts_with("labels:")
-            || f.text.contains("\nlabels:")
-    };
-    let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
-    let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived(&f.rel));
-    observed.extend(archived_notes(archived.iter().map(|f| f.rel.as_str()), false));
-    let launcher_paths: Vec<String> = files
-        .texts
-        .iter()
-        .filter(|f| f.kind == FileKind::Shell && f.rel.starts_with("runners/launch_"))
-        .map(|f| f.rel.clone())
-        .collect();
-    let has_knob = |p: &str| {
-        by_path.get(p).is_some_and(|f| match f.kind {
-            FileKind::Yaml => yaml_knobs.contains(p),
-            _ => holds_any(&f.text, YAML_KNOBS),
-        })
-    };
-    let knob_script_paths: BTreeSet<&str> = knob_scripts.iter().map(|f| f.rel.as_str()).collect();
-    // Recipes that write a knob are parsed whatever the jobs are; a config-shaped file is left until it
-    // is known not to be a master config.
-    let knob_recipes: Vec<&TextFile> = yaml
-        .iter()
-        .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !active.iter().any(|a| a.rel == f.rel))
-        .copied()
-        .collect();
+    let c = Candidates::of(files);
+    observed.extend(archived_notes(c.archived.iter().map(|f| f.rel.as_str()), false));
+    let by_path = &c.by_path;
+    let has_knob = |p: &str| c.has_knob(p);
 
     // One parallel wave: the master configs, then the jobs and their launchers, alongside the scripts
     // and recipes that write a knob (rayon balances the two sides on the cores).
     let (configured, (knob_parsed, knob_recipes_parsed)) = rayon::join(
         || {
-            let tops: Vec<(&TextFile, Parsed)> = active.par_iter().map(|f| (*f, parse_yaml(f))).collect();
+            let tops: Vec<(&TextFile, Parsed)> = c.active.par_iter().map(|f| (*f, parse_yaml(f))).collect();
             let mut observed = Vec::new();
             let mut entries = Vec::new();
             let mut runners = Runners::default();
@@ -301,13 +251,16 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
                     Err(u) => observed.push(Observed::Unparsed(u)),
                 }
             }
-            let jobs = jobs_of(&entries, &runners, &launcher_paths, &has_knob);
-            let wanted_scripts: BTreeSet<&str> =
-                jobs.iter().filter_map(|j| j.launcher.as_deref()).filter(|p| !knob_script_paths.contains(p)).collect();
+            let jobs = jobs_of(&entries, &runners, &c.launcher_paths, &has_knob);
+            let wanted_scripts: BTreeSet<&str> = jobs
+                .iter()
+                .filter_map(|j| j.launcher.as_deref())
+                .filter(|p| !c.knob_script_paths.contains(p))
+                .collect();
             let launchers = parse_scripts(wanted_scripts.iter().filter_map(|p| by_path.get(p).copied()).collect());
             (entries, jobs, observed, launchers)
         },
-        || rayon::join(|| parse_scripts(knob_scripts.clone()), || parse_recipes(&knob_recipes)),
+        || rayon::join(|| parse_scripts(c.knob_scripts.clone()), || parse_recipes(&c.knob_recipes)),
     );
     let (entries, jobs, mut config_observed, (launchers, mut launcher_observed)) = configured;
     let (mut scripts, mut script_observed) = knob_parsed;
@@ -315,38 +268,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     observed.append(&mut config_observed);
     scripts.extend(launchers);
     observed.append(&mut launcher_observed);
-
-    // Then the recipes jobs name that were not parsed yet (and knob-writing config-shaped files that
-    // turned out not to be master configs).
-    let master_files: BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
-    let knob_recipe_paths: HashSet<&str> = knob_recipes.iter().map(|f| f.rel.as_str()).collect();
-    let mut wanted_recipes: BTreeSet<String> = active
-        .iter()
-        .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !master_files.contains(f.rel.as_str()))
-        .map(|f| f.rel.clone())
-        .collect();
-    for job in &jobs {
-        let point = &entries[job.entry].points[job.point];
-        for key in ["CONFIG_FILE", "EVAL_CONFIG_FILE"] {
-            if let Some(path) = point.get(key).and_then(|s| recipe_path(&s.value))
-                && by_path.contains_key(path.as_str())
-                && !master_files.contains(path.as_str())
-                && !knob_recipe_paths.contains(path.as_str())
-            {
-                wanted_recipes.insert(path);
-            }
-        }
-    }
-    let more_recipes: Vec<&TextFile> = wanted_recipes.iter().filter_map(|p| by_path.get(p.as_str()).copied()).collect();
-    let mut recipes = BTreeMap::new();
-    for r in knob_recipes_parsed.into_iter().chain(parse_recipes(&more_recipes)) {
-        match r {
-            Ok(recipe) => {
-                recipes.insert(recipe.rel.clone(), recipe);
-            }
-            Err(u) => observed.push(Observed::Unparsed(u)),
-        }
-    }
+    let recipes = c.recipes(&entries, &jobs, knob_recipes_parsed, &mut observed);
 
     // Wave 3: what each launcher does for its jobs, and the single-node scripts they reach.
     let mut script_index: HashMap<String, usize> =
@@ -378,49 +300,14 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         }
         tables = crate::bash::resolve::tables(&scripts);
     }
-    // A script that sources one writing a knob runs those pins with its variables: it is parsed too (only
-    // for that context, so a parse failure there hides no pin).
-    let knob_names: BTreeSet<&str> = knob_script_paths.iter().map(|p| p.rsplit('/').next().unwrap_or(p)).collect();
-    let sourcing: Vec<&TextFile> = files
-        .texts
-        .par_iter()
-        .filter(|f| {
-            f.kind == FileKind::Shell && !script_index.contains_key(&f.rel) && sources_any(&f.text, &knob_names)
-        })
-        .collect();
-    let before = scripts.len();
-    for s in parse_scripts(sourcing).0 {
-        script_index.insert(s.rel.clone(), scripts.len());
-        scripts.push(s);
-    }
-    // What the parsed scripts `source`: parsed once each, whoever sources them. Only files the walk read
-    // are followed, so a link out of the root never is.
-    let mut index_of = |rel: &str, scripts: &mut Vec<Script>| -> Option<usize> {
-        if let Some(&i) = script_index.get(rel) {
-            return Some(i);
-        }
-        let script = parse_script(by_path.get(rel)?).ok()?;
-        script_index.insert(rel.to_string(), scripts.len());
-        scripts.push(script);
-        Some(scripts.len() - 1)
-    };
-    let readable = |p: &str| by_path.contains_key(p);
-    crate::bash::include::resolve_all(&mut scripts, &mut index_of, &readable);
-    if scripts.len() > before {
+    if c.add_sourcing(files, &mut scripts, &mut script_index) {
         tables = crate::bash::resolve::tables(&scripts);
-    }
-    let mut prefix_models = BTreeMap::new();
-    for e in &entries {
-        if let (Some(p), Some(m)) = (&e.model_prefix, &e.model) {
-            prefix_models
-                .entry(p.clone())
-                .or_insert_with(|| EntryRef { name: m.clone(), at: Location::new(&e.file, e.line) });
-        }
     }
     // The injector is Python: read as text, only to see that it returns early for eval runs.
     let injector = super::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
     let scripts_len = scripts.len();
     let graph = Graph {
+        prefix_models: prefix_models(&entries),
         entries,
         jobs,
         scripts,
@@ -428,13 +315,194 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         tables,
         recipes,
         launch,
-        files: by_path,
+        files: c.by_path,
         observed,
-        prefix_models,
         injector,
-        shell_knobs,
+        shell_knobs: c.shell_knobs,
         written: WrittenFacts::new(scripts_len),
     };
+    inventory(graph, files)
+}
+
+/// The candidates among the files read, each text searched once, in parallel: which scripts write a knob
+/// (or hold a lookup table), which YAML files write one, which look like master configs.
+struct Candidates<'f> {
+    by_path: HashMap<&'f str, &'f TextFile>,
+    shell_knobs: HashSet<&'f str>,
+    knob_scripts: Vec<&'f TextFile>,
+    knob_script_paths: BTreeSet<&'f str>,
+    yaml_knobs: HashSet<&'f str>,
+    /// Master-config-like files in a `deprecated/` directory, and the others.
+    archived: Vec<&'f TextFile>,
+    active: Vec<&'f TextFile>,
+    launcher_paths: Vec<String>,
+    /// Recipes that write a knob, parsed whatever the jobs are (a config-shaped file is left until it is
+    /// known not to be a master config).
+    knob_recipes: Vec<&'f TextFile>,
+}
+
+impl<'f> Candidates<'f> {
+    fn of(files: &'f Files) -> Candidates<'f> {
+        let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();
+        let yaml: Vec<&TextFile> = files
+            .texts
+            .iter()
+            .filter(|f| f.kind == FileKind::Yaml && !f.rel.starts_with("golden_al_distribution/"))
+            .collect();
+        let shell_knobs: HashSet<&str> = files
+            .texts
+            .par_iter()
+            .filter(|f| f.kind == FileKind::Shell && holds_any(&f.text, SHELL_KNOBS))
+            .map(|f| f.rel.as_str())
+            .collect();
+        let knob_scripts: Vec<&TextFile> = files
+            .texts
+            .par_iter()
+            .filter(|f| f.kind == FileKind::Shell && (shell_knobs.contains(f.rel.as_str()) || echoes_number(&f.text)))
+            .collect();
+        let yaml_knobs: HashSet<&str> = files
+            .texts
+            .par_iter()
+            .filter(|f| f.kind == FileKind::Yaml && holds_any(&f.text, YAML_KNOBS))
+            .map(|f| f.rel.as_str())
+            .collect();
+        let top_like = |f: &&&TextFile| {
+            (f.text.contains("scenarios:") && f.text.contains("search-space:"))
+                || f.text.starts_with("labels:")
+                || f.text.contains("\nlabels:")
+        };
+        let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
+        let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived(&f.rel));
+        let launcher_paths: Vec<String> = files
+            .texts
+            .iter()
+            .filter(|f| f.kind == FileKind::Shell && f.rel.starts_with("runners/launch_"))
+            .map(|f| f.rel.clone())
+            .collect();
+        let knob_script_paths: BTreeSet<&str> = knob_scripts.iter().map(|f| f.rel.as_str()).collect();
+        let knob_recipes: Vec<&TextFile> = yaml
+            .iter()
+            .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !active.iter().any(|a| a.rel == f.rel))
+            .copied()
+            .collect();
+        Candidates {
+            by_path,
+            shell_knobs,
+            knob_scripts,
+            knob_script_paths,
+            yaml_knobs,
+            archived,
+            active,
+            launcher_paths,
+            knob_recipes,
+        }
+    }
+
+    /// Whether the file at `p` writes a knob a recipe carries.
+    fn has_knob(&self, p: &str) -> bool {
+        self.by_path.get(p).is_some_and(|f| match f.kind {
+            FileKind::Yaml => self.yaml_knobs.contains(p),
+            _ => holds_any(&f.text, YAML_KNOBS),
+        })
+    }
+
+    /// Every recipe parsed: those that write a knob (`parsed`), then the recipes jobs name that were not
+    /// parsed yet and knob-writing config-shaped files that turned out not to be master configs.
+    fn recipes(
+        &self,
+        entries: &[Entry],
+        jobs: &[Job],
+        parsed: Vec<Result<Recipe, Unparsed>>,
+        observed: &mut Vec<Observed>,
+    ) -> BTreeMap<String, Recipe> {
+        let master_files: BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
+        let knob_recipe_paths: HashSet<&str> = self.knob_recipes.iter().map(|f| f.rel.as_str()).collect();
+        let mut wanted_recipes: BTreeSet<String> = self
+            .active
+            .iter()
+            .filter(|f| self.yaml_knobs.contains(f.rel.as_str()) && !master_files.contains(f.rel.as_str()))
+            .map(|f| f.rel.clone())
+            .collect();
+        for job in jobs {
+            let point = &entries[job.entry].points[job.point];
+            for key in ["CONFIG_FILE", "EVAL_CONFIG_FILE"] {
+                if let Some(path) = point.get(key).and_then(|s| recipe_path(&s.value))
+                    && self.by_path.contains_key(path.as_str())
+                    && !master_files.contains(path.as_str())
+                    && !knob_recipe_paths.contains(path.as_str())
+                {
+                    wanted_recipes.insert(path);
+                }
+            }
+        }
+        let more_recipes: Vec<&TextFile> =
+            wanted_recipes.iter().filter_map(|p| self.by_path.get(p.as_str()).copied()).collect();
+        let mut recipes = BTreeMap::new();
+        for r in parsed.into_iter().chain(parse_recipes(&more_recipes)) {
+            match r {
+                Ok(recipe) => {
+                    recipes.insert(recipe.rel.clone(), recipe);
+                }
+                Err(u) => observed.push(Observed::Unparsed(u)),
+            }
+        }
+        recipes
+    }
+
+    /// Adds the scripts that source one writing a knob (those pins run with their variables; parsed only
+    /// for that context, so a parse failure there hides no pin), then what every parsed script `source`s,
+    /// parsed once each whoever sources it. Only files the walk read are followed, so a link out of the
+    /// root never is. Whether any script was added.
+    fn add_sourcing(
+        &self,
+        files: &Files,
+        scripts: &mut Vec<Script>,
+        script_index: &mut HashMap<String, usize>,
+    ) -> bool {
+        let knob_names: BTreeSet<&str> =
+            self.knob_script_paths.iter().map(|p| p.rsplit('/').next().unwrap_or(p)).collect();
+        let sourcing: Vec<&TextFile> = files
+            .texts
+            .par_iter()
+            .filter(|f| {
+                f.kind == FileKind::Shell && !script_index.contains_key(&f.rel) && sources_any(&f.text, &knob_names)
+            })
+            .collect();
+        let before = scripts.len();
+        for s in parse_scripts(sourcing).0 {
+            script_index.insert(s.rel.clone(), scripts.len());
+            scripts.push(s);
+        }
+        let mut index_of = |rel: &str, scripts: &mut Vec<Script>| -> Option<usize> {
+            if let Some(&i) = script_index.get(rel) {
+                return Some(i);
+            }
+            let script = parse_script(self.by_path.get(rel)?).ok()?;
+            script_index.insert(rel.to_string(), scripts.len());
+            scripts.push(script);
+            Some(scripts.len() - 1)
+        };
+        let readable = |p: &str| self.by_path.contains_key(p);
+        crate::bash::include::resolve_all(scripts, &mut index_of, &readable);
+        scripts.len() > before
+    }
+}
+
+/// `model-prefix` → the model of the first entry that uses it.
+fn prefix_models(entries: &[Entry]) -> BTreeMap<String, EntryRef> {
+    let mut prefix_models = BTreeMap::new();
+    for e in entries {
+        if let (Some(p), Some(m)) = (&e.model_prefix, &e.model) {
+            prefix_models
+                .entry(p.clone())
+                .or_insert_with(|| EntryRef { name: m.clone(), at: Location::new(&e.file, e.line) });
+        }
+    }
+    prefix_models
+}
+
+/// The inventory of a built graph: its pins and what was recorded, with the inline allows of `files`.
+fn inventory(graph: Graph, files: &Files) -> Inventory {
     let files_read = files.texts.len();
     let config_entries = graph.entries.clone();
     let entries = config_entries.len();

@@ -372,28 +372,9 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
                 .map(|v| to_fact(&v, |s| s.parse::<ThinkingMode>().ok()))
                 .filter(|f| f.value.is_some())
                 .unwrap_or_else(|| Fact::unresolved("no thinking setting in this script"));
-            let sampling = first(FactKind::Sampling)
-                .map(|v| to_fact(&v, |s| Some(s.to_ascii_lowercase())))
-                .filter(|f| f.value.is_some())
-                .unwrap_or_else(|| {
-                    Fact::known(
-                        "greedy".to_string(),
-                        How::Inferred,
-                        "no draft_sample_method: engines draft greedily",
-                        None,
-                    )
-                });
+            let sampling = sampling_fact(first(FactKind::Sampling));
             let model = model_fact(a, &ctx, index);
-            let mechanism = if value.how == How::Table
-                || script.choices.iter().enumerate().any(|(i, c)| {
-                    matches!(c.kind, crate::bash::ConditionalKind::Case { .. })
-                        && ctx.arms.iter().any(|x| x.0 == i as u32)
-                        && value.how == How::Branch
-                }) {
-                Mechanism::LookupTable
-            } else {
-                Mechanism::Script
-            };
+            let mechanism = mechanism(script, &ctx, &value);
             let edit =
                 value.span.filter(|_| value.value.is_some()).map(|span| Edit { file: value.at.file.clone(), span });
             out.pins.push(Pin {
@@ -425,6 +406,24 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
             });
         }
     }
+}
+
+/// The draft sampling written, else greedy, assumed: engines draft greedily unless told otherwise.
+fn sampling_fact(written: Option<Val>) -> Fact<String> {
+    written.map(|v| to_fact(&v, |s| Some(s.to_ascii_lowercase()))).filter(|f| f.value.is_some()).unwrap_or_else(|| {
+        Fact::known("greedy".to_string(), How::Inferred, "no draft_sample_method: engines draft greedily", None)
+    })
+}
+
+/// A value read from a lookup table, or fixed by the arm of a `case` it sits in, is a table's; else the
+/// script's.
+fn mechanism(script: &Script, ctx: &crate::bash::Ctx, value: &Val) -> Mechanism {
+    let case_arm = script.choices.iter().enumerate().any(|(i, c)| {
+        matches!(c.kind, crate::bash::ConditionalKind::Case { .. })
+            && ctx.arms.iter().any(|x| x.0 == i as u32)
+            && value.how == How::Branch
+    });
+    if value.how == How::Table || case_arm { Mechanism::LookupTable } else { Mechanism::Script }
 }
 
 /// The model: `--served-model-name`, else `--model`/`serve` (not a container mount), else the entry's
