@@ -1,5 +1,15 @@
-//! `drift` (class 10): k and AL set independently (an override of k keeps the old k's value), or a
-//! comment or prose line naming another AL than the code pins.
+//! **Class 10** · error.
+//!
+//! k and AL are set independently (k can be overridden from the environment while the AL stays fixed),
+//! or prose (a changelog, a comment) names another value than the code.
+//!
+//! Example (InferenceX): `SPEC_NUM_TOKENS="${SPEC_NUM_TOKENS:-2}"` beside a fixed
+//! `SYNTHETIC_ACCEPT_LEN=2.51`: a run with `SPEC_NUM_TOKENS=3` keeps the k = 2 value.
+//!
+//! Fix: derive the AL from k (a `case` on k, or `alsim pin` at run time), and correct the prose.
+//
+// The rule finds k and AL set independently (an override of k keeps the old k's value), or a comment
+// or prose line naming another AL than the code pins.
 
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;

@@ -1,5 +1,14 @@
-//! `inert` (a note): a pin or setting that does nothing — written into a role that runs no speculative
-//! decoding, a setting the engine ignores, config files archived where no job runs them.
+//! The check's own · note.
+//!
+//! A pin that does nothing: its role runs no speculative decoding, or the setting is one the engine
+//! ignores (SGLang reads `SGLANG_DEFAULT_THINKING`, not `SGLANG_ENABLE_THINKING`).
+//!
+//! Example (InferenceX): GLM-5.2 SGLang recipes set `SGLANG_ENABLE_THINKING`, which changes nothing.
+//!
+//! Fix: delete it, or use the setting the engine reads.
+//
+// The rule finds a pin or setting that does nothing — written into a role that runs no speculative
+// decoding, a setting the engine ignores, config files archived where no job runs them.
 
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;

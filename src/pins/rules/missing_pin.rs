@@ -1,5 +1,12 @@
-//! `missing-pin` (class 9): a speculative run whose acceptance nothing pins — an agentic entry's recipe or
-//! script, or a k with no arm in a lookup table — so it measures real acceptance.
+//! **Class 9** · error.
+//!
+//! A throughput config with speculative decoding has no pin at all, or a lookup table in shared launch
+//! code has no entry for the k a config runs: the run silently measures real acceptance.
+//!
+//! Fix: add the pin (`alsim pin …`), or the missing table entry.
+//
+// The rule finds a speculative run whose acceptance nothing pins — an agentic entry's recipe or
+// script, or a k with no arm in a lookup table — so it measures real acceptance.
 
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;

@@ -230,6 +230,31 @@ mod tests {
         assert!(off.findings[0].message.contains(mismatch::UNEXPLAINED), "{}", off.findings[0].message);
     }
 
+    /// Each class has exactly one rule file, each rule file is a class's, and the rule's doc is the class's
+    /// section of docs/pins.md, word for word: what `alsim explain CLASS` prints.
+    #[test]
+    fn each_class_has_one_rule_file_that_documents_it_as_the_pins_page_does() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pins/rules");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path().file_stem().unwrap().to_string_lossy().into_owned())
+            .filter(|stem| stem != "mod")
+            .collect();
+        files.sort();
+        let mut classes: Vec<String> = Class::ALL.iter().map(|c| c.name().replace('-', "_")).collect();
+        classes.sort();
+        assert_eq!(files, classes, "rule files and classes");
+        for class in Class::ALL {
+            let text = std::fs::read_to_string(dir.join(format!("{}.rs", class.name().replace('-', "_")))).unwrap();
+            let doc: Vec<&str> =
+                text.lines().map_while(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
+            let topic = crate::explain::find(class.name()).unwrap();
+            let (heading, body) = topic.text.split_once('\n').unwrap();
+            assert_eq!(heading, format!("## `{}`", class.name()));
+            assert_eq!(doc.join("\n"), body.trim(), "{class}: the rule's doc and docs/pins.md differ");
+        }
+    }
+
     /// Every finding of the pin check is made by a rule: no other file of `pins` calls `Finding::new` or
     /// names a rule outside its tests, and only the check's two stages enter the judge (the scan, for the
     /// inventory's findings; the check, for each pin's value, the curves and the allow-list).

@@ -1,5 +1,15 @@
-//! `never-passed` (class 7): a value computed or written but never handed to the engine — an injected
-//! length the injector skips, a knob never exported, a variable holding the pin that no command reads.
+//! **Class 7** · error.
+//!
+//! A variable holds the AL but no engine flag or variable uses it: the run verifies for real while the
+//! benchmark believes it is pinned.
+//!
+//! Example: `SPEC_DECODE_AL=2.83` is set, but the server command line has no
+//! `--spec-decode-acceptance-length "$SPEC_DECODE_AL"`.
+//!
+//! Fix: pass the variable to the engine, or delete it.
+//
+// The rule finds a value computed or written but never handed to the engine — an injected length the
+// injector skips, a knob never exported, a variable holding the pin that no command reads.
 
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;

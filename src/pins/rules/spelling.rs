@@ -1,6 +1,22 @@
-//! `spelling` (class 5): a value written in another knob's unit (TRT-LLM's count of accepted drafts not
-//! AL − 1, ATOM's rate not (AL − 1)/k, a length without its bonus token), an SGLang triple without its
-//! companions, or a vLLM length without the synthetic rejection method.
+//! **Class 5** · error.
+//!
+//! The value is right but written so the engine does not apply it as meant. Each engine spells a pin
+//! its own way (see [engines.md](engines.md)):
+//!
+//! - TensorRT-LLM takes accepted *drafts*, AL − 1: `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.83`
+//!   pins AL 3.83.
+//! - ATOM's rate knob is (AL − 1)/k, not AL/(k+1).
+//! - SGLang needs the whole triple: `SGLANG_SIMULATE_ACC_LEN`,
+//!   `SGLANG_SIMULATE_ACC_METHOD=match-expected` and `SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token`
+//!   (without it the default token mode replaces every token with one id, which breaks streamed text).
+//! - vLLM applies `synthetic_acceptance_length` only beside `"rejection_sample_method": "synthetic"`:
+//!   without it the run does not pin (recent vLLM versions refuse such a config at start-up).
+//!
+//! Fix: write the setting `alsim pin … --engine E` prints.
+//
+// The rule finds a value written in another knob's unit (TRT-LLM's count of accepted drafts not AL −
+// 1, ATOM's rate not (AL − 1)/k, a length without its bonus token), an SGLang triple without its companions, or a
+// vLLM length without the synthetic rejection method.
 
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;

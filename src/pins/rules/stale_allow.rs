@@ -1,5 +1,12 @@
-//! `stale-allow` (a warning): an allow-list entry or inline allow that sanctions nothing — no finding
-//! matches it, it names no class, or it gives no reason.
+//! The check's own · warning.
+//!
+//! An allow-list entry or inline allow matched no finding, names an unknown class, or gives no reason.
+//! A stale allow would silently sanction a future problem.
+//!
+//! Fix: delete the entry, or correct its file, line or class.
+//
+// The rule finds an allow-list entry or inline allow that sanctions nothing — no finding matches it,
+// it names no class, or it gives no reason.
 
 use crate::pins::observed::Observed;
 use crate::pins::{AllowEntry, Class, Finding, Inventory, Location};

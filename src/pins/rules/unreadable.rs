@@ -1,5 +1,12 @@
-//! `unreadable`: a candidate file that could not be read, decoded or parsed, so its pins are not checked
-//! (a note where the file cannot hold a pin the check would read).
+//! The check's own · error.
+//!
+//! A candidate file could not be read, decoded or parsed (not UTF-8, oversized, a link that leaves the
+//! repository, a syntax error). The check never skips a file silently.
+//!
+//! Fix: repair the file, or move it out of the tree the check reads.
+//
+// The rule finds a candidate file that could not be read, decoded or parsed, so its pins are not
+// checked (a note where the file cannot hold a pin the check would read).
 
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;

@@ -1,5 +1,16 @@
-//! `unresolved`: a fact the check could not decide — a pin's value, k, model, golden curve or thinking
-//! mode, or a file a run needs that the repository does not hold — so what rests on it is not checked.
+//! The check's own · warning · exit status 3.
+//!
+//! A fact the verdict needs (k, model, drafter, thinking mode, the value itself) could not be decided,
+//! and the finding names it. The check never guesses silently.
+//!
+//! Example (InferenceX): a MiniMax-M3 TensorRT-LLM script and its deployment state no thinking mode,
+//! and alsim knows no documented default for that model, so its pin cannot be checked.
+//!
+//! Fix: state the fact where the check can read it, such as a literal k or the model in the config
+//! entry.
+//
+// The rule finds a fact the check could not decide — a pin's value, k, model, golden curve or
+// thinking mode, or a file a run needs that the repository does not hold — so what rests on it is not checked.
 
 use super::Judgement;
 use crate::pins::Inventory;

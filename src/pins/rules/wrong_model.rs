@@ -1,4 +1,10 @@
-//! `wrong-model` (class 4): another model's golden value at the same k.
+//! **Class 4** · error · `pins fix` mends it.
+//!
+//! The value is another model's golden value, typically copied from a sibling recipe.
+//!
+//! Fix: pin the value from this model's curve.
+//
+// The rule finds another model's golden value at the same k.
 
 use crate::pins::golden::short;
 use crate::pins::subject::Subject;
