@@ -152,14 +152,11 @@ const PIN_STAGES: &[(&str, usize)] = &[
     ("thinking", 0),
     ("native", 0),
     // Discover: what the files say.
-    ("script", 1),
-    ("recipe", 1),
-    ("graph", 1),
+    ("discover", 1),
     ("allow", 1),
     ("curves", 1),
     // Resolve: each pin's golden query.
-    ("golden", 2),
-    ("subject", 2),
+    ("resolve", 2),
     // Judge: the rules, and the check that runs them.
     ("rules", 3),
     ("check", 3),
@@ -211,7 +208,7 @@ fn the_pin_check_stages_hold_their_order() {
     let unplaced: Vec<&String> = graph.keys().filter(|m| !stage.contains_key(m.as_str())).collect();
     assert!(unplaced.is_empty(), "modules of pins not placed in PIN_STAGES: {unplaced:?}");
     assert!(
-        graph["check"].contains("rules") && graph["graph"].contains("script"),
+        graph["check"].contains("rules") && graph["check"].contains("resolve"),
         "the scan misses imports: {graph:?}"
     );
     let mut backward = Vec::new();

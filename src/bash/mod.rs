@@ -1,7 +1,7 @@
 //! The bash reader: launch scripts parsed with brush-parser and read without running them. It stands on
 //! its own — words and expansions ([`word`]), statements and their arms (this module), `source`d files
 //! ([`mod@include`]) and variable resolution ([`resolve`]) — and imports nothing of the pin check, whose
-//! reading of knobs and facts is built on it (`crate::pins::script`). Of the benchmark repositories'
+//! reading of knobs and facts is built on it (`crate::pins::discover::script`). Of the benchmark repositories'
 //! conventions it knows one: which arms run for `EVAL_ONLY` runs, since every value depends on it.
 //!
 //! A script is flattened into statements ([`Stmt`]): assignments and commands, each with its context

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::allow::AllowList;
 use super::curves::{self, CurveEntry};
+use super::resolve::subject::{self, Resolution};
 use super::rules;
-use super::subject::{self, Resolution};
 use super::verdict::{GoldenRef, ValueVerdict};
 use super::walk;
 use super::{Class, Finding, Inventory, Location, Pin, Severity};

@@ -2,25 +2,25 @@
 //! reach it, and proving each is the golden value for what it runs (docs/pins.md; spellings from docs/engines.md
 //! and [`crate::units`]).
 //!
-//! This module owns
-//! - the repository walk ([`walk`]): which files are read; a candidate that cannot be read or decoded is
-//!   a finding naming the file, never a silent skip. Nothing read is ever executed;
-//! - the launch graph (`graph`): config entries of the master configs, the launchers they run on and
-//!   their naming conventions, the launch scripts and recipes they reach, injected pins, roles and the
-//!   routes eval runs take — each pin's facts come from the path a runner takes, not from one file;
-//! - discovery in bash (`shell`, parsed with brush-parser) and in YAML recipes (`recipe`): every pin
-//!   site in the engine spellings, one pin per branch and role, with every fact that decides its golden
-//!   value and how it was decided ([`How`]); thinking mode per deployment and the table of defaults
-//!   (`thinking`);
-//! - the check (`check`): the golden lookup, the classes of error of docs/pins.md ([`Class`]),
-//!   tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]), severities, the allow-list ([`allow`]) and the
-//!   golden curves' own problems (`curves`);
-//! - rate lists (`rates`): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
-//!   as written and compared position by position with the golden curve's own chain;
-//! - pull-request mode ([`diff`]): the check of the working tree against a git revision's, each finding
-//!   new, fixed or unchanged under a line-insensitive key;
-//! - repair ([`fix`]): a unified diff that sets each wrong literal to its golden value, and its transactional write;
-//! - generation (`native`): the engine-native setting for a golden value.
+//! The check runs in stages, each a module, in the order its data passes through them (`tests/layers.rs`
+//! holds the order):
+//! - the walk ([`walk`]): which files are read; a candidate that cannot be read or decoded is recorded,
+//!   never silently skipped. Nothing read is ever executed;
+//! - discover (`discover`): the launch graph — config entries of the master configs, the launchers they
+//!   run on and their naming conventions, the launch scripts and recipes they reach, injected pins, roles
+//!   and the routes eval runs take — and every pin site in bash (read with [`crate::bash`]) and in YAML
+//!   recipes, one pin per branch and role, with every fact that decides its golden value and how it was
+//!   decided ([`How`]). What else it sees it records as plain records (`observed`), never as findings;
+//! - resolve (`resolve`): each pin's golden query (model key, drafter, draft sampling, thinking mode and
+//!   its defaults, `thinking`) looked up in the golden curves;
+//! - judge (`rules`, run by the scan over the inventory and by [`check`] for each pin's value, the golden
+//!   curves' own problems, `curves`, and the allow-list, [`allow`]): the classes of docs/pins.md
+//!   ([`Class`]), one rule file each, with tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]) and
+//!   severities; rate lists (`rates`) compared position by position with the golden curve's own chain;
+//! - what the check's report feeds: pull-request mode ([`diff`]), each finding new, fixed or unchanged
+//!   under a line-insensitive key; repair ([`fix`]), a unified diff that sets each wrong literal to its
+//!   golden value, and its transactional write; generation (`native`), the engine-native setting for a
+//!   golden value.
 //!
 //! Facts that cannot be resolved are reported as [`How::Unresolved`] with the missing fact named, never
 //! guessed; a fact taken from a documented default (a thinking mode) is [`How::Default`] and decides like a
@@ -32,16 +32,13 @@ pub(crate) mod check;
 mod class;
 pub(crate) mod curves;
 pub mod diff;
+pub(crate) mod discover;
 pub mod fix;
-mod golden;
-pub(crate) mod graph;
 pub(crate) mod native;
 pub(crate) mod observed;
 pub(crate) mod rates;
-pub(crate) mod recipe;
+mod resolve;
 mod rules;
-pub(crate) mod script;
-mod subject;
 pub(crate) mod thinking;
 mod verdict;
 pub mod walk;
@@ -57,8 +54,8 @@ pub use check::{
 };
 pub use class::Class;
 pub use fix::{FixPlan, plan_fixes};
-pub use golden::model_key;
 pub use native::{NativeSetting, native_setting};
+pub use resolve::lookup::model_key;
 pub use verdict::{GoldenRef, ValueVerdict};
 
 pub use crate::bash::How;
@@ -398,7 +395,7 @@ pub struct Inventory {
     pub entries: usize,
     /// Those entries with their search-space points, for what reads the benchmark matrix (`alsim sweep`).
     #[serde(skip)]
-    pub config_entries: Vec<graph::config::Entry>,
+    pub config_entries: Vec<discover::graph::config::Entry>,
     /// The pins, by file and line.
     pub pins: Vec<Pin>,
     /// The findings its records and pins make, before any golden value is consulted ([`rules`]).
@@ -420,7 +417,7 @@ pub struct Inventory {
 /// [`crate::Error::Io`] when `root` itself cannot be read.
 pub fn scan(root: &Path) -> Result<Inventory> {
     let files = walk::walk(root)?;
-    let mut inventory = graph::discover(&files, root);
+    let mut inventory = discover::graph::discover(&files, root);
     inventory.repo = root.display().to_string();
     let mut found = rules::run(&inventory);
     inventory.findings.append(&mut found);

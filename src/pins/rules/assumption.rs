@@ -16,7 +16,7 @@
 // `--strict`.
 
 use super::{Judgement, shown_written};
-use crate::pins::subject::Subject;
+use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, How, plain_number};
 

@@ -10,9 +10,9 @@
 // its per-position chain.
 
 use super::Judgement;
-use crate::pins::golden::short;
 use crate::pins::rates;
-use crate::pins::subject::Subject;
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, RATE_TOLERANCE, plain_number};
 

@@ -37,10 +37,10 @@ pub(crate) mod wrong_model;
 pub(crate) mod wrong_thinking_mode;
 
 use super::rates;
-use super::subject::{Resolution, Subject};
+use super::resolve::subject::{Resolution, Subject};
 use super::verdict::ValueVerdict;
 use super::{Class, Finding, Inventory, Knob, Pin, plain_number};
-use crate::pins::golden::{describe_query, short};
+use crate::pins::resolve::lookup::{describe_query, short};
 
 /// A rule over the whole inventory: the findings of its records and pins, before any golden value.
 type InventoryRule = fn(&Inventory) -> Vec<Finding>;
@@ -162,7 +162,7 @@ pub(crate) mod testing {
     //! A pin and its resolution over the embedded curves, for the rules' tests.
 
     use crate::curve::{CurveSet, ThinkingMode};
-    use crate::pins::subject::{self, Resolution, Subject};
+    use crate::pins::resolve::subject::{self, Resolution, Subject};
     use crate::pins::{EvalRoute, Fact, How, Knob, Location, Mechanism, Pin};
 
     /// A vLLM pin of `written` at k for MiniMax-M3 with its EAGLE3 drafter, greedy drafting stated.

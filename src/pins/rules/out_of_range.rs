@@ -14,9 +14,9 @@
 // engine refuses (an entry outside [0, 1], a rise, another length that is no golden chain).
 
 use super::{Judgement, shown_written};
-use crate::pins::golden::short;
 use crate::pins::rates;
-use crate::pins::subject::{Range, Subject, Undecided};
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::{Range, Subject, Undecided};
 use crate::pins::verdict::{GoldenRef, ValueVerdict};
 use crate::pins::{Class, Finding, Pin, plain_number};
 

@@ -20,7 +20,7 @@
 
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;
-use crate::pins::subject::Subject;
+use crate::pins::resolve::subject::Subject;
 use crate::pins::{AL_TOLERANCE, Class, Finding, Knob, Location, RATE_TOLERANCE};
 
 /// Knobs written without the companions or method their engine needs (a value in the wrong unit is judged

@@ -15,7 +15,7 @@
 use super::Judgement;
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;
-use crate::pins::subject::Undecided;
+use crate::pins::resolve::subject::Undecided;
 use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, Location, Pin};
 

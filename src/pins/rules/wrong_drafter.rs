@@ -14,8 +14,8 @@
 // draft sampling.
 
 use crate::curve::{Curve, ThinkingMode};
-use crate::pins::golden::{files_for, short};
-use crate::pins::subject::Subject;
+use crate::pins::resolve::lookup::{files_for, short};
+use crate::pins::resolve::subject::Subject;
 
 /// A value another curve file of the same model (another drafter, another sampling) holds at k.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {

@@ -16,7 +16,7 @@
 use super::Judgement;
 use crate::curve::Curve;
 use crate::pins::rates;
-use crate::pins::subject::Subject;
+use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding};
 

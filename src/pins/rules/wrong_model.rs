@@ -6,8 +6,8 @@
 //
 // The rule finds another model's golden value at the same k.
 
-use crate::pins::golden::short;
-use crate::pins::subject::Subject;
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::Subject;
 
 /// A value another model's curve holds at k.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {

@@ -25,8 +25,8 @@
 // was not collected at (no golden value exists for it).
 
 use super::{Judgement, shown_written};
-use crate::pins::golden::short;
-use crate::pins::subject::Subject;
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding};
 

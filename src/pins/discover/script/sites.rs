@@ -105,7 +105,7 @@ impl Analyzer<'_> {
                     Value::Hole(Hole::Part(Part::Lit { text, .. })) => text.clone(),
                     Value::Hole(_) => String::new(),
                 };
-                if let Some(mode) = crate::pins::recipe::template_mode(raw.trim_matches(['"', '\''])) {
+                if let Some(mode) = crate::pins::discover::recipe::template_mode(raw.trim_matches(['"', '\''])) {
                     out.push(Val {
                         value: Some(mode.name().to_string()),
                         how: How::Literal,

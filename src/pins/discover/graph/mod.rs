@@ -30,14 +30,14 @@ use rayon::prelude::*;
 
 use self::config::{Entry, Point};
 use self::runner::{LaunchFacts, Launcher, Runners};
-use super::allow::AllowList;
-use super::observed::{Observed, Unparsed};
-use super::recipe::Recipe;
-use super::script::written::WrittenFacts;
-use super::walk::{FileKind, Files, TextFile};
-use super::{EntryRef, Inventory, Location};
 use crate::bash::Script;
 use crate::bash::resolve::{Env, EnvValue, LookupTable};
+use crate::pins::allow::AllowList;
+use crate::pins::discover::recipe::Recipe;
+use crate::pins::discover::script::written::WrittenFacts;
+use crate::pins::observed::{Observed, Unparsed};
+use crate::pins::walk::{FileKind, Files, TextFile};
+use crate::pins::{EntryRef, Inventory, Location};
 
 /// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
 pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
@@ -304,7 +304,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         tables = crate::bash::resolve::tables(&scripts);
     }
     // The injector is Python: read as text, only to see that it returns early for eval runs.
-    let injector = super::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
+    let injector = crate::pins::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
     let scripts_len = scripts.len();
     let graph = Graph {
         prefix_models: prefix_models(&entries),

@@ -17,14 +17,14 @@
 
 use std::collections::BTreeSet;
 
-use super::observed::Observed;
-use super::thinking::IGNORED;
-use super::{
+use crate::curve::ThinkingMode;
+use crate::engine::Engine;
+use crate::pins::observed::Observed;
+use crate::pins::thinking::IGNORED;
+use crate::pins::{
     Edit, EvalRoute, Fact, How, Knob, Location, Mechanism, Pin, Role, SGLANG_METHOD, SGLANG_TOKEN_MODE, rates,
     thinking_word,
 };
-use crate::curve::ThinkingMode;
-use crate::engine::Engine;
 use crate::yaml::{Duplicate, Node};
 
 mod reader;

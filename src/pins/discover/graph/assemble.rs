@@ -8,9 +8,9 @@ use rayon::prelude::*;
 use super::{Graph, Job, recipe_path};
 use crate::bash::resolve::{Env, Resolver};
 use crate::bash::{ConditionalKind, Script};
+use crate::pins::discover::recipe::Recipe;
+use crate::pins::discover::script::sites::{self, Discovery};
 use crate::pins::observed::Observed;
-use crate::pins::recipe::Recipe;
-use crate::pins::script::sites::{self, Discovery};
 use crate::pins::{Edit, EntryRef, EvalRoute, Fact, How, Knob, Location, Mechanism, Pin, Role};
 
 /// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
