@@ -219,6 +219,40 @@ mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
 
+    /// The rules over the inventory read nothing but it: an inventory built by hand, with no tree on disk,
+    /// gets one finding per record of each class, at the record's place, and a leaking pin one per place.
+    #[test]
+    fn the_inventory_rules_judge_an_inventory_built_by_hand() {
+        use crate::pins::observed::Observed;
+        use crate::pins::{EvalRoute, Fact, How, Inventory, Location};
+        let at = |line| Location::new("recipes/r.yaml", line);
+        let mut leaking = pin(2.0, 3, ThinkingMode::On);
+        leaking.eval = Fact::known(EvalRoute::Leaks, How::Inferred, "nothing drops it", None);
+        let inventory = Inventory {
+            pins: vec![leaking.clone(), leaking],
+            observed: vec![
+                Observed::DuplicateKey { at: at(4), key: "decode".into() },
+                Observed::InjectorDisabled { at: at(9), value: "2.5".into() },
+                Observed::NotSynthetic { at: at(12), knob: Knob::VllmSyntheticLength },
+                // Not a problem on its own: only a comment that names another AL than the file pins is.
+                Observed::Comment { at: Location::new("launch.sh", 3), text: " k = 3 keeps the AL at 2.0".into() },
+            ],
+            ..Inventory::default()
+        };
+        let mut found: Vec<(Class, Option<usize>)> =
+            run(&inventory).iter().map(|f| (f.class, f.location.line)).collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (Class::Spelling, Some(12)),
+                (Class::NeverPassed, Some(9)),
+                (Class::EvalLeak, Some(7)),
+                (Class::DuplicateKey, Some(4)),
+            ]
+        );
+    }
+
     #[test]
     fn the_golden_value_is_ok_and_another_value_is_explained_or_a_mismatch() {
         let on = golden(3, ThinkingMode::On);
