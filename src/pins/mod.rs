@@ -8,7 +8,7 @@
 //!   never silently skipped. Nothing read is ever executed;
 //! - discover (`discover`): the launch graph — config entries of the master configs, the launchers they
 //!   run on and their naming conventions, the launch scripts and recipes they reach, injected pins, roles
-//!   and the routes eval runs take — and every pin site in bash (read with [`crate::bash`]) and in YAML
+//!   and the routes eval runs take — and every pin site in bash (read with `crate::bash`) and in YAML
 //!   recipes, one pin per branch and role, with every fact that decides its golden value and how it was
 //!   decided ([`How`]). What else it sees it records as plain records (`observed`), never as findings;
 //! - resolve (`resolve`): each pin's golden query (model key, drafter, draft sampling, thinking mode and
@@ -398,7 +398,7 @@ pub struct Inventory {
     pub config_entries: Vec<discover::graph::config::Entry>,
     /// The pins, by file and line.
     pub pins: Vec<Pin>,
-    /// The findings its records and pins make, before any golden value is consulted ([`rules`]).
+    /// The findings its records and pins make, before any golden value is consulted (`rules`).
     pub findings: Vec<Finding>,
     /// What discovery recorded besides the pins, for the rules.
     #[serde(skip)]
