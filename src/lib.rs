@@ -93,6 +93,7 @@
 #![warn(missing_docs)]
 
 pub mod accept;
+#[cfg(feature = "pins")]
 pub(crate) mod bash;
 pub mod curve;
 pub mod diagnostic;
