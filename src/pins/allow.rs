@@ -64,8 +64,8 @@ pub const DEFAULT_FILE: &str = ".alsim-allow.yaml";
 const INLINE_MARKER: &str = "alsim: allow";
 
 impl AllowList {
-    /// The inline allows written in `text`, the file `rel`, and a `stale-allow` finding for each one that
-    /// cannot be read (an unknown class, no reason), since it sanctions nothing.
+    /// The inline allows written in `text`, the file `rel`, and each one that cannot be read (an unknown
+    /// class, no reason): it sanctions nothing, and the check reports it as `stale-allow`.
     ///
     /// ```
     /// use alsim::pins::{AllowList, Class};

@@ -30,7 +30,7 @@ pub(super) fn lines(graph: &Graph, pins: &[Pin]) -> Vec<Observed> {
         by_name.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push(path);
     }
     // Prose is most of the text read: its files are read in parallel, and only lines with a file-like
-    // word are split into words (the findings are sorted by location afterwards).
+    // word are split into words (what they yield is sorted by location afterwards).
     let found: Vec<Observed> = graph
         .files
         .par_iter()
