@@ -94,6 +94,8 @@
 
 pub mod accept;
 #[cfg(feature = "pins")]
+pub(crate) mod bash;
+#[cfg(feature = "pins")]
 pub mod config;
 pub mod curve;
 pub mod diagnostic;

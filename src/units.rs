@@ -154,6 +154,12 @@ pub fn check_al(al: f64, k: usize, field: &str) -> Result<()> {
     Spelling::AcceptanceLength.to_al(al, k, field).map(|_| ())
 }
 
+/// A number formatted without trailing zeros (`2.83`, `1.83`, `0.663333`).
+pub fn plain_number(value: f64, max_decimals: usize) -> String {
+    let text = format!("{value:.max_decimals$}");
+    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

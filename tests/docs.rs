@@ -112,8 +112,13 @@ fn unresolved(file: &Path, reference: &PageRef) -> Option<String> {
     if EXTERNAL.contains(&reference.path.as_str()) {
         return None;
     }
-    let Some(target) =
-        [file.parent().unwrap().join(&reference.path), root().join(&reference.path)].into_iter().find(|p| p.is_file())
+    // A rule's doc is its class's section of docs/pins.md, word for word, so its links are the page's.
+    let base = if file.starts_with(root().join("src/pins/rules")) {
+        root().join("docs")
+    } else {
+        file.parent().unwrap().into()
+    };
+    let Some(target) = [base.join(&reference.path), root().join(&reference.path)].into_iter().find(|p| p.is_file())
     else {
         return Some(format!("{} is not a shipped file", reference.path));
     };

@@ -1,6 +1,7 @@
 //! The crate's layering holds one way — cli → report → domains → accept → curve → ground — and its
-//! top-level modules import each other without a circle. Read from the sources: a `crate::X` path outside
-//! comments and tests is an import of module X (the CLI's are `alsim::X`).
+//! top-level modules import each other without a circle; inside `pins`, the stages hold their order
+//! (discover → resolve → judge → fix and diff). Read from the sources: a `crate::X` path outside comments
+//! and tests is an import of module X (the CLI's are `alsim::X`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -12,6 +13,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("names", 0),
     ("units", 0),
     ("yaml", 0),
+    ("bash", 0),
     ("stats", 0),
     ("diagnostic", 0),
     ("engine", 0),
@@ -136,4 +138,87 @@ fn every_import_goes_down_the_layers_and_none_closes_a_circle() {
         let circle = visit(m, &graph, &mut Vec::new(), &mut done);
         assert!(circle.is_none(), "an import circle: {}", circle.unwrap_or_default().join(" → "));
     }
+}
+
+/// The stages of the pin check in the order its data passes through them: a module of `src/pins` may
+/// import its own stage or an earlier one. `pins/mod.rs` is no stage: it holds the types every stage
+/// shares and wires them (the scan runs discovery, then the judge).
+const PIN_STAGES: &[(&str, usize)] = &[
+    // Plain records and leaves every stage reads.
+    ("class", 0),
+    ("verdict", 0),
+    ("observed", 0),
+    ("walk", 0),
+    ("rates", 0),
+    ("thinking", 0),
+    ("native", 0),
+    // Discover: what the files say.
+    ("discover", 1),
+    ("allow", 1),
+    ("curves", 1),
+    // Resolve: each pin's golden query.
+    ("resolve", 2),
+    // Judge: the rules, and the check that runs them.
+    ("rules", 3),
+    ("check", 3),
+    // What the check's report feeds.
+    ("fix", 4),
+    ("diff", 4),
+];
+
+/// Each module of `src/pins` with the modules of `pins` it imports (`crate::pins::X`, and `super::X` where
+/// `super` is `pins`).
+fn pin_stage_graph() -> BTreeMap<String, BTreeSet<String>> {
+    fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let pins = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pins");
+    let mut all = Vec::new();
+    files(&pins, &mut all);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in all {
+        let rel = path.strip_prefix(&pins).unwrap();
+        let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        if parts == ["mod.rs"] {
+            continue;
+        }
+        let module = parts[0].trim_end_matches(".rs").to_string();
+        // `super` is `pins` in a file directly under it, and in a folder's `mod.rs`.
+        let super_is_pins = parts.len() == 1 || (parts.len() == 2 && parts[1] == "mod.rs");
+        let mut out = BTreeSet::new();
+        imports(&path, &module, "crate::pins::", &mut out);
+        if super_is_pins {
+            imports(&path, &module, "super::", &mut out);
+        }
+        graph.entry(module).or_default().extend(out);
+    }
+    graph
+}
+
+#[test]
+fn the_pin_check_stages_hold_their_order() {
+    let stage: BTreeMap<&str, usize> = PIN_STAGES.iter().copied().collect();
+    let graph = pin_stage_graph();
+    let unplaced: Vec<&String> = graph.keys().filter(|m| !stage.contains_key(m.as_str())).collect();
+    assert!(unplaced.is_empty(), "modules of pins not placed in PIN_STAGES: {unplaced:?}");
+    assert!(
+        graph["check"].contains("rules") && graph["check"].contains("resolve"),
+        "the scan misses imports: {graph:?}"
+    );
+    let mut backward = Vec::new();
+    for (from, to) in &graph {
+        for target in to.iter().filter(|t| stage.contains_key(t.as_str())) {
+            if stage[target.as_str()] > stage[from.as_str()] {
+                backward.push(format!("{from} → {target}"));
+            }
+        }
+    }
+    assert!(backward.is_empty(), "imports from a later stage of the pin check: {backward:?}");
 }

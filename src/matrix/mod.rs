@@ -33,8 +33,8 @@ use crate::perf::cost::{CostModel, Deployment, Workload};
 use crate::perf::profile::{DrafterProfile, ModelProfile, Precision, Profiles};
 use crate::perf::workload::{DEFAULT_ISL, DEFAULT_OSL};
 use crate::perf::{AcceptanceSource, Band, DEFAULT_MAX_K, Sweep};
-use crate::pins::graph::config::{Entry, Point};
-use crate::pins::verify::{CheckOptions, CheckedPin};
+use crate::pins::discover::graph::config::{Entry, Point};
+use crate::pins::{CheckOptions, CheckedPin};
 use crate::pins::{Location, Role, Status, model_key, thinking};
 
 /// What a sweep reads besides the repository.

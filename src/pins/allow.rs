@@ -12,10 +12,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::shell::word::glob;
 use super::{Class, Finding, Location};
+use crate::bash::word::glob;
 use crate::error::{Error, Result};
-use crate::pins::rules;
 use crate::yaml::{self, Node, Value};
 
 /// One sanctioned exception.
@@ -42,6 +41,15 @@ impl AllowEntry {
     }
 }
 
+/// An inline allow that cannot be read, so it sanctions nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnreadAllow {
+    /// Where it is written.
+    pub at: Location,
+    /// Why its class cannot be read; `None` where the class reads and the reason is missing.
+    pub class_error: Option<String>,
+}
+
 /// The allow-list file: a YAML list of `{file, line?, class, reason}` (or `allow:` holding that list).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AllowList {
@@ -56,8 +64,8 @@ pub const DEFAULT_FILE: &str = ".alsim-allow.yaml";
 const INLINE_MARKER: &str = "alsim: allow";
 
 impl AllowList {
-    /// The inline allows written in `text`, the file `rel`, and a `stale-allow` finding for each one that
-    /// cannot be read (an unknown class, no reason), since it sanctions nothing.
+    /// The inline allows written in `text`, the file `rel`, and each one that cannot be read (an unknown
+    /// class, no reason): it sanctions nothing, and the check reports it as `stale-allow`.
     ///
     /// ```
     /// use alsim::pins::{AllowList, Class};
@@ -66,7 +74,7 @@ impl AllowList {
     /// assert_eq!((list.entries[0].class, list.entries[0].line), (Class::WrongK, Some(2)));
     /// assert!(bad.is_empty());
     /// ```
-    pub fn inline(rel: &str, text: &str) -> (AllowList, Vec<Finding>) {
+    pub fn inline(rel: &str, text: &str) -> (AllowList, Vec<UnreadAllow>) {
         let mut list = AllowList::default();
         let mut bad = Vec::new();
         if memchr::memmem::find(text.as_bytes(), INLINE_MARKER.as_bytes()).is_none() {
@@ -89,12 +97,12 @@ impl AllowList {
             let class = match class.trim().parse::<Class>() {
                 Ok(class) => class,
                 Err(e) => {
-                    bad.push(rules::stale_allow::inline_class(here, &e.to_string()));
+                    bad.push(UnreadAllow { at: here, class_error: Some(e.to_string()) });
                     continue;
                 }
             };
             if reason.trim().is_empty() {
-                bad.push(rules::stale_allow::inline_reason(here));
+                bad.push(UnreadAllow { at: here, class_error: None });
                 continue;
             }
             list.entries.push(AllowEntry {
@@ -173,9 +181,8 @@ impl AllowList {
         self.entries.extend(other.entries);
     }
 
-    /// Marks the findings an entry sanctions, and adds a `stale-allow` warning for each entry that
-    /// sanctions nothing.
-    pub fn apply(&self, findings: &mut Vec<Finding>) {
+    /// Marks the findings an entry sanctions, and returns the entries that sanction none of them.
+    pub fn apply(&self, findings: &mut [Finding]) -> Vec<&AllowEntry> {
         let mut used = vec![false; self.entries.len()];
         for finding in findings.iter_mut() {
             if let Some(i) = self.entries.iter().position(|e| e.matches(finding)) {
@@ -183,11 +190,7 @@ impl AllowList {
                 used[i] = true;
             }
         }
-        for (entry, used) in self.entries.iter().zip(used) {
-            if !used {
-                findings.push(rules::stale_allow::unused(entry.at.clone(), &entry.file, entry.class));
-            }
-        }
+        self.entries.iter().zip(used).filter(|(_, used)| !used).map(|(entry, _)| entry).collect()
     }
 }
 
@@ -207,9 +210,8 @@ mod tests {
             Finding::new(Class::WrongThinkingMode, Location::new("trt/dsv4/b.yaml", 9), "m"),
             Finding::new(Class::WrongK, Location::new("trt/dsv4/b.yaml", 9), "m"),
         ];
-        list.apply(&mut findings);
+        let unused = list.apply(&mut findings);
         assert_eq!(findings.iter().filter(|f| f.allowed.is_some()).count(), 2);
-        assert_eq!(findings.last().unwrap().class, Class::StaleAllow);
-        assert_eq!(findings.last().unwrap().location.line, Some(4));
+        assert_eq!(unused.iter().map(|e| (e.file.as_str(), e.at.line)).collect::<Vec<_>>(), [("x", Some(4))]);
     }
 }

@@ -10,11 +10,9 @@
 
 use std::path::Path;
 
-use super::{Finding, Location, Severity};
+use super::{Location, Severity};
 use crate::curve::CurveSet;
 use crate::curve::check::{self, NoiseModel, Point, ProblemKind};
-
-use crate::pins::rules;
 
 /// A curve entry a problem is about: the golden file (as read) and the point in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,14 +22,14 @@ pub(crate) struct CurveEntry {
 }
 
 /// One problem as `curve check` judged it, with the entry it affects when it is about one value; the
-/// rule ([`rules::curve_problem`]) makes the finding once the pins that rest on entries are known.
+/// rule (`rules::curve_problem`) makes the finding once the pins that rest on entries are known.
 #[derive(Debug, Clone)]
 pub(crate) struct CurveProblem {
-    at: Location,
-    text: String,
-    severity: Severity,
+    pub at: Location,
+    pub text: String,
+    pub severity: Severity,
     /// The affected entry; `None` for problems about a whole file.
-    entry: Option<CurveEntry>,
+    pub entry: Option<CurveEntry>,
 }
 
 /// Every class-11 problem of the files in `curves` that is beyond noise (and every drafter ambiguity), as
@@ -61,17 +59,6 @@ pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
             text: p.text(),
             severity: p.finding.severity,
             entry: p.point.map(|point| CurveEntry { file: p.finding.location.file, point }),
-        })
-        .collect()
-}
-
-/// The findings of `problems`, each told whether a pin's expected value rests on its entry (`used`).
-pub(crate) fn gate(problems: Vec<CurveProblem>, used: &[CurveEntry]) -> Vec<Finding> {
-    problems
-        .into_iter()
-        .map(|p| {
-            let rests_on_a_pin = p.entry.map(|entry| used.contains(&entry));
-            rules::curve_problem::finding(p.at, p.text, p.severity, rests_on_a_pin)
         })
         .collect()
 }

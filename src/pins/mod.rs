@@ -2,25 +2,25 @@
 //! reach it, and proving each is the golden value for what it runs (docs/pins.md; spellings from docs/engines.md
 //! and [`crate::units`]).
 //!
-//! This module owns
-//! - the repository walk ([`walk`]): which files are read; a candidate that cannot be read or decoded is
-//!   a finding naming the file, never a silent skip. Nothing read is ever executed;
-//! - the launch graph (`graph`): config entries of the master configs, the launchers they run on and
-//!   their naming conventions, the launch scripts and recipes they reach, injected pins, roles and the
-//!   routes eval runs take — each pin's facts come from the path a runner takes, not from one file;
-//! - discovery in bash (`shell`, parsed with brush-parser) and in YAML recipes (`recipe`): every pin
-//!   site in the engine spellings, one pin per branch and role, with every fact that decides its golden
-//!   value and how it was decided ([`How`]); thinking mode per deployment and the table of defaults
-//!   (`thinking`);
-//! - verification (`verify`): the golden lookup, the classes of error of docs/pins.md ([`Class`]),
-//!   tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]), severities, the allow-list ([`allow`]) and the
-//!   golden curves' own problems (`curves`);
-//! - rate lists (`rates`): vLLM's `synthetic_acceptance_rates` and llama.cpp's `--spec-synth-rates`, read
-//!   as written and compared position by position with the golden curve's own chain;
-//! - pull-request mode ([`diff`]): the check of the working tree against a git revision's, each finding
-//!   new, fixed or unchanged under a line-insensitive key;
-//! - repair ([`fix`]): a unified diff that sets each wrong literal to its golden value, and its transactional write;
-//! - generation (`native`): the engine-native setting for a golden value.
+//! The check runs in stages, each a module, in the order its data passes through them (`tests/layers.rs`
+//! holds the order):
+//! - the walk ([`walk`]): which files are read; a candidate that cannot be read or decoded is recorded,
+//!   never silently skipped. Nothing read is ever executed;
+//! - discover (`discover`): the launch graph — config entries of the master configs, the launchers they
+//!   run on and their naming conventions, the launch scripts and recipes they reach, injected pins, roles
+//!   and the routes eval runs take — and every pin site in bash (read with `crate::bash`) and in YAML
+//!   recipes, one pin per branch and role, with every fact that decides its golden value and how it was
+//!   decided ([`How`]). What else it sees it records as plain records (`observed`), never as findings;
+//! - resolve (`resolve`): each pin's golden query (model key, drafter, draft sampling, thinking mode and
+//!   its defaults, `thinking`) looked up in the golden curves;
+//! - judge (`rules`, run by the scan over the inventory and by [`check`] for each pin's value, the golden
+//!   curves' own problems, `curves`, and the allow-list, [`allow`]): the classes of docs/pins.md
+//!   ([`Class`]), one rule file each, with tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]) and
+//!   severities; rate lists (`rates`) compared position by position with the golden curve's own chain;
+//! - what the check's report feeds: pull-request mode ([`diff`]), each finding new, fixed or unchanged
+//!   under a line-insensitive key; repair ([`fix`]), a unified diff that sets each wrong literal to its
+//!   golden value, and its transactional write; generation (`native`), the engine-native setting for a
+//!   golden value.
 //!
 //! Facts that cannot be resolved are reported as [`How::Unresolved`] with the missing fact named, never
 //! guessed; a fact taken from a documented default (a thinking mode) is [`How::Default`] and decides like a
@@ -28,19 +28,19 @@
 //! is a warning.
 
 pub mod allow;
+pub(crate) mod check;
+mod class;
 pub(crate) mod curves;
 pub mod diff;
+pub(crate) mod discover;
 pub mod fix;
-mod golden;
-pub(crate) mod graph;
 pub(crate) mod native;
+pub(crate) mod observed;
 pub(crate) mod rates;
-pub(crate) mod recipe;
+mod resolve;
 mod rules;
-pub(crate) mod shell;
-mod subject;
 pub(crate) mod thinking;
-pub(crate) mod verify;
+mod verdict;
 pub mod walk;
 
 use std::fmt;
@@ -48,19 +48,22 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use allow::{AllowEntry, AllowList};
-pub use fix::{FixPlan, plan_fixes};
-pub use golden::model_key;
-pub use native::{NativeSetting, native_setting};
-pub use verify::{
-    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenRef, GoldenSet, ValueVerdict, check, check_inventory,
-    golden_curves,
+pub use allow::{AllowEntry, AllowList, UnreadAllow};
+pub use check::{
+    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenSet, check, check_inventory, golden_curves,
 };
+pub use class::Class;
+pub use fix::{FixPlan, plan_fixes};
+pub use native::{NativeSetting, native_setting};
+pub use resolve::lookup::model_key;
+pub use verdict::{GoldenRef, ValueVerdict};
 
+pub use crate::bash::How;
 use crate::curve::ThinkingMode;
 pub use crate::diagnostic::{FindingClass, Location, Severity, Status, Tally};
 use crate::engine::Engine;
 use crate::error::Result;
+pub use crate::units::plain_number;
 
 /// Tolerance on an acceptance length: golden values are written with two decimals
 /// (docs/pins.md#how-the-check-follows-a-pin).
@@ -68,52 +71,6 @@ pub const AL_TOLERANCE: f64 = 0.005;
 /// Tolerance on a draft rate (AL − 1)/k: computed rates carry the rounding of `awk`'s `%.6g` and of
 /// hand-written decimals (docs/engines.md#atom).
 pub const RATE_TOLERANCE: f64 = 1e-3;
-
-/// How a fact about a pin was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum How {
-    /// Written as a literal where it is used.
-    Literal,
-    /// Read through a shell variable assigned in the file.
-    Variable,
-    /// The default of `${VAR:-default}` (the environment can override it), or an engine's or model's
-    /// documented default thinking mode where no file states one (`thinking::DEFAULTS`).
-    Default,
-    /// Fixed by the `if`/`case` arm the pin sits in.
-    Branch,
-    /// Computed (`$(awk …)`, `$((…))`, `printf %.2f`) from other facts.
-    Computed,
-    /// Looked up in a shared launch-code table.
-    Table,
-    /// Injected from a master config entry into the recipe.
-    Injected,
-    /// Set by the config entry that runs the script (`model:` → `MODEL`, `additional-settings`).
-    Entry,
-    /// Not written anywhere and only assumed (greedy drafting, llama.cpp's draft length, a script's model
-    /// from its name).
-    Inferred,
-    /// Could not be decided from the files; never guessed.
-    Unresolved,
-}
-
-impl How {
-    /// The word shown in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            How::Literal => "literal",
-            How::Variable => "variable",
-            How::Default => "default",
-            How::Branch => "branch",
-            How::Computed => "computed",
-            How::Table => "table",
-            How::Injected => "injected",
-            How::Entry => "entry",
-            How::Inferred => "inferred",
-            How::Unresolved => "unresolved",
-        }
-    }
-}
 
 /// One fact about a pin: its value when known, how it was decided, the text it came from and where.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -218,7 +175,7 @@ impl fmt::Display for Role {
 }
 
 /// The knob a pin is written with (docs/engines.md#summary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Knob {
     /// vLLM `"synthetic_acceptance_length": AL` in `--speculative-config`.
@@ -304,6 +261,13 @@ impl Knob {
         }
     }
 }
+
+/// The SGLang triple's companions, which the written `SGLANG_SIMULATE_ACC_LEN` needs.
+pub(crate) const SGLANG_COMPANIONS: [&str; 2] = [SGLANG_METHOD, SGLANG_TOKEN_MODE];
+/// The companion that says how simulated acceptance is drawn.
+pub(crate) const SGLANG_METHOD: &str = "SGLANG_SIMULATE_ACC_METHOD";
+/// The companion that says which draft tokens count.
+pub(crate) const SGLANG_TOKEN_MODE: &str = "SGLANG_SIMULATE_ACC_TOKEN_MODE";
 
 /// What keeps a pin out of `EVAL_ONLY` runs, if anything (docs/pins.md#how-the-check-follows-a-pin, item 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -415,201 +379,12 @@ impl Pin {
     }
 }
 
-/// The classes of error of docs/pins.md (1–11), plus the check's own findings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Class {
-    /// 1. The value is the golden AL for another draft length.
-    WrongK,
-    /// 2. Another drafter's curve, or the greedy curve used with probabilistic drafting (or the reverse).
-    WrongDrafter,
-    /// 3. The other thinking mode's value, or a reasoning effort the curve was not collected at.
-    WrongThinkingMode,
-    /// 4. Another model's value.
-    WrongModel,
-    /// 5. TRT-LLM value not minus one, ATOM rate not (AL−1)/k, SGLang triple incomplete, vLLM length without
-    ///    `rejection_sample_method: synthetic`.
-    Spelling,
-    /// 6. AL outside [1, k+1] for the role's own k.
-    OutOfRange,
-    /// 7. A value computed but never passed to the engine.
-    NeverPassed,
-    /// 8. A pin that also applies to `EVAL_ONLY` runs, or an eval twin that carries one.
-    EvalLeak,
-    /// 9. A spec-decoding config with no pin, or a k with no lookup-table entry.
-    MissingPin,
-    /// 10. k and AL set independently, or prose naming another value than the code.
-    Drift,
-    /// 11. Golden curves that cannot be told apart, are out of range, or break monotonicity beyond noise.
-    CurveProblem,
-    /// A value that matches no golden curve at all.
-    Mismatch,
-    /// A candidate file that could not be read, decoded or parsed.
-    Unreadable,
-    /// A fact the check could not decide.
-    Unresolved,
-    /// A verdict that rests on an assumption no file states and no documentation settles (greedy drafting,
-    /// llama.cpp's draft length).
-    Assumption,
-    /// A YAML key written twice: the last value wins, as PyYAML reads it.
-    DuplicateKey,
-    /// A pin that does nothing (its role runs no speculative decoding), or a setting the engine ignores.
-    Inert,
-    /// An allow-list entry that matched nothing.
-    StaleAllow,
-    /// Under `--base`: a file the base checked that the working tree still has, but its ignore files,
-    /// excludes or configuration drop.
-    DroppedFile,
-}
-
-impl Class {
-    /// Every class, in order.
-    pub const ALL: [Class; 19] = [
-        Class::WrongK,
-        Class::WrongDrafter,
-        Class::WrongThinkingMode,
-        Class::WrongModel,
-        Class::Spelling,
-        Class::OutOfRange,
-        Class::NeverPassed,
-        Class::EvalLeak,
-        Class::MissingPin,
-        Class::Drift,
-        Class::CurveProblem,
-        Class::Mismatch,
-        Class::Unreadable,
-        Class::Unresolved,
-        Class::Assumption,
-        Class::DuplicateKey,
-        Class::Inert,
-        Class::StaleAllow,
-        Class::DroppedFile,
-    ];
-
-    /// The kebab-case name used in output and allow-lists.
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::WrongK => "wrong-k",
-            Class::WrongDrafter => "wrong-drafter",
-            Class::WrongThinkingMode => "wrong-thinking-mode",
-            Class::WrongModel => "wrong-model",
-            Class::Spelling => "spelling",
-            Class::OutOfRange => "out-of-range",
-            Class::NeverPassed => "never-passed",
-            Class::EvalLeak => "eval-leak",
-            Class::MissingPin => "missing-pin",
-            Class::Drift => "drift",
-            Class::CurveProblem => "curve-problem",
-            Class::Mismatch => "mismatch",
-            Class::Unreadable => "unreadable",
-            Class::Unresolved => "unresolved",
-            Class::Assumption => "assumption",
-            Class::DuplicateKey => "duplicate-key",
-            Class::Inert => "inert",
-            Class::StaleAllow => "stale-allow",
-            Class::DroppedFile => "dropped-file",
-        }
-    }
-
-    /// The number of the class in docs/pins.md, for the eleven it lists.
-    pub fn number(self) -> Option<usize> {
-        Class::ALL[..11].iter().position(|c| *c == self).map(|i| i + 1)
-    }
-
-    /// Whether setting the value to its golden one mends a finding of this class (what `pins fix` may do).
-    pub fn value_mends(self) -> bool {
-        matches!(
-            self,
-            Class::WrongK
-                | Class::WrongDrafter
-                | Class::WrongThinkingMode
-                | Class::WrongModel
-                | Class::Spelling
-                | Class::OutOfRange
-                | Class::Mismatch
-        )
-    }
-
-    /// One line on how to mend a finding of this class, shown under it (`alsim explain CLASS` says more).
-    pub fn help(self) -> &'static str {
-        match self {
-            Class::WrongK => "pin the golden value for the k this role runs; alsim pins fix prints the change",
-            Class::WrongDrafter => "pin the value of the curve collected with the drafter and draft sampling that run",
-            Class::WrongThinkingMode => {
-                "pin the value for the thinking mode the server runs, or state the mode it runs"
-            }
-            Class::WrongModel => "pin the value of the served model's own curve",
-            Class::Spelling => "write the value in the engine's own unit and with every knob the engine needs",
-            Class::OutOfRange => "an AL lies in [1, k+1] for the role's k: fix the value or the k",
-            Class::NeverPassed => {
-                "pass the value to the engine (export it, or put it in the flag or config the engine reads)"
-            }
-            Class::EvalLeak => "set the pin only when EVAL_ONLY is not true, so eval runs verify for real",
-            Class::MissingPin => "pin the golden value for this run's k, or add the missing k to the lookup table",
-            Class::Drift => "derive the value from the same k the engine runs, and keep prose in step with the code",
-            Class::CurveProblem => {
-                "re-collect the golden points at fault, or tell the curve files apart in their headers"
-            }
-            Class::Mismatch => "no golden curve has this value: pin one of the curve's values for this model and k",
-            Class::Unreadable => "make the file readable, or move it out of the repository",
-            Class::Unresolved => {
-                "write the fact where the check can read it (a literal, or a variable set in the repository)"
-            }
-            Class::Assumption => "state the draft sampling or draft length explicitly in the launch code",
-            Class::DuplicateKey => "write the key once: YAML readers keep only the last value",
-            Class::Inert => "remove the setting, or enable speculative decoding for the role it is meant for",
-            Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",
-            Class::DroppedFile => {
-                "check the file again: narrow the ignore entry or exclude, or allow the finding with its reason"
-            }
-        }
-    }
-}
-
-impl FindingClass for Class {
-    fn name(self) -> &'static str {
-        Class::name(self)
-    }
-
-    fn severity(self) -> Severity {
-        match self {
-            Class::Unresolved | Class::Assumption | Class::StaleAllow | Class::DuplicateKey => Severity::Warning,
-            Class::Inert => Severity::Note,
-            _ => Severity::Error,
-        }
-    }
-}
-
-impl fmt::Display for Class {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Class {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> Result<Class> {
-        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
-        Class::ALL
-            .into_iter()
-            .find(|c| c.name() == wanted || c.number().is_some_and(|n| n.to_string() == wanted))
-            .ok_or_else(|| {
-                crate::Error::invalid(
-                    "class",
-                    format!(
-                        "unknown class '{s}'; expected one of {}",
-                        Class::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })
-    }
-}
-
 /// One problem the pin check found, at a file and line: a class of docs/pins.md (or the check's own).
 pub type Finding = crate::diagnostic::Finding<Class>;
 
-/// Every pin in a repository, with the findings discovery itself makes (spelling, eval leaks, pins never
-/// passed, missing pins, drift, unreadable files) — before any golden value is consulted.
+/// Every pin in a repository and what discovery recorded beside them, with the findings the rules make of
+/// those (spelling, eval leaks, pins never passed, missing pins, drift, unreadable files) — before any
+/// golden value is consulted.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Inventory {
     /// The repository scanned.
@@ -620,11 +395,14 @@ pub struct Inventory {
     pub entries: usize,
     /// Those entries with their search-space points, for what reads the benchmark matrix (`alsim sweep`).
     #[serde(skip)]
-    pub config_entries: Vec<graph::config::Entry>,
+    pub config_entries: Vec<discover::graph::config::Entry>,
     /// The pins, by file and line.
     pub pins: Vec<Pin>,
-    /// Findings from discovery.
+    /// The findings its records and pins make, before any golden value is consulted (`rules`).
     pub findings: Vec<Finding>,
+    /// What discovery recorded besides the pins, for the rules.
+    #[serde(skip)]
+    pub(crate) observed: Vec<observed::Observed>,
     /// Shared lookup tables found: (name, location, number of entries).
     pub tables: Vec<(String, Location, usize)>,
     /// The inline allows (`# alsim: allow CLASS -- REASON`) written in the files read.
@@ -633,14 +411,16 @@ pub struct Inventory {
 }
 
 /// Scans the repository at `root`: walks it (without what `excludes` names), builds the launch graph, discovers every pin and resolves
-/// its facts. Never executes anything it reads.
+/// its facts, then has the rules judge what was recorded. Never executes anything it reads.
 ///
 /// # Errors
 /// [`crate::Error::Io`] when `root` itself cannot be read.
 pub fn scan(root: &Path, excludes: &walk::Excludes) -> Result<Inventory> {
     let files = walk::walk(root, excludes)?;
-    let mut inventory = graph::discover(&files, root);
+    let mut inventory = discover::graph::discover(&files, root);
     inventory.repo = root.display().to_string();
+    let mut found = rules::run(&inventory);
+    inventory.findings.append(&mut found);
     inventory.pins.sort_by(|a, b| (&a.location, &a.branch, a.role).cmp(&(&b.location, &b.branch, b.role)));
     inventory.findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
     inventory.findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
@@ -682,7 +462,7 @@ pub fn entries_for_run(
         (Some(fact), Some(entry)) => fact == entry as u64,
         _ => true,
     };
-    let fits = |point: &graph::config::Point, conc: bool| {
+    let fits = |point: &discover::graph::config::Point, conc: bool| {
         let shape = &point.shape;
         point.speculative()
             && same(&run.spec_decoding, &point.spec)
@@ -708,7 +488,7 @@ pub fn entries_for_run(
                     }
             })
             .filter_map(|e| {
-                let points: Vec<&graph::config::Point> = e.points.iter().filter(|p| fits(p, conc)).collect();
+                let points: Vec<&discover::graph::config::Point> = e.points.iter().filter(|p| fits(p, conc)).collect();
                 let mut recipes: Vec<String> =
                     points.iter().filter_map(|p| p.get("CONFIG_FILE").map(|s| s.value.clone())).collect();
                 recipes.dedup();
@@ -728,10 +508,4 @@ pub(crate) fn thinking_word(text: &str) -> Option<ThinkingMode> {
         "disabled" | "disable" | "false" | "0" | "off" | "no" | "thinking_off" => Some(ThinkingMode::Off),
         _ => None,
     }
-}
-
-/// A number formatted without trailing zeros (`2.83`, `1.83`, `0.663333`).
-pub fn plain_number(value: f64, max_decimals: usize) -> String {
-    let text = format!("{value:.max_decimals$}");
-    if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text }
 }

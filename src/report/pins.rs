@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 #[cfg(feature = "cli")]
 use super::layout;
 use super::{Report, Table, fixed, md_cell, one_line, workflow_data, workflow_property};
+use crate::pins::GoldenRef;
 use crate::pins::diff::{Change, ComparedFinding, Comparison};
 use crate::pins::fix::FixPlan;
-use crate::pins::verify::GoldenRef;
 use crate::pins::{
     CheckReport, Class, Fact, Finding, Inventory, NativeSetting, Pin, Severity, Status, plain_number, rates,
 };

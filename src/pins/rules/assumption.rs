@@ -1,10 +1,23 @@
-//! `assumption`: a verdict that rests on a fact no file states and no documentation settles — greedy
-//! drafting where no draft sampling is written, llama.cpp's unwritten draft limit. A warning, failing only
-//! under `--strict`.
+//! The check's own · warning (an error under `--strict`).
+//!
+//! A verdict rests on a default no file states and no documentation settles: greedy drafting where no
+//! draft sampling is written (a curve collected with probabilistic drafting may be the one meant), or
+//! llama.cpp's default draft length (it differs between builds). The finding says which default. A
+//! thinking mode is never an assumption: a documented default decides like a stated mode (see
+//! [`wrong-thinking-mode`](#wrong-thinking-mode)), and without one the pin is unresolved.
+//!
+//! Example: a llama.cpp script writes no `--spec-draft-n-max`; its pin is checked at k = 3, the current
+//! default, and warned about because older builds defaulted to 16.
+//!
+//! Fix: state the draft sampling (or k) explicitly in the recipe.
+//
+// The rule finds a verdict that rests on a fact no file states and no documentation settles — greedy
+// drafting where no draft sampling is written, llama.cpp's unwritten draft limit. A warning, failing only under
+// `--strict`.
 
 use super::{Judgement, shown_written};
-use crate::pins::subject::Subject;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::resolve::subject::Subject;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, How, plain_number};
 
 /// What an `assumption` on draft sampling rests on.

@@ -1,12 +1,36 @@
-//! `curve-problem` (class 11): golden curves that cannot be told apart, are out of range, or break
-//! monotonicity beyond their noise (decided by [`crate::curve::check`], one noise model for `curve check`
-//! and the pin check). An error only where a pin's expected value rests on the entry, else a warning.
+//! **Class 11** · error where a checked pin rests on it, a warning elsewhere.
+//!
+//! A golden curve cannot be trusted as it is: two files with identical headers and keys but different
+//! drafters, a value outside [1, k+1], or a per-position increment that breaks monotonicity beyond
+//! noise (see [model.md §2](model.md#2-from-a-golden-curve-to-a-chain)). `alsim curve check` judges
+//! curves in full.
+//!
+//! Example (InferenceX): `deepseek-v4-pro-0813.thinking_on.8 = 3.47` falls 0.26 below the k = 7 value
+//! (3.73), beyond the run-to-run noise of 0.083. No pin there rests on k = 8, so it is a warning.
+//!
+//! Fix: record the drafter in the curve file's header, or re-measure the entry.
+//
+// The rule finds golden curves that cannot be told apart, are out of range, or break monotonicity
+// beyond their noise (decided by [`crate::curve::check`], one noise model for `curve check` and the pin check). An
+// error only where a pin's expected value rests on the entry, else a warning.
 
+use crate::pins::curves::{CurveEntry, CurveProblem};
 use crate::pins::{Class, Finding, Location, Severity};
+
+/// The findings of `problems`, each told whether a pin's expected value rests on its entry (`used`).
+pub(crate) fn run(problems: Vec<CurveProblem>, used: &[CurveEntry]) -> Vec<Finding> {
+    problems
+        .into_iter()
+        .map(|p| {
+            let rests_on_a_pin = p.entry.map(|entry| used.contains(&entry));
+            finding(p.at, p.text, p.severity, rests_on_a_pin)
+        })
+        .collect()
+}
 
 /// A problem of a golden file at `at`, at the severity the curve check gave it, unless it is about an entry
 /// no pin's expected value rests on (`rests_on_a_pin` is `Some(false)`): then a warning that says so.
-pub(crate) fn finding(at: Location, message: String, severity: Severity, rests_on_a_pin: Option<bool>) -> Finding {
+fn finding(at: Location, message: String, severity: Severity, rests_on_a_pin: Option<bool>) -> Finding {
     match rests_on_a_pin {
         Some(false) => {
             Finding::new(Class::CurveProblem, at, format!("{message} (no pin's expected value rests on this entry)"))

@@ -1,7 +1,34 @@
-//! `drift` (class 10): k and AL set independently (an override of k keeps the old k's value), or a
-//! comment or prose line naming another AL than the code pins.
+//! **Class 10** · error.
+//!
+//! k and AL are set independently (k can be overridden from the environment while the AL stays fixed),
+//! or prose (a changelog, a comment) names another value than the code.
+//!
+//! Example (InferenceX): `SPEC_NUM_TOKENS="${SPEC_NUM_TOKENS:-2}"` beside a fixed
+//! `SYNTHETIC_ACCEPT_LEN=2.51`: a run with `SPEC_NUM_TOKENS=3` keeps the k = 2 value.
+//!
+//! Fix: derive the AL from k (a `case` on k, or `alsim pin` at run time), and correct the prose.
+//
+// The rule finds k and AL set independently (an override of k keeps the old k's value), or a comment
+// or prose line naming another AL than the code pins.
 
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::{AL_TOLERANCE, Class, Finding, Knob, Location, Pin, plain_number};
+
+/// Overrides of k the value does not follow, and comments and prose naming another AL than the code pins.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let mut by_file: std::collections::BTreeMap<&str, Pinned> = std::collections::BTreeMap::new();
+    for pin in &inventory.pins {
+        by_file.entry(pin.location.file.as_str()).or_default().add(pin);
+    }
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::KOverride { at, k_from, knob, value, k } => Some(k_override(at.clone(), k_from, *knob, value, k)),
+        Observed::Comment { at, text } => comment(at.clone(), text, by_file.get(at.file.as_str())?),
+        Observed::Prose { at, text, file } => prose(at.clone(), text, file, by_file.get(file.as_str())?),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// What one file pins: the values written and the ALs they imply, the draft lengths they run at, and the
 /// names they are written under — what a comment must name to be about the pin.

@@ -1,6 +1,18 @@
-//! `dropped-file` (an error, under `--base` only): a file the base revision checked that the working tree
-//! still has but no longer checks, because its ignore files (`.gitignore`, `.ignore`), excludes or
-//! configuration drop it. A pull request cannot hide its own files from the check.
+//! The check's own · error · only under `--base`.
+//!
+//! A pull request cannot hide its own files: a file the base revision checked that the working tree
+//! still has, but that its ignore files (`.gitignore`, `.ignore`), excludes or configuration now drop,
+//! is a finding of its own, new in the comparison, as a widened allow entry is.
+//!
+//! Example: a pull request adds `benchmarks/` to `.ignore`; every launch script under it is a
+//! `dropped-file` error, and none of their pins reaches the report unseen.
+//!
+//! Fix: narrow the ignore entry or exclude so the file is checked again; where dropping it is
+//! deliberate, allow the finding with its reason.
+
+// `dropped-file` (an error, under `--base` only): a file the base revision checked that the working tree
+// still has but no longer checks, because its ignore files (`.gitignore`, `.ignore`), excludes or
+// configuration drop it. A pull request cannot hide its own files from the check.
 
 use crate::pins::{Class, Finding, Location};
 

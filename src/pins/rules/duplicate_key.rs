@@ -1,7 +1,28 @@
-//! `duplicate-key` (a warning): a YAML key written twice in one mapping of a recipe; the last value is
-//! the one used, as PyYAML reads it.
+//! The check's own · warning.
+//!
+//! A YAML key is written twice in one mapping. PyYAML, which benchmark runners use, keeps the last
+//! value; alsim reads it the same way and warns, because the first one looks authoritative to a reader.
+//!
+//! Example (InferenceX): `backend.vllm_config.aggregated.compilation-config` written twice in one
+//! recipe.
+//!
+//! Fix: delete the duplicate.
+//
+// The rule finds a YAML key written twice in one mapping of a recipe; the last value is the one
+// used, as PyYAML reads it.
 
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::{Class, Finding, Location};
+
+/// Every key written twice in one mapping.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::DuplicateKey { at, key } => Some(finding(at.clone(), key)),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// `key` written a second time at `at`.
 pub(crate) fn finding(at: Location, key: &str) -> Finding {

@@ -1,8 +1,30 @@
-//! `eval-leak` (class 8): a pin that also reaches `EVAL_ONLY` runs (eval scores would be measured with
-//! synthetic acceptance), or an eval twin that carries one. Discovery decides the route (`EvalRoute`);
-//! this rule reports a pin whose route leaks, once per location.
+//! **Class 8** · error.
+//!
+//! The pin also applies to accuracy (`EVAL_ONLY`) runs. A pinned run emits draft tokens the target
+//! never verified, so its output text is meaningless and its eval scores collapse. A hard-coded recipe
+//! pin with no guard is a leak even when that config's eval is not enabled yet: it breaks the day it
+//! is.
+//!
+//! Example (InferenceX): a recipe sets `SGLANG_SIMULATE_ACC_LEN` in its environment; the master-config
+//! entry that runs it names no `EVAL_CONFIG_FILE` twin, and its launcher does not strip the variable.
+//!
+//! Fix: put the pin behind `if [ "${EVAL_ONLY}" != "true" ]` in scripts, inject it from the master
+//! config (the injector skips eval runs) instead of hard-coding it, or give the config an eval twin
+//! without it.
+//
+// The rule finds a pin that also reaches `EVAL_ONLY` runs (eval scores would be measured with
+// synthetic acceptance), or an eval twin that carries one. Discovery decides the route (`EvalRoute`); this rule
+// reports a pin whose route leaks, once per location.
 
+use crate::pins::Inventory;
 use crate::pins::{Class, EvalRoute, Finding, Pin};
+
+/// Every location whose pin reaches eval runs, once.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let mut leaked = std::collections::BTreeSet::new();
+    let found = inventory.pins.iter().filter_map(|pin| finding(pin).filter(|_| leaked.insert(&pin.location)));
+    found.collect()
+}
 
 /// The finding of a pin whose route to the engine does not keep eval runs off it.
 pub(crate) fn finding(pin: &Pin) -> Option<Finding> {

@@ -1,7 +1,33 @@
-//! `inert` (a note): a pin or setting that does nothing — written into a role that runs no speculative
-//! decoding, a setting the engine ignores, config files archived where no job runs them.
+//! The check's own · note.
+//!
+//! A pin that does nothing: its role runs no speculative decoding, or the setting is one the engine
+//! ignores (SGLang reads `SGLANG_DEFAULT_THINKING`, not `SGLANG_ENABLE_THINKING`).
+//!
+//! Example (InferenceX): GLM-5.2 SGLang recipes set `SGLANG_ENABLE_THINKING`, which changes nothing.
+//!
+//! Fix: delete it, or use the setting the engine reads.
+//
+// The rule finds a pin or setting that does nothing — written into a role that runs no speculative
+// decoding, a setting the engine ignores, config files archived where no job runs them.
 
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::{Class, Finding, Knob, Location};
+
+/// Settings that do nothing where they are written, and archived files no job runs.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::IgnoredSetting { at, key, why } => Some(ignored_setting(at.clone(), key, why)),
+        Observed::RoleWithoutSpeculation { at, knob, role, why } => {
+            Some(role_without_speculation(at.clone(), *knob, role, why))
+        }
+        Observed::InjectedIntoRole { at, role, recipe } => Some(injected_into_role(at.clone(), role, recipe)),
+        Observed::Archived { at, dir, count, scripts: false } => Some(archived(at.clone(), dir, *count)),
+        Observed::Archived { at, dir, count, scripts: true } => Some(archived_scripts(at.clone(), dir, *count)),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// A recipe setting the engine ignores, and why.
 pub(crate) fn ignored_setting(at: Location, key: &str, why: &str) -> Finding {

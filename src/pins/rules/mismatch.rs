@@ -1,11 +1,19 @@
-//! `mismatch`: a value no golden curve explains, or a rates list that keeps its golden AL but not its
-//! per-position chain.
+//! The check's own · error · `pins fix` mends it.
+//!
+//! The value matches no golden value the check knows for this model and k, in any mode or for any
+//! drafter, so no class above explains it. For a rates list, a list with the right mean but another
+//! shape than the golden chain (such as `[1.00, 0.83, 0.00]`) is a mismatch too.
+//!
+//! Fix: pin the golden value; if the value was measured anew, update the golden curve first.
+//
+// The rule finds a value no golden curve explains, or a rates list that keeps its golden AL but not
+// its per-position chain.
 
 use super::Judgement;
-use crate::pins::golden::short;
 use crate::pins::rates;
-use crate::pins::subject::Subject;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::Subject;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, RATE_TOLERANCE, plain_number};
 
 /// Why a value off its golden AL is a plain mismatch.

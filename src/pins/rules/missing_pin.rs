@@ -1,7 +1,34 @@
-//! `missing-pin` (class 9): a speculative run whose acceptance nothing pins — an agentic entry's recipe or
-//! script, or a k with no arm in a lookup table — so it measures real acceptance.
+//! **Class 9** · error.
+//!
+//! A throughput config with speculative decoding has no pin at all, or a lookup table in shared launch
+//! code has no entry for the k a config runs: the run silently measures real acceptance.
+//!
+//! Fix: add the pin (`alsim pin …`), or the missing table entry.
+//
+// The rule finds a speculative run whose acceptance nothing pins — an agentic entry's recipe or
+// script, or a k with no arm in a lookup table — so it measures real acceptance.
 
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::{Class, Finding, Location};
+
+/// Speculative runs whose acceptance nothing pins.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::TableArmMissing { at, entry, entry_at, subject, k } => {
+            Some(table_arm(at.clone(), entry, entry_at, subject, k))
+        }
+        Observed::TableValueMissing { at, value, table } => Some(table_value(at.clone(), value, table)),
+        Observed::RecipeWithoutPin { at, entry, entry_at, recipe } => {
+            Some(agentic_recipe(at.clone(), entry, entry_at, recipe))
+        }
+        Observed::ScriptWithoutPin { at, entry, entry_at, script, spec } => {
+            Some(agentic_script(at.clone(), entry, entry_at, script, spec))
+        }
+        _ => None,
+    });
+    found.collect()
+}
 
 /// An entry's k that no arm of a lookup table matches (`subject` the table's key as written).
 pub(crate) fn table_arm(at: Location, entry: &str, entry_at: &str, subject: &str, k: &str) -> Finding {

@@ -10,10 +10,13 @@
 //! right only under the other draft sampling `unconfirmed`, and one off its golden AL takes the class of
 //! the first explanation that matches ([`EXPLANATIONS`]), else `mismatch`.
 //!
-//! Discovery's classes (eval leaks, values never passed, missing pins, drift, inert settings, unreadable
-//! files, duplicate keys, stale allow entries, curve problems) are decided where the facts are read (a
-//! script's statements, a recipe's roles, the launch graph); their modules take those facts and make the
-//! findings. Pull-request mode's own class (a dropped file) is decided by comparing the two walks.
+//! The rest are rules over the inventory ([`run`], one per class in [`INVENTORY_RULES`]): discovery records
+//! what it read as plain records (`crate::pins::observed`) and pins, and each rule decides from those alone
+//! whether they are findings of its class — eval leaks, values never passed, missing pins, drift, inert
+//! settings, unreadable files, duplicate keys, incomplete spellings, unresolved files and includes, inline
+//! allows that cannot be read. The golden curves' own problems and the allow-list entries that sanction
+//! nothing are judged by the check once the pins are ([`curve_problem::run`], [`stale_allow::unused`]).
+//! Pull-request mode's own class (a dropped file) is decided by comparing the two walks ([`dropped_file`]).
 
 pub(crate) mod assumption;
 pub(crate) mod curve_problem;
@@ -36,10 +39,32 @@ pub(crate) mod wrong_model;
 pub(crate) mod wrong_thinking_mode;
 
 use super::rates;
-use super::subject::{Resolution, Subject};
-use super::verify::ValueVerdict;
-use super::{Class, Finding, Knob, Pin, plain_number};
-use crate::pins::golden::{describe_query, short};
+use super::resolve::subject::{Resolution, Subject};
+use super::verdict::ValueVerdict;
+use super::{Class, Finding, Inventory, Knob, Pin, plain_number};
+use crate::pins::resolve::lookup::{describe_query, short};
+
+/// A rule over the whole inventory: the findings of its records and pins, before any golden value.
+type InventoryRule = fn(&Inventory) -> Vec<Finding>;
+
+/// The rules over the inventory, by the class each makes (a pin's value is judged by [`judge`]).
+const INVENTORY_RULES: [(Class, InventoryRule); 10] = [
+    (Class::Spelling, spelling::run),
+    (Class::NeverPassed, never_passed::run),
+    (Class::EvalLeak, eval_leak::run),
+    (Class::MissingPin, missing_pin::run),
+    (Class::Drift, drift::run),
+    (Class::Unreadable, unreadable::run),
+    (Class::Unresolved, unresolved::run),
+    (Class::DuplicateKey, duplicate_key::run),
+    (Class::Inert, inert::run),
+    (Class::StaleAllow, stale_allow::run),
+];
+
+/// Every finding the inventory's records and pins make, rule by rule.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    INVENTORY_RULES.iter().flat_map(|(_, rule)| rule(inventory)).collect()
+}
 
 /// A value's verdict and the findings it rests on.
 #[derive(Debug)]
@@ -139,7 +164,7 @@ pub(crate) mod testing {
     //! A pin and its resolution over the embedded curves, for the rules' tests.
 
     use crate::curve::{CurveSet, ThinkingMode};
-    use crate::pins::subject::{self, Resolution, Subject};
+    use crate::pins::resolve::subject::{self, Resolution, Subject};
     use crate::pins::{EvalRoute, Fact, How, Knob, Location, Mechanism, Pin};
 
     /// A vLLM pin of `written` at k for MiniMax-M3 with its EAGLE3 drafter, greedy drafting stated.
@@ -196,6 +221,40 @@ mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
 
+    /// The rules over the inventory read nothing but it: an inventory built by hand, with no tree on disk,
+    /// gets one finding per record of each class, at the record's place, and a leaking pin one per place.
+    #[test]
+    fn the_inventory_rules_judge_an_inventory_built_by_hand() {
+        use crate::pins::observed::Observed;
+        use crate::pins::{EvalRoute, Fact, How, Inventory, Location};
+        let at = |line| Location::new("recipes/r.yaml", line);
+        let mut leaking = pin(2.0, 3, ThinkingMode::On);
+        leaking.eval = Fact::known(EvalRoute::Leaks, How::Inferred, "nothing drops it", None);
+        let inventory = Inventory {
+            pins: vec![leaking.clone(), leaking],
+            observed: vec![
+                Observed::DuplicateKey { at: at(4), key: "decode".into() },
+                Observed::InjectorDisabled { at: at(9), value: "2.5".into() },
+                Observed::NotSynthetic { at: at(12), knob: Knob::VllmSyntheticLength },
+                // Not a problem on its own: only a comment that names another AL than the file pins is.
+                Observed::Comment { at: Location::new("launch.sh", 3), text: " k = 3 keeps the AL at 2.0".into() },
+            ],
+            ..Inventory::default()
+        };
+        let mut found: Vec<(Class, Option<usize>)> =
+            run(&inventory).iter().map(|f| (f.class, f.location.line)).collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                (Class::Spelling, Some(12)),
+                (Class::NeverPassed, Some(9)),
+                (Class::EvalLeak, Some(7)),
+                (Class::DuplicateKey, Some(4)),
+            ]
+        );
+    }
+
     #[test]
     fn the_golden_value_is_ok_and_another_value_is_explained_or_a_mismatch() {
         let on = golden(3, ThinkingMode::On);
@@ -207,8 +266,35 @@ mod tests {
         assert!(off.findings[0].message.contains(mismatch::UNEXPLAINED), "{}", off.findings[0].message);
     }
 
-    /// Every finding of the pin check is made by a rule: no other file of `pins` calls `Finding::new` outside
-    /// its tests.
+    /// Each class has exactly one rule file, each rule file is a class's, and the rule's doc is the class's
+    /// section of docs/pins.md, word for word: what `alsim explain CLASS` prints.
+    #[test]
+    fn each_class_has_one_rule_file_that_documents_it_as_the_pins_page_does() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pins/rules");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path().file_stem().unwrap().to_string_lossy().into_owned())
+            .filter(|stem| stem != "mod")
+            .collect();
+        files.sort();
+        let mut classes: Vec<String> = Class::ALL.iter().map(|c| c.name().replace('-', "_")).collect();
+        classes.sort();
+        assert_eq!(files, classes, "rule files and classes");
+        for class in Class::ALL {
+            let text = std::fs::read_to_string(dir.join(format!("{}.rs", class.name().replace('-', "_")))).unwrap();
+            let doc: Vec<&str> =
+                text.lines().map_while(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
+            let topic = crate::explain::find(class.name()).unwrap();
+            let (heading, body) = topic.text.split_once('\n').unwrap();
+            assert_eq!(heading, format!("## `{}`", class.name()));
+            assert_eq!(doc.join("\n"), body.trim(), "{class}: the rule's doc and docs/pins.md differ");
+        }
+    }
+
+    /// Every finding of the pin check is made by a rule: no other file of `pins` calls `Finding::new` or
+    /// names a rule outside its tests, and only the check's three stages enter the judge (the scan, for the
+    /// inventory's findings; the check, for each pin's value, the curves and the allow-list; the comparison
+    /// under `--base`, for the classes only two trees decide: allow-changed and dropped-file).
     #[test]
     fn no_finding_is_made_outside_the_rules() {
         fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
@@ -226,16 +312,31 @@ mod tests {
         let mut files = Vec::new();
         sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pins"), &mut files);
         assert!(files.len() > 20, "{files:?}");
+        let code = |path: &std::path::PathBuf| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default().to_string();
+            code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
+        };
         let makers: Vec<String> = files
             .iter()
             .filter(|path| !path.ends_with("pins/mod.rs"))
             .filter(|path| {
-                let text = std::fs::read_to_string(path).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                let code = code(path);
                 code.contains("Finding::new(") || code.contains("Finding { severity")
             })
             .map(|path| path.display().to_string())
             .collect();
         assert!(makers.is_empty(), "findings made outside src/pins/rules: {makers:?}");
+        let mut callers: Vec<String> = files
+            .iter()
+            .filter(|path| code(path).contains("rules::") || code(path).contains("use super::rules"))
+            .map(|path| path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().display().to_string())
+            .collect();
+        callers.sort();
+        assert_eq!(
+            callers,
+            ["src/pins/check.rs", "src/pins/diff.rs", "src/pins/mod.rs"],
+            "files of pins that enter the judge"
+        );
     }
 }

@@ -1,7 +1,35 @@
-//! `never-passed` (class 7): a value computed or written but never handed to the engine — an injected
-//! length the injector skips, a knob never exported, a variable holding the pin that no command reads.
+//! **Class 7** · error.
+//!
+//! A variable holds the AL but no engine flag or variable uses it: the run verifies for real while the
+//! benchmark believes it is pinned.
+//!
+//! Example: `SPEC_DECODE_AL=2.83` is set, but the server command line has no
+//! `--spec-decode-acceptance-length "$SPEC_DECODE_AL"`.
+//!
+//! Fix: pass the variable to the engine, or delete it.
+//
+// The rule finds a value computed or written but never handed to the engine — an injected length the
+// injector skips, a knob never exported, a variable holding the pin that no command reads.
 
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::{Class, Finding, Location};
+
+/// Values written or computed that never reach the engine.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::InjectorDisabled { at, value } => Some(injector_disabled(at.clone(), value)),
+        Observed::InjectorNotCalled { at, entry, launcher, value } => {
+            Some(injector_not_called(at.clone(), entry, launcher, value))
+        }
+        Observed::NotInjectable { at, value, recipe, why } => Some(not_injectable(at.clone(), value, recipe, why)),
+        Observed::VariableUnused { at, name, value } => Some(variable_unused(at.clone(), name, value)),
+        Observed::NotExported { at, name } => Some(not_exported(at.clone(), name)),
+        Observed::CarrierUnused { at, carrier } => Some(carrier_unused(at.clone(), carrier)),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// `SYNTHETIC_ACCEPTANCE_LENGTH` in a master config without `SYNTHETIC_ACCEPTANCE=true`.
 pub(crate) fn injector_disabled(at: Location, value: &str) -> Finding {

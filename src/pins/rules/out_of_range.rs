@@ -1,11 +1,23 @@
-//! `out-of-range` (class 6): a value whose AL lies outside [1, k+1] for the role's own k, or a rates list
-//! the engine refuses (an entry outside [0, 1], a rise, another length that is no golden chain).
+//! **Class 6** · error · `pins fix` mends it.
+//!
+//! The AL lies outside [1, k+1] for the role's own k (a step emits at least the target's token and at
+//! most k drafts plus one), or a rates list has an entry outside [0, 1], rises with position, or has
+//! another length than k. Engines refuse such a value at start-up or clamp it.
+//!
+//! Example (InferenceX): an SGLang disaggregated recipe sets `SGLANG_SIMULATE_ACC_LEN=2.5` in the
+//! prefill environment, where `speculative-num-steps: 1` allows at most AL 2; the golden value at k = 1
+//! is 1.84.
+//!
+//! Fix: pin the golden value for that role's k; a role that runs no speculative decoding needs no pin.
+//
+// The rule finds a value whose AL lies outside [1, k+1] for the role's own k, or a rates list the
+// engine refuses (an entry outside [0, 1], a rise, another length that is no golden chain).
 
 use super::{Judgement, shown_written};
-use crate::pins::golden::short;
 use crate::pins::rates;
-use crate::pins::subject::{Range, Subject, Undecided};
-use crate::pins::verify::{GoldenRef, ValueVerdict};
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::{Range, Subject, Undecided};
+use crate::pins::verdict::{GoldenRef, ValueVerdict};
 use crate::pins::{Class, Finding, Pin, plain_number};
 
 /// A value out of range where its golden value could not be found: range needs no curve.

@@ -1,9 +1,41 @@
-//! `spelling` (class 5): a value written in another knob's unit (TRT-LLM's count of accepted drafts not
-//! AL − 1, ATOM's rate not (AL − 1)/k, a length without its bonus token), an SGLang triple without its
-//! companions, or a vLLM length without the synthetic rejection method.
+//! **Class 5** · error.
+//!
+//! The value is right but written so the engine does not apply it as meant. Each engine spells a pin
+//! its own way (see [engines.md](engines.md)):
+//!
+//! - TensorRT-LLM takes accepted *drafts*, AL − 1: `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=2.83`
+//!   pins AL 3.83.
+//! - ATOM's rate knob is (AL − 1)/k, not AL/(k+1).
+//! - SGLang needs the whole triple: `SGLANG_SIMULATE_ACC_LEN`,
+//!   `SGLANG_SIMULATE_ACC_METHOD=match-expected` and `SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token`
+//!   (without it the default token mode replaces every token with one id, which breaks streamed text).
+//! - vLLM applies `synthetic_acceptance_length` only beside `"rejection_sample_method": "synthetic"`:
+//!   without it the run does not pin (recent vLLM versions refuse such a config at start-up).
+//!
+//! Fix: write the setting `alsim pin … --engine E` prints.
+//
+// The rule finds a value written in another knob's unit (TRT-LLM's count of accepted drafts not AL −
+// 1, ATOM's rate not (AL − 1)/k, a length without its bonus token), an SGLang triple without its companions, or a
+// vLLM length without the synthetic rejection method.
 
-use crate::pins::subject::Subject;
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
+use crate::pins::resolve::subject::Subject;
 use crate::pins::{AL_TOLERANCE, Class, Finding, Knob, Location, RATE_TOLERANCE};
+
+/// Knobs written without the companions or method their engine needs (a value in the wrong unit is judged
+/// with the value: [`value`]).
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::SglangCompanionsMissing { at, missing, environment } => {
+            let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+            sglang_triple(at.clone(), &missing, environment.as_deref())
+        }
+        Observed::NotSynthetic { at, knob } => vllm_not_synthetic(at.clone(), *knob, false),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// A value that is the golden AL in another knob's spelling.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
@@ -47,13 +79,6 @@ pub(crate) fn sglang_triple(at: Location, missing: &[&str], environment: Option<
     ))
 }
 
-/// The SGLang triple's companions, which the written `SGLANG_SIMULATE_ACC_LEN` needs.
-pub(crate) const SGLANG_COMPANIONS: [&str; 2] = [SGLANG_METHOD, SGLANG_TOKEN_MODE];
-/// The companion that says how simulated acceptance is drawn.
-pub(crate) const SGLANG_METHOD: &str = "SGLANG_SIMULATE_ACC_METHOD";
-/// The companion that says which draft tokens count.
-pub(crate) const SGLANG_TOKEN_MODE: &str = "SGLANG_SIMULATE_ACC_TOKEN_MODE";
-
 /// A vLLM synthetic length or rates list written without `"rejection_sample_method": "synthetic"`.
 pub(crate) fn vllm_not_synthetic(at: Location, knob: Knob, synthetic: bool) -> Option<Finding> {
     (!synthetic).then(|| {
@@ -81,7 +106,7 @@ mod tests {
     #[test]
     fn an_incomplete_triple_names_what_is_missing() {
         let at = Location::new("r.yaml", 4);
-        let f = sglang_triple(at.clone(), &SGLANG_COMPANIONS[1..], Some("decode")).expect("one missing");
+        let f = sglang_triple(at.clone(), &crate::pins::SGLANG_COMPANIONS[1..], Some("decode")).expect("one missing");
         assert!(
             f.message.starts_with(
                 "SGLANG_SIMULATE_ACC_LEN without SGLANG_SIMULATE_ACC_TOKEN_MODE in the decode environment"

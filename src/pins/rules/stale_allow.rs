@@ -1,15 +1,38 @@
-//! `stale-allow` (a warning): an allow-list entry or inline allow that sanctions nothing — no finding
-//! matches it, it names no class, or it gives no reason.
+//! The check's own · warning.
+//!
+//! An allow-list entry or inline allow matched no finding, names an unknown class, or gives no reason.
+//! A stale allow would silently sanction a future problem.
+//!
+//! Fix: delete the entry, or correct its file, line or class.
+//
+// The rule finds an allow-list entry or inline allow that sanctions nothing — no finding matches it,
+// it names no class, or it gives no reason.
 
-use crate::pins::{Class, Finding, Location};
+use crate::pins::observed::Observed;
+use crate::pins::{AllowEntry, Class, Finding, Inventory, Location};
+
+/// The inline allows that cannot be read.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::InlineAllowUnread { at, class_error: Some(error) } => Some(inline_class(at.clone(), error)),
+        Observed::InlineAllowUnread { at, class_error: None } => Some(inline_reason(at.clone())),
+        _ => None,
+    });
+    found.collect()
+}
+
+/// The allow-list entries that sanctioned no finding.
+pub(crate) fn unused(entries: &[&AllowEntry]) -> Vec<Finding> {
+    entries.iter().map(|e| entry_unused(e.at.clone(), &e.file, e.class)).collect()
+}
 
 /// An inline allow whose class cannot be read (`error` says why).
-pub(crate) fn inline_class(at: Location, error: &str) -> Finding {
+fn inline_class(at: Location, error: &str) -> Finding {
     Finding::new(Class::StaleAllow, at, format!("inline allow sanctions nothing: {error}"))
 }
 
 /// An inline allow without a reason.
-pub(crate) fn inline_reason(at: Location) -> Finding {
+fn inline_reason(at: Location) -> Finding {
     Finding::new(
         Class::StaleAllow,
         at,
@@ -18,7 +41,7 @@ pub(crate) fn inline_reason(at: Location) -> Finding {
 }
 
 /// An allow-list entry for `file` and `class` that matched no finding.
-pub(crate) fn unused(at: Location, file: &str, class: Class) -> Finding {
+fn entry_unused(at: Location, file: &str, class: Class) -> Finding {
     Finding::new(Class::StaleAllow, at, format!("allow-list entry for {file} ({class}) matches no finding: remove it"))
 }
 
@@ -29,7 +52,7 @@ mod tests {
     #[test]
     fn stale_allows_are_warnings() {
         let at = Location::new("allow.yaml", 2);
-        let f = unused(at.clone(), "a.sh", Class::WrongK);
+        let f = entry_unused(at.clone(), "a.sh", Class::WrongK);
         assert_eq!(f.message, "allow-list entry for a.sh (wrong-k) matches no finding: remove it");
         assert!(inline_reason(at.clone()).message.contains("needs a reason"));
         assert_eq!(inline_class(at, "unknown class 'x'").severity, crate::pins::Severity::Warning);

@@ -1,7 +1,26 @@
-//! `unreadable`: a candidate file that could not be read, decoded or parsed, so its pins are not checked
-//! (a note where the file cannot hold a pin the check would read).
+//! The check's own · error.
+//!
+//! A candidate file could not be read, decoded or parsed (not UTF-8, oversized, a link that leaves the
+//! repository, a syntax error). The check never skips a file silently.
+//!
+//! Fix: repair the file, or move it out of the tree the check reads.
+//
+// The rule finds a candidate file that could not be read, decoded or parsed, so its pins are not
+// checked (a note where the file cannot hold a pin the check would read).
 
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
 use crate::pins::{Class, Finding, Location, Severity};
+
+/// The files the walk or a parser could not take in.
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::Unparsed(u) => Some(at_line(&u.file, u.line, &u.reason)),
+        Observed::NotWalked { path, reason, hides_pins } => Some(walked(path, reason, *hides_pins)),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// `rel` could not be parsed at `line`.
 pub(crate) fn at_line(rel: &str, line: usize, reason: &str) -> Finding {

@@ -1,10 +1,39 @@
-//! `unresolved`: a fact the check could not decide — a pin's value, k, model, golden curve or thinking
-//! mode, or a file a run needs that the repository does not hold — so what rests on it is not checked.
+//! The check's own · warning · exit status 3.
+//!
+//! A fact the verdict needs (k, model, drafter, thinking mode, the value itself) could not be decided,
+//! and the finding names it. The check never guesses silently.
+//!
+//! Example (InferenceX): a MiniMax-M3 TensorRT-LLM script and its deployment state no thinking mode,
+//! and alsim knows no documented default for that model, so its pin cannot be checked.
+//!
+//! Fix: state the fact where the check can read it, such as a literal k or the model in the config
+//! entry.
+//
+// The rule finds a fact the check could not decide — a pin's value, k, model, golden curve or
+// thinking mode, or a file a run needs that the repository does not hold — so what rests on it is not checked.
 
 use super::Judgement;
-use crate::pins::subject::Undecided;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::Inventory;
+use crate::pins::observed::Observed;
+use crate::pins::resolve::subject::Undecided;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, Location, Pin};
+
+/// Files a run needs that the repository does not hold, and includes that could not be followed (a pin's
+/// own undecided facts are judged with its value: [`undecided`]).
+pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
+    let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::EvalTwinMissing { at, twin, entry } => Some(eval_twin_missing(at.clone(), twin, entry)),
+        Observed::RecipeMissing { at, recipe, entry } => Some(recipe_missing(at.clone(), recipe, entry)),
+        Observed::LauncherUnknown { at, runner, entry } => Some(launcher_unknown(at.clone(), runner, entry)),
+        Observed::ScriptMissing { at, entry, launcher, tried } => {
+            Some(script_missing(at.clone(), entry, launcher, tried))
+        }
+        Observed::IncludeUnresolved { at, written, why } => Some(include(at.clone(), written, why)),
+        _ => None,
+    });
+    found.collect()
+}
 
 /// A pin whose facts stopped at `u`.
 pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Judgement {

@@ -1,9 +1,21 @@
-//! `wrong-drafter` (class 2): the value of another drafter's curve, or of the curve collected under the
-//! other draft sampling.
+//! **Class 2** · error · `pins fix` mends it.
+//!
+//! The value belongs to another drafter's curve: a GQA drafter pinned with the plain drafter's value or
+//! the reverse, or the greedy-draft curve used with probabilistic drafting (or the reverse). Two such
+//! files may have identical headers and keys; only the file name and the recorded drafter tell them
+//! apart.
+//!
+//! Example: a vLLM recipe with the EAGLE3-GQA drafter pins 2.83, the EAGLE3 (non-GQA) value; its own
+//! curve gives 2.78.
+//!
+//! Fix: pin the value from the curve of the drafter the run loads (`alsim pin --drafter …`).
+//
+// The rule finds the value of another drafter's curve, or of the curve collected under the other
+// draft sampling.
 
 use crate::curve::{Curve, ThinkingMode};
-use crate::pins::golden::{files_for, short};
-use crate::pins::subject::Subject;
+use crate::pins::resolve::lookup::{files_for, short};
+use crate::pins::resolve::subject::Subject;
 
 /// A value another curve file of the same model (another drafter, another sampling) holds at k.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {

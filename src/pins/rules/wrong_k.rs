@@ -1,11 +1,23 @@
-//! `wrong-k` (class 1): the value is the golden AL (or the rates list the golden chain) for another draft
-//! length than the role runs.
+//! **Class 1** · error · `pins fix` mends it.
+//!
+//! The value is the golden AL for another draft length. Acceptance length grows with k, so a k = 2 run
+//! pinned with the k = 3 value claims more tokens per step than the drafter delivers at k = 2.
+//!
+//! Example (InferenceX): a master-config entry injects `SYNTHETIC_ACCEPTANCE_LENGTH=2.49` into a vLLM
+//! recipe whose `speculative-config` has `num_speculative_tokens: 2`. DeepSeek-V4's curve gives 2.49 at
+//! k = 3 and 2.27 at k = 2 (thinking on), so the pin claims the k = 3 acceptance for a k = 2 run.
+//!
+//! Fix: set the value for the k the run uses (`alsim pins fix`), or set k to the length the value was
+//! measured for. Often k was changed later and the pin was not: see also [`drift`](#drift).
+//
+// The rule finds the value is the golden AL (or the rates list the golden chain) for another draft
+// length than the role runs.
 
 use super::Judgement;
 use crate::curve::Curve;
 use crate::pins::rates;
-use crate::pins::subject::Subject;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::resolve::subject::Subject;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding};
 
 /// A rates list of another length than k: another k's golden chain, else a list the engine refuses.

@@ -1,7 +1,13 @@
-//! `wrong-model` (class 4): another model's golden value at the same k.
+//! **Class 4** · error · `pins fix` mends it.
+//!
+//! The value is another model's golden value, typically copied from a sibling recipe.
+//!
+//! Fix: pin the value from this model's curve.
+//
+// The rule finds another model's golden value at the same k.
 
-use crate::pins::golden::short;
-use crate::pins::subject::Subject;
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::Subject;
 
 /// A value another model's curve holds at k.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {

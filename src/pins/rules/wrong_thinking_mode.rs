@@ -1,10 +1,33 @@
-//! `wrong-thinking-mode` (class 3): the other thinking mode's golden value, or a run at a reasoning effort
-//! its curve was not collected at (no golden value exists for it).
+//! **Class 3** · error · `pins fix` mends it.
+//!
+//! The run serves one thinking mode but pins the other mode's value. Thinking and non-thinking prompts
+//! accept drafts very differently. The served mode is the one stated in the deployment, or, where
+//! nothing is stated, the engine's or model's documented default (several models default to thinking
+//! off), which decides as firmly as a stated mode: vLLM DeepSeek-V4 scripts that state no mode and pin
+//! 2.49 (the thinking_on value at k = 3) are errors, as vLLM serves DeepSeek-V4 non-thinking unless
+//! asked (2.97).
+//!
+//! Reasoning effort belongs to the mode: where a golden file's header records the effort its
+//! thinking runs asked for (DeepSeek-V4's `"reasoning_effort": "high"`) and the deployment sets
+//! another (`SGLANG_DSV4_REASONING_EFFORT=max`, or `reasoning_effort` in its chat-template kwargs), no
+//! golden value exists for that run, whatever the pin holds. InferenceX's AMD `env.sh` ran `max`
+//! until commit a141bfc set `high`. Where either side records no effort, nothing is judged.
+//!
+//! Example (InferenceX): DeepSeek-V4 TensorRT-LLM recipes set `DYN_DEFAULT_THINKING_MODE: disabled` but
+//! pin `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.49` (AL 2.49, the thinking_on value at k = 3); the
+//! thinking_off value is AL 2.97. That repository allows this family on purpose.
+//!
+//! Fix: pin the value of the mode the run serves, or state the mode in the recipe; run the effort
+//! the curve was collected at, or collect a curve at yours. Where the mismatch is deliberate, allow it
+//! with a reason (see [Allowing a finding](#allowing-a-finding)).
+//
+// The rule finds the other thinking mode's golden value, or a run at a reasoning effort its curve
+// was not collected at (no golden value exists for it).
 
 use super::{Judgement, shown_written};
-use crate::pins::golden::short;
-use crate::pins::subject::Subject;
-use crate::pins::verify::ValueVerdict;
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::Subject;
+use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding};
 
 /// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.

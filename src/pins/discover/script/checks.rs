@@ -3,17 +3,17 @@
 
 use std::collections::BTreeSet;
 
-use super::word::{Part, Word};
 use super::written::Site;
-use super::{Script, Stmt, StmtKind};
-use crate::pins::rules;
-use crate::pins::{EvalRoute, Fact, Finding, How, Knob, Location};
+use crate::bash::word::{Part, Word};
+use crate::bash::{Script, Stmt, StmtKind};
+use crate::pins::observed::Observed;
+use crate::pins::{EvalRoute, Fact, How, Knob, Location, SGLANG_COMPANIONS};
 
 /// SGLang triple incomplete; vLLM length without the synthetic rejection method.
-pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site, at: &Location) -> Option<Finding> {
+pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site, at: &Location) -> Option<Observed> {
     match site.knob {
         Knob::SglangSimulateLen => {
-            let missing: Vec<&str> = rules::spelling::SGLANG_COMPANIONS
+            let missing: Vec<String> = SGLANG_COMPANIONS
                 .into_iter()
                 .filter(|name| !site.siblings.iter().any(|(n, _)| n == name))
                 .filter(|name| {
@@ -26,12 +26,17 @@ pub(super) fn spelling_problem(script: &Script, stmt: &Stmt, site: &Site, at: &L
                             }
                     })
                 })
+                .map(str::to_string)
                 .collect();
-            rules::spelling::sglang_triple(at.clone(), &missing, None)
+            (!missing.is_empty()).then(|| Observed::SglangCompanionsMissing {
+                at: at.clone(),
+                missing,
+                environment: None,
+            })
         }
         Knob::VllmSyntheticLength | Knob::VllmSyntheticRates => {
             let synthetic = site.siblings.iter().any(|(k, v)| k == "rejection_sample_method" && v == "synthetic");
-            rules::spelling::vllm_not_synthetic(at.clone(), site.knob, synthetic)
+            (!synthetic).then(|| Observed::NotSynthetic { at: at.clone(), knob: site.knob })
         }
         _ => None,
     }
@@ -55,7 +60,7 @@ pub(super) fn readers<'s>(script: &'s Script, name: &str) -> Vec<&'s Stmt> {
 }
 
 /// An env knob that is assigned but never exported, or a carrier variable never used.
-pub(super) fn never_passed(script: &Script, site: &Site, at: &Location) -> Option<Finding> {
+pub(super) fn never_passed(script: &Script, site: &Site, at: &Location) -> Option<Observed> {
     if let Some(name) = &site.env_name {
         let exported = site.exported
             || script.stmts.iter().any(|s| match &s.kind {
@@ -66,15 +71,15 @@ pub(super) fn never_passed(script: &Script, site: &Site, at: &Location) -> Optio
                 }
                 StmtKind::Assign(_) => false,
             });
-        return (!exported).then(|| rules::never_passed::not_exported(at.clone(), name));
+        return (!exported).then(|| Observed::NotExported { at: at.clone(), name: name.clone() });
     }
     let carrier = site.carrier.as_ref()?;
     let used = readers(script, carrier).iter().any(|s| s.line != site.line);
-    (!used).then(|| rules::never_passed::carrier_unused(at.clone(), carrier))
+    (!used).then(|| Observed::CarrierUnused { at: at.clone(), carrier: carrier.clone() })
 }
 
 /// Variables whose name says they hold an acceptance length, assigned a number, and never used.
-pub(super) fn unpassed_variables(script: &Script) -> Vec<Finding> {
+pub(super) fn unpassed_variables(script: &Script) -> Vec<Observed> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for stmt in &script.stmts {
@@ -97,7 +102,7 @@ pub(super) fn unpassed_variables(script: &Script) -> Vec<Finding> {
         });
         if !used {
             let at = Location::new(&script.rel, stmt.line);
-            out.push(rules::never_passed::variable_unused(at, &a.name, &a.value.words()[0].raw));
+            out.push(Observed::VariableUnused { at, name: a.name.clone(), value: a.value.words()[0].raw.clone() });
         }
     }
     out

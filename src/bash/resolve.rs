@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::text::{arithmetic, bind_pattern, format_g6, printf_format, strip};
 use super::word::{Hole, Part, Span, Value, VarOp, Word, glob};
-use super::{Cond, ConditionalKind, Ctx, Script, StmtKind, SubItem, Test, TestOp};
-use crate::pins::{How, Location};
+use super::{Cond, ConditionalKind, Ctx, How, Script, StmtKind, SubItem, Test, TestOp};
+use crate::diagnostic::Location;
 
 /// How deep variable resolution follows references before giving up (cycles, long chains).
 pub(crate) const MAX_DEPTH: usize = 12;
@@ -361,16 +361,17 @@ impl Resolver<'_> {
         Resolver { script, scripts: self.scripts, tables: self.tables, env: self.env }
     }
 
-    /// The `source` statements before `line` that can run with `ctx`, latest first, with the file each reads.
+    /// The `source` statements before `line` that can run with `ctx`, latest first, with the index of the
+    /// file each reads in [`Resolver::scripts`].
     pub(crate) fn includes_before<'s>(
         &'s self,
         ctx: &'s Ctx,
         line: usize,
-    ) -> impl Iterator<Item = (&'s super::Stmt, &'s Script)> {
+    ) -> impl Iterator<Item = (&'s super::Stmt, usize)> {
         self.script.includes.iter().rev().filter_map(move |inc| {
             let stmt = &self.script.stmts[inc.stmt];
             let target = *inc.target.as_ref().ok()?;
-            (stmt.line < line && stmt.ctx.compatible(ctx)).then(|| (stmt, &self.scripts[target]))
+            (stmt.line < line && stmt.ctx.compatible(ctx)).then_some((stmt, target))
         })
     }
 
@@ -380,7 +381,8 @@ impl Resolver<'_> {
         if depth > MAX_DEPTH {
             return None;
         }
-        self.includes_before(ctx, line).find_map(|(stmt, file)| {
+        self.includes_before(ctx, line).find_map(|(stmt, target)| {
+            let file = &self.scripts[target];
             let inner = self.on(file);
             if !inner.sets(name, depth + 1) {
                 return None;
@@ -424,7 +426,7 @@ impl Resolver<'_> {
     /// Whether this script assigns `name` before `line`, itself or in a file it sources there.
     fn sets_before(&self, name: &str, line: usize) -> bool {
         self.script.assignments_of(name).iter().any(|&i| self.script.stmts[i].line < line)
-            || self.includes_before(&Ctx::default(), line).any(|(_, file)| self.on(file).sets(name, 1))
+            || self.includes_before(&Ctx::default(), line).any(|(_, t)| self.on(&self.scripts[t]).sets(name, 1))
     }
 
     /// Whether this script, or a file it sources, assigns `name`.

@@ -3,8 +3,8 @@
 //! `NAME=value` pairs inside strings later spliced into a command. Read once per script; the values are
 //! resolved later, per environment.
 
-use super::word::{Template, Value, Word};
-use super::{AssignValue, Command, Script, Stmt, StmtKind};
+use crate::bash::word::{Template, Value, Word};
+use crate::bash::{AssignValue, Command, Script, Stmt, StmtKind};
 use crate::pins::Knob;
 
 /// What a statement says about a pin's facts.
@@ -58,10 +58,20 @@ pub(super) struct FactSite {
     pub(super) key: &'static str,
 }
 
-impl Script {
-    /// The facts each statement writes (computed once).
-    pub(super) fn facts_written(&self) -> &[Vec<FactSite>] {
-        self.facts.get_or_init(|| self.stmts.iter().map(|s| fact_sites(s, &streams(self, s))).collect())
+/// The facts each statement of every script writes, by script index; a script's are read the first time a
+/// script that sources it needs them, once for the whole scan.
+#[derive(Debug, Default)]
+pub(crate) struct WrittenFacts(Vec<std::sync::OnceLock<Vec<Vec<FactSite>>>>);
+
+impl WrittenFacts {
+    /// Room for the facts of `scripts` scripts, none read yet.
+    pub(crate) fn new(scripts: usize) -> WrittenFacts {
+        WrittenFacts((0..scripts).map(|_| std::sync::OnceLock::new()).collect())
+    }
+
+    /// The facts each statement of `script`, the script at `index`, writes.
+    pub(super) fn of(&self, index: usize, script: &Script) -> &[Vec<FactSite>] {
+        self.0[index].get_or_init(|| script.stmts.iter().map(|s| fact_sites(s, &streams(script, s))).collect())
     }
 }
 
@@ -264,7 +274,7 @@ pub(super) fn fact_sites(stmt: &Stmt, (streams, templates): &(Vec<Vec<Value>>, V
 
 /// The environment assignments a statement makes, and whether each reaches child processes (a command's
 /// prefix assignments always do).
-fn env_assigns(stmt: &Stmt) -> Vec<(&super::Assign, bool)> {
+fn env_assigns(stmt: &Stmt) -> Vec<(&crate::bash::Assign, bool)> {
     match &stmt.kind {
         StmtKind::Assign(a) => vec![(a, a.exported)],
         StmtKind::Command(c) => c.env.iter().map(|e| (e, true)).collect(),

@@ -82,7 +82,7 @@ pub(crate) fn format_g6(v: f64) -> String {
         return "0".into();
     }
     let digits = 6 - 1 - v.abs().log10().floor() as i32;
-    crate::pins::plain_number(v, digits.clamp(0, 12) as usize)
+    crate::units::plain_number(v, digits.clamp(0, 12) as usize)
 }
 
 /// + − × ÷ and parentheses over decimal numbers.

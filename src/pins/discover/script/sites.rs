@@ -9,27 +9,28 @@
 
 use std::collections::BTreeSet;
 
-use super::Script;
 use super::checks::{eval_guard, never_passed, spelling_problem, unpassed_variables};
-use super::resolve::{Env, LookupTable, MAX_BRANCHES, MAX_DEPTH, Resolver, Val};
-use super::word::{Hole, Part, Value};
-use super::written::{FactKind, FactSite, Site, conventional, fact_sites, sites_of, streams};
+use super::written::{FactKind, FactSite, Site, WrittenFacts, conventional, fact_sites, sites_of, streams};
+use crate::bash::Script;
+use crate::bash::resolve::{Env, LookupTable, MAX_BRANCHES, MAX_DEPTH, Resolver, Val};
+use crate::bash::word::{Hole, Part, Value};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
-use crate::pins::{Edit, Fact, Finding, How, Mechanism, Pin, rates, rules, thinking_word};
+use crate::pins::observed::Observed;
+use crate::pins::{Edit, Fact, How, Mechanism, Pin, rates, thinking_word};
 
 /// The draft limit llama.cpp runs with when no `--spec-draft-n-max` (`LLAMA_ARG_SPEC_DRAFT_N_MAX`) is given,
 /// as issue 16 states it. Unconfirmed upstream: older builds defaulted `--draft-max` to 16
 /// (`common_speculative_params::n_draft`), so the pin's k is inferred (an assumption, a warning) and names this value.
 const LLAMACPP_DEFAULT_K: usize = 3;
 
-/// Pins, findings and what the script configures, for one environment.
+/// Pins, what was recorded about them and what the script configures, for one environment.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Discovery {
     /// Pins, one per site, branch and k.
     pub pins: Vec<Pin>,
-    /// Findings discovery makes on its own.
-    pub findings: Vec<Finding>,
+    /// What was recorded beside the pins (for the rules).
+    pub observed: Vec<Observed>,
     /// Line of the first speculative-decoding setting, when the script configures one.
     pub spec_line: Option<usize>,
     /// Whether the script writes any knob at all.
@@ -39,6 +40,8 @@ pub(crate) struct Discovery {
 struct Analyzer<'a> {
     r: Resolver<'a>,
     facts: &'a [Vec<FactSite>],
+    /// The facts the scripts it sources write.
+    written: &'a WrittenFacts,
 }
 
 /// What a script writes, read once: the facts and knob sites of every statement (they do not depend on
@@ -68,7 +71,7 @@ impl PreparedScript {
 impl Analyzer<'_> {
     /// The values of a fact for a pin at `stmt` in `ctx`: the same statement first, then the nearest
     /// compatible statement (before, then after), then a conventional variable.
-    fn fact(&self, kind: FactKind, ctx: &super::Ctx, stmt_index: usize) -> Vec<Val> {
+    fn fact(&self, kind: FactKind, ctx: &crate::bash::Ctx, stmt_index: usize) -> Vec<Val> {
         let script = self.r.script;
         let line = script.stmts[stmt_index].line;
         let usable = |i: usize| {
@@ -102,7 +105,7 @@ impl Analyzer<'_> {
                     Value::Hole(Hole::Part(Part::Lit { text, .. })) => text.clone(),
                     Value::Hole(_) => String::new(),
                 };
-                if let Some(mode) = crate::pins::recipe::template_mode(raw.trim_matches(['"', '\''])) {
+                if let Some(mode) = crate::pins::discover::recipe::template_mode(raw.trim_matches(['"', '\''])) {
                     out.push(Val {
                         value: Some(mode.name().to_string()),
                         how: How::Literal,
@@ -148,10 +151,11 @@ impl Analyzer<'_> {
 impl Analyzer<'_> {
     /// A fact a sourced file writes: its last statement that writes one (bash has read the whole file
     /// when the `source` statement returns), else a file it sources. It holds where the `source` runs.
-    fn included_fact(&self, kind: FactKind, file: &Script, at: &super::Ctx, depth: usize) -> Vec<Val> {
+    fn included_fact(&self, kind: FactKind, index: usize, at: &crate::bash::Ctx, depth: usize) -> Vec<Val> {
+        let file = &self.r.scripts[index];
         let inner = self.r.on(file);
         // Function bodies do not run when the file is read.
-        let top_level = file.stmts.iter().zip(file.facts_written()).filter(|(s, _)| s.ctx.func.is_none());
+        let top_level = file.stmts.iter().zip(self.written.of(index, file)).filter(|(s, _)| s.ctx.func.is_none());
         for (s, facts) in top_level.rev() {
             for f in facts.iter().filter(|f| f.kind == kind) {
                 let values: Vec<Val> = inner
@@ -175,7 +179,7 @@ impl Analyzer<'_> {
             .iter()
             .rev()
             .filter_map(|inc| inc.target.as_ref().ok())
-            .map(|&t| self.included_fact(kind, &self.r.scripts[t], at, depth + 1))
+            .map(|&t| self.included_fact(kind, t, at, depth + 1))
             .find(|found| found.iter().any(|v| v.value.is_some()))
             .unwrap_or_default()
     }
@@ -222,17 +226,17 @@ fn to_fact<T>(v: &Val, parse: impl Fn(&str) -> Option<T>) -> Fact<T> {
     }
 }
 
-fn branch_label(script: &Script, ctx: &super::Ctx) -> String {
+fn branch_label(script: &Script, ctx: &crate::bash::Ctx) -> String {
     let mut parts = Vec::new();
     for &(choice, arm) in &ctx.arms {
         let c = &script.choices[choice as usize];
         let a = &c.arms[arm as usize];
         let label = match &c.kind {
-            super::ConditionalKind::Case { subject } => {
+            crate::bash::ConditionalKind::Case { subject } => {
                 let patterns: Vec<String> = a.patterns.iter().map(|p| p.raw.clone()).collect();
                 format!("{}={}", subject.raw.trim_matches('"'), patterns.join("|"))
             }
-            super::ConditionalKind::If => match &a.cond {
+            crate::bash::ConditionalKind::If => match &a.cond {
                 Some(_) if arm == 0 => format!("if@{}", script_line_of_choice(script, choice)),
                 Some(_) => format!("elif#{arm}@{}", script_line_of_choice(script, choice)),
                 None => format!("else@{}", script_line_of_choice(script, choice)),
@@ -247,11 +251,11 @@ fn script_line_of_choice(script: &Script, choice: u32) -> usize {
     script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == choice)).map_or(0, |s| s.line.saturating_sub(1))
 }
 
-/// Every pin in `script` run with `env`, and the findings discovery makes on its own.
+/// Every pin in `script` run with `env`, and what was recorded beside them.
 pub(crate) fn discover(
     script: &Script,
     prepared: &PreparedScript,
-    scripts: &[Script],
+    (scripts, written): (&[Script], &WrittenFacts),
     tables: &[LookupTable],
     env: &Env,
 ) -> Discovery {
@@ -262,7 +266,7 @@ pub(crate) fn discover(
         .zip(&prepared.facts)
         .find(|(_, f)| f.iter().any(|f| f.kind == FactKind::K))
         .map(|(s, _)| s.line);
-    let a = Analyzer { r: r.on(script), facts: &prepared.facts };
+    let a = Analyzer { r: r.on(script), facts: &prepared.facts, written };
     let mut out = Discovery { spec_line, ..Discovery::default() };
     // Statements that run only for EVAL_ONLY are the real-verification path: they hold no site.
     for (index, sites) in prepared.sites.iter().enumerate() {
@@ -271,15 +275,15 @@ pub(crate) fn discover(
             pins_of_site(&a, index, site, &mut out);
         }
     }
-    out.findings.extend(unpassed_variables(script));
+    out.observed.extend(unpassed_variables(script));
     if out.has_sites {
         for include in &script.includes {
             if let Err(why) = &include.target {
-                out.findings.push(rules::unresolved::include(
-                    r.loc(script.stmts[include.stmt].line),
-                    &include.written,
-                    why,
-                ));
+                out.observed.push(Observed::IncludeUnresolved {
+                    at: r.loc(script.stmts[include.stmt].line),
+                    written: include.written.clone(),
+                    why: why.clone(),
+                });
             }
         }
     }
@@ -290,8 +294,8 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
     let script = a.r.script;
     let stmt = &script.stmts[index];
     let location = a.r.loc(site.line);
-    out.findings.extend(spelling_problem(script, stmt, site, &location));
-    out.findings.extend(never_passed(script, site, &location));
+    out.observed.extend(spelling_problem(script, stmt, site, &location));
+    out.observed.extend(never_passed(script, site, &location));
     let guard = eval_guard(script, stmt, site);
     let mut count = 0;
     for value in a.r.value(&site.value, &stmt.ctx, site.line) {
@@ -330,11 +334,11 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
             let read = value.value.as_deref().and_then(|s| rates::read_written(site.knob, s));
             let mut written = to_fact(&value, |_| read.as_ref().map(|r| r.0));
             if written.value.is_none() && written.how == How::Table {
-                out.findings.push(rules::missing_pin::table_value(
-                    location.clone(),
-                    &value.text,
-                    &value.at.to_string(),
-                ));
+                out.observed.push(Observed::TableValueMissing {
+                    at: location.clone(),
+                    value: value.text.clone(),
+                    table: value.at.to_string(),
+                });
                 written.how = How::Unresolved;
             }
             let mut k_fact = to_fact(&k, |s| s.trim().parse::<usize>().ok());
@@ -356,40 +360,21 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
                 && !k.deps.iter().any(|d| value.deps.contains(d))
                 && written.value.is_some()
             {
-                out.findings.push(rules::drift::k_override(
-                    location.clone(),
-                    &k.text,
-                    site.knob,
-                    &value.text,
-                    k.value.as_deref().unwrap_or("?"),
-                ));
+                out.observed.push(Observed::KOverride {
+                    at: location.clone(),
+                    k_from: k.text.clone(),
+                    knob: site.knob,
+                    value: value.text.clone(),
+                    k: k.value.as_deref().unwrap_or("?").to_string(),
+                });
             }
             let mode = first(FactKind::Thinking)
                 .map(|v| to_fact(&v, |s| s.parse::<ThinkingMode>().ok()))
                 .filter(|f| f.value.is_some())
                 .unwrap_or_else(|| Fact::unresolved("no thinking setting in this script"));
-            let sampling = first(FactKind::Sampling)
-                .map(|v| to_fact(&v, |s| Some(s.to_ascii_lowercase())))
-                .filter(|f| f.value.is_some())
-                .unwrap_or_else(|| {
-                    Fact::known(
-                        "greedy".to_string(),
-                        How::Inferred,
-                        "no draft_sample_method: engines draft greedily",
-                        None,
-                    )
-                });
+            let sampling = sampling_fact(first(FactKind::Sampling));
             let model = model_fact(a, &ctx, index);
-            let mechanism = if value.how == How::Table
-                || script.choices.iter().enumerate().any(|(i, c)| {
-                    matches!(c.kind, super::ConditionalKind::Case { .. })
-                        && ctx.arms.iter().any(|x| x.0 == i as u32)
-                        && value.how == How::Branch
-                }) {
-                Mechanism::LookupTable
-            } else {
-                Mechanism::Script
-            };
+            let mechanism = mechanism(script, &ctx, &value);
             let edit =
                 value.span.filter(|_| value.value.is_some()).map(|span| Edit { file: value.at.file.clone(), span });
             out.pins.push(Pin {
@@ -423,9 +408,27 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
     }
 }
 
+/// The draft sampling written, else greedy, assumed: engines draft greedily unless told otherwise.
+fn sampling_fact(written: Option<Val>) -> Fact<String> {
+    written.map(|v| to_fact(&v, |s| Some(s.to_ascii_lowercase()))).filter(|f| f.value.is_some()).unwrap_or_else(|| {
+        Fact::known("greedy".to_string(), How::Inferred, "no draft_sample_method: engines draft greedily", None)
+    })
+}
+
+/// A value read from a lookup table, or fixed by the arm of a `case` it sits in, is a table's; else the
+/// script's.
+fn mechanism(script: &Script, ctx: &crate::bash::Ctx, value: &Val) -> Mechanism {
+    let case_arm = script.choices.iter().enumerate().any(|(i, c)| {
+        matches!(c.kind, crate::bash::ConditionalKind::Case { .. })
+            && ctx.arms.iter().any(|x| x.0 == i as u32)
+            && value.how == How::Branch
+    });
+    if value.how == How::Table || case_arm { Mechanism::LookupTable } else { Mechanism::Script }
+}
+
 /// The model: `--served-model-name`, else `--model`/`serve` (not a container mount), else the entry's
 /// `MODEL`, else the glob a `case` arm puts on it.
-fn model_fact(a: &Analyzer, ctx: &super::Ctx, index: usize) -> Fact<String> {
+fn model_fact(a: &Analyzer, ctx: &crate::bash::Ctx, index: usize) -> Fact<String> {
     let mut fallback = None;
     for v in a.fact(FactKind::Model, ctx, index) {
         match v.value.as_deref() {
@@ -450,14 +453,14 @@ fn model_fact(a: &Analyzer, ctx: &super::Ctx, index: usize) -> Fact<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::shell::resolve::tables;
-    use crate::pins::{Class, EvalRoute, Knob};
+    use crate::bash::resolve::tables;
+    use crate::pins::{EvalRoute, Knob};
 
     fn pins_of(text: &str) -> Discovery {
         let script = Script::parse("agentic/x.sh", text).unwrap();
         let scripts = std::slice::from_ref(&script);
         let tables = tables(scripts);
-        discover(&script, &PreparedScript::new(&script), scripts, &tables, &Env::new())
+        discover(&script, &PreparedScript::new(&script), (scripts, &WrittenFacts::new(1)), &tables, &Env::new())
     }
 
     #[test]
@@ -485,9 +488,10 @@ mod tests {
         assert_eq!(rate.eval.value, Some(EvalRoute::Guarded));
         let vllm = d.pins.iter().find(|p| p.knob == Knob::VllmSyntheticLength).unwrap();
         assert_eq!((vllm.written.value, vllm.written.how, vllm.k.value), (Some(2.5), How::Default, Some(3)));
-        let classes: Vec<Class> = d.findings.iter().map(|f| f.class).collect();
-        assert!(classes.contains(&Class::Spelling), "{:?}", d.findings);
-        assert!(classes.contains(&Class::NeverPassed), "{:?}", d.findings);
+        // The vLLM pin has no synthetic rejection method, and CFG, which holds it, reaches no command.
+        assert!(d.observed.iter().any(|o| matches!(o, Observed::NotSynthetic { .. })), "{:?}", d.observed);
+        let unused = |o: &Observed| matches!(o, Observed::CarrierUnused { carrier, .. } if carrier == "CFG");
+        assert!(d.observed.iter().any(unused), "{:?}", d.observed);
         assert_eq!(vllm.eval.value, Some(EvalRoute::Leaks));
     }
 
@@ -500,7 +504,7 @@ mod tests {
         assert_eq!((pin.written.value, pin.k.value), (Some(2.78), Some(3)));
         assert_eq!(pin.eval.value, Some(EvalRoute::Guarded));
         assert_eq!(pin.location.line, Some(6));
-        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        assert!(d.observed.is_empty(), "{:?}", d.observed);
     }
 
     fn spelled(engine: usize, al: &str) -> String {
@@ -536,7 +540,7 @@ mod tests {
             want.sort_by(|a, b| a.partial_cmp(b).unwrap());
             proptest::prop_assert_eq!(got, want, "{}", text);
             proptest::prop_assert!(d.pins.iter().all(|p| p.eval.value == Some(EvalRoute::Guarded)));
-            proptest::prop_assert!(d.findings.is_empty(), "{:?}", d.findings);
+            proptest::prop_assert!(d.observed.is_empty(), "{:?}", d.observed);
         }
     }
 }

@@ -12,9 +12,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::bash::resolve::{Env, LookupTable, Resolver};
+use crate::bash::{Script, Stmt, StmtKind};
 use crate::pins::Location;
-use crate::pins::shell::resolve::{Env, LookupTable, Resolver};
-use crate::pins::shell::{Script, Stmt, StmtKind};
 use crate::yaml::{Node, Value};
 
 /// Runner labels → runner node names (`configs/runners.yaml`).
@@ -192,7 +192,7 @@ impl<'s> Launcher<'s> {
 
 fn single_node_candidate(
     r: &Resolver,
-    word: &crate::pins::shell::Word,
+    word: &crate::bash::Word,
     stmt: &Stmt,
     loc: &Location,
     exists: &dyn Fn(&str) -> bool,
@@ -217,7 +217,7 @@ fn single_node_candidate(
 
 /// `sed -i '/KNOB/d' …` (or `find DIR … -exec sed … '/KNOB/d' {} +`) run for eval: the knob and the
 /// directory, mapped back to the repository through the `cp -rT "$GITHUB_WORKSPACE/SRC" DST` that filled it.
-fn strips(r: &Resolver, c: &crate::pins::shell::Command, stmt: &Stmt, loc: &Location, out: &mut Vec<Strip>) {
+fn strips(r: &Resolver, c: &crate::bash::Command, stmt: &Stmt, loc: &Location, out: &mut Vec<Strip>) {
     let literals: Vec<Option<String>> = c.words.iter().map(|w| w.literal()).collect();
     let patterns: Vec<String> = literals
         .iter()
@@ -247,10 +247,10 @@ fn repo_dir(r: &Resolver, dir: &str, at: &Stmt) -> String {
         if c.name().as_deref() != Some("cp") {
             continue;
         }
-        let args: Vec<&crate::pins::shell::Word> =
+        let args: Vec<&crate::bash::Word> =
             c.words[1..].iter().filter(|w| w.literal().is_none_or(|l| !l.starts_with('-'))).collect();
         let [src, dst] = args.as_slice() else { continue };
-        let value = |w: &crate::pins::shell::Word| r.word(w, &stmt.ctx, stmt.line, 0).into_iter().find_map(|v| v.value);
+        let value = |w: &crate::bash::Word| r.word(w, &stmt.ctx, stmt.line, 0).into_iter().find_map(|v| v.value);
         // The source's workspace prefix need not resolve: the repository path is written after it.
         if value(dst).as_deref().map(|d| d.trim_end_matches('/')) == Some(dir.trim_end_matches('/'))
             && let Some(src) = value(src).or_else(|| Some(src.raw.trim_matches(['"', '\'']).to_string()))
@@ -266,7 +266,7 @@ fn repo_dir(r: &Resolver, dir: &str, at: &Stmt) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::shell::resolve::EnvValue;
+    use crate::bash::resolve::EnvValue;
 
     fn env(pairs: &[(&str, &str)]) -> Env {
         pairs

@@ -6,13 +6,13 @@
 //! A pin whose facts cannot all be resolved is [`Resolution::Undecided`], saying which fact stopped it; the
 //! rules in [`super::rules`] decide what that means.
 
-use super::golden::{self, Alternative, drafter_name, model_key, sampling_alternative};
-use super::rates;
-use super::thinking;
-use super::verify::GoldenRef;
-use super::{AL_TOLERANCE, Fact, How, Knob, Pin, RATE_TOLERANCE};
+use super::lookup::{self, Alternative, drafter_name, model_key, sampling_alternative};
 use crate::accept::RatesPin;
 use crate::curve::{CurveQuery, CurveSet, Resolved};
+use crate::pins::rates;
+use crate::pins::thinking;
+use crate::pins::verdict::GoldenRef;
+use crate::pins::{AL_TOLERANCE, Fact, How, Knob, Pin, RATE_TOLERANCE};
 use crate::units::RANGE_EPS;
 
 /// How far a pin's facts were resolved.
@@ -135,7 +135,7 @@ pub(crate) fn resolve<'a>(pin: &'a Pin, key: Option<&str>, curves: &'a CurveSet)
         draft_sampling: pin.draft_sampling.value.clone(),
         mode: pin.mode.value,
     };
-    let lookup = match golden::lookup(curves, &query, k) {
+    let lookup = match lookup::lookup(curves, &query, k) {
         Ok(l) => l,
         Err(e) => {
             let mode_undecided =

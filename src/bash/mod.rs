@@ -1,29 +1,79 @@
-//! Bash launch scripts, parsed with brush-parser and read without running them.
+//! The bash reader: launch scripts parsed with brush-parser and read without running them. It stands on
+//! its own — words and expansions ([`word`]), statements and their arms (this module), `source`d files
+//! ([`mod@include`]) and variable resolution ([`resolve`]) — and imports nothing of the pin check, whose
+//! reading of knobs and facts is built on it (`crate::pins::discover::script`). Of the benchmark repositories'
+//! conventions it knows one: which arms run for `EVAL_ONLY` runs, since every value depends on it.
 //!
 //! A script is flattened into statements ([`Stmt`]): assignments and commands, each with its context
 //! ([`Ctx`]) — the arms of every `if`/`elif`/`else` and `case` it sits in, whether an `EVAL_ONLY` test
 //! decides that it runs, and the function it belongs to. Arms of one choice exclude each other, so a
-//! value assigned in one arm and a pin written in another are never combined: every arm is its own pin.
+//! value assigned in one arm and one read in another are never combined: every arm is its own value.
 //! Conditions are kept as [`Cond`] trees, so a test on `EVAL_ONLY` (`[ "${EVAL_ONLY:-false}" != true ]`,
 //! `[[ … ]] || [[ … ]]`) is understood however it is spelled, and a condition on a config entry's
 //! variables (`$FRAMEWORK == dynamo-trt`) can be evaluated for that entry.
 //!
-//! Reading a value ([`resolve`]), finding pins and their facts ([`sites`]) and shared lookup tables are
-//! built on this model. A `source`d file ([`mod@include`]) gives the script the variables and facts it sets,
-//! from the statement that reads it on.
+//! Reading a value ([`resolve`]) and shared lookup tables are built on this model. A `source`d file
+//! ([`mod@include`]) gives the script the variables it sets, from the statement that reads it on.
 
 mod build;
-mod checks;
 pub(crate) mod include;
 pub(crate) mod resolve;
-pub(crate) mod sites;
 pub(crate) mod text;
 pub(crate) mod word;
-mod written;
 
 use std::collections::HashMap;
 
+use serde::Serialize;
+
 pub(crate) use word::{Part, Template, VarOp, Word};
+
+/// How a value was decided: by the reader (a literal, a variable, a default, an arm, a computation, a
+/// lookup table, the caller's environment) or, for the pin check's facts read elsewhere, injected from a
+/// master config or only assumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum How {
+    /// Written as a literal where it is used.
+    Literal,
+    /// Read through a shell variable assigned in the file.
+    Variable,
+    /// The default of `${VAR:-default}` (the environment can override it), or an engine's or model's
+    /// documented default thinking mode where no file states one (`thinking::DEFAULTS`).
+    Default,
+    /// Fixed by the `if`/`case` arm the value is read in.
+    Branch,
+    /// Computed (`$(awk …)`, `$((…))`, `printf %.2f`) from other facts.
+    Computed,
+    /// Looked up in a shared launch-code table.
+    Table,
+    /// Injected from a master config entry into the recipe.
+    Injected,
+    /// Set by the config entry that runs the script (`model:` → `MODEL`, `additional-settings`).
+    Entry,
+    /// Not written anywhere and only assumed (greedy drafting, llama.cpp's draft length, a script's model
+    /// from its name).
+    Inferred,
+    /// Could not be decided from the files; never guessed.
+    Unresolved,
+}
+
+impl How {
+    /// The word shown in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            How::Literal => "literal",
+            How::Variable => "variable",
+            How::Default => "default",
+            How::Branch => "branch",
+            How::Computed => "computed",
+            How::Table => "table",
+            How::Injected => "injected",
+            How::Entry => "entry",
+            How::Inferred => "inferred",
+            How::Unresolved => "unresolved",
+        }
+    }
+}
 
 /// The arms a statement sits in and what they decide.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -317,8 +367,6 @@ pub(crate) struct Script {
     pub includes: Vec<include::Include>,
     /// The scripts that `source` this one: (script index, statement index of the `source`).
     pub sourced_by: Vec<(usize, usize)>,
-    /// The facts each statement writes, read the first time a script that sources this one needs them.
-    facts: std::sync::OnceLock<Vec<Vec<written::FactSite>>>,
 }
 
 /// The commands of a `$(…)`: its first and-or list, as `cmd`, `&& cmd`, `|| cmd`.
@@ -419,7 +467,7 @@ impl Script {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::shell::word::Value;
+    use crate::bash::word::Value;
 
     fn assigns(script: &Script, name: &str) -> Vec<(usize, Ctx)> {
         script

@@ -17,13 +17,17 @@
 
 use std::collections::BTreeSet;
 
-use super::shell::word::{Template, Value};
-use super::thinking::IGNORED;
-use super::{Edit, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role, rates, thinking_word};
 use crate::curve::ThinkingMode;
 use crate::engine::Engine;
-use crate::pins::rules;
-use crate::yaml::{Duplicate, Node, Value as Yaml};
+use crate::pins::observed::Observed;
+use crate::pins::thinking::IGNORED;
+use crate::pins::{
+    Edit, EvalRoute, Fact, How, Knob, Location, Mechanism, Pin, Role, SGLANG_METHOD, SGLANG_TOKEN_MODE, rates,
+    thinking_word,
+};
+use crate::yaml::{Duplicate, Node};
+
+mod reader;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ItemKind {
@@ -104,10 +108,6 @@ pub(crate) struct Recipe {
 impl Recipe {
     /// Reads a recipe from its text and PyYAML tree.
     pub(crate) fn read(rel: &str, text: &str, root: &Node, duplicates: &[Duplicate]) -> Recipe {
-        let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        let mut reader = Reader { text, line_starts: &line_starts, items: Vec::new(), groups: 0 };
-        // The root has no key: its lists and scalars are given the first line.
-        reader.visit(root, &mut Vec::new(), None, (1, 0));
         let dup_lines = duplicates
             .iter()
             .map(|d| {
@@ -137,7 +137,7 @@ impl Recipe {
         }
         Recipe {
             rel: rel.to_string(),
-            items: reader.items,
+            items: reader::items(text, root),
             duplicates: dup_lines,
             sglang_env_blocks,
             vllm_spec_configs,
@@ -304,15 +304,19 @@ impl Recipe {
         }
     }
 
-    /// Settings an engine ignores, as notes.
-    pub(crate) fn ignored_settings(&self) -> Vec<Finding> {
+    /// Settings an engine ignores.
+    pub(crate) fn ignored_settings(&self) -> Vec<Observed> {
         let mut seen = BTreeSet::new();
         self.items
             .iter()
             .filter(|i| i.kind == ItemKind::Ignored && seen.insert(i.key.clone()))
             .map(|i| {
                 let why = IGNORED.iter().find(|(k, _)| *k == i.key).map_or("", |(_, why)| why);
-                rules::inert::ignored_setting(Location::new(&self.rel, i.line), &i.key, why)
+                Observed::IgnoredSetting {
+                    at: Location::new(&self.rel, i.line),
+                    key: i.key.clone(),
+                    why: why.to_string(),
+                }
             })
             .collect()
     }
@@ -361,12 +365,13 @@ impl Recipe {
         }
     }
 
-    /// Every hard-coded pin, one per role it applies to, and the spelling/inert findings.
-    pub(crate) fn pins(&self) -> (Vec<Pin>, Vec<Finding>) {
+    /// Every hard-coded pin, one per role it applies to, and what was recorded about them (settings
+    /// ignored, keys written twice, spellings incomplete, roles without speculative decoding).
+    pub(crate) fn pins(&self) -> (Vec<Pin>, Vec<Observed>) {
         let mut pins = Vec::new();
-        let mut findings = self.ignored_settings();
+        let mut observed = self.ignored_settings();
         for (line, key) in &self.duplicates {
-            findings.push(rules::duplicate_key::finding(Location::new(&self.rel, *line), key));
+            observed.push(Observed::DuplicateKey { at: Location::new(&self.rel, *line), key: key.clone() });
         }
         for item in self.items.iter().filter(|i| matches!(i.kind, ItemKind::Pin(_))) {
             let ItemKind::Pin(knob) = item.kind else { continue };
@@ -381,7 +386,7 @@ impl Recipe {
             };
             for role in roles {
                 let facts = self.facts(role);
-                findings.extend(self.spelling(item, knob, role, &location));
+                observed.extend(self.spelling(item, knob, role, &location));
                 let read = rates::read_written(knob, &item.value);
                 let written = match &read {
                     Some((v, _)) => Fact::known(*v, How::Literal, item.value.clone(), Some(location.clone())),
@@ -402,36 +407,43 @@ impl Recipe {
                 pin.edit = item.span.map(|span| Edit { file: self.rel.clone(), span });
                 if !facts.spec {
                     let role = role.map_or("recipe's", Role::name);
-                    findings.push(rules::inert::role_without_speculation(location.clone(), knob, role, &facts.k.text));
+                    observed.push(Observed::RoleWithoutSpeculation {
+                        at: location.clone(),
+                        knob,
+                        role: role.to_string(),
+                        why: facts.k.text.clone(),
+                    });
                 }
                 pins.push(pin);
             }
         }
-        (pins, findings)
+        (pins, observed)
     }
 
     /// SGLang triple incomplete in the role; vLLM length without the synthetic rejection method.
-    fn spelling(&self, item: &Item, knob: Knob, role: Option<Role>, at: &Location) -> Option<Finding> {
+    fn spelling(&self, item: &Item, knob: Knob, role: Option<Role>, at: &Location) -> Option<Observed> {
         match knob {
             Knob::SglangSimulateLen => {
                 let role = item.role.or(role);
-                let missing: Vec<&str> = [
-                    (ItemKind::SglangMethod, rules::spelling::SGLANG_METHOD),
-                    (ItemKind::SglangTokenMode, rules::spelling::SGLANG_TOKEN_MODE),
-                ]
-                .into_iter()
-                .filter(|(kind, _)| self.fact_item(*kind, role).is_none())
-                .map(|(_, name)| name)
-                .collect();
-                let environment = role.map_or("shared", Role::name);
-                rules::spelling::sglang_triple(at.clone(), &missing, Some(environment))
+                let missing: Vec<String> =
+                    [(ItemKind::SglangMethod, SGLANG_METHOD), (ItemKind::SglangTokenMode, SGLANG_TOKEN_MODE)]
+                        .into_iter()
+                        .filter(|(kind, _)| self.fact_item(*kind, role).is_none())
+                        .map(|(_, name)| name.to_string())
+                        .collect();
+                let environment = Some(role.map_or("shared", Role::name).to_string());
+                (!missing.is_empty()).then(|| Observed::SglangCompanionsMissing {
+                    at: at.clone(),
+                    missing,
+                    environment,
+                })
             }
             Knob::VllmSyntheticLength | Knob::VllmSyntheticRates => {
                 let synthetic = self
                     .items
                     .iter()
                     .any(|i| i.kind == ItemKind::RejectionMethod && i.group == item.group && i.value == "synthetic");
-                rules::spelling::vllm_not_synthetic(at.clone(), knob, synthetic)
+                (!synthetic).then(|| Observed::NotSynthetic { at: at.clone(), knob })
             }
             _ => None,
         }
@@ -450,226 +462,9 @@ pub(crate) fn template_mode(name: &str) -> Option<ThinkingMode> {
     }
 }
 
-struct Reader<'a> {
-    text: &'a str,
-    line_starts: &'a [usize],
-    items: Vec<Item>,
-    groups: usize,
-}
-
-impl Reader<'_> {
-    /// The byte span of `value` written on `line` after `key` (for `pins fix`).
-    fn span(&self, line: usize, key: &str, value: &str) -> Option<(usize, usize)> {
-        let start = *self.line_starts.get(line.checked_sub(1)?)?;
-        let end = self.line_starts.get(line).copied().unwrap_or(self.text.len());
-        let text = &self.text[start..end];
-        let after = text.find(key).map_or(0, |k| k + key.len());
-        let at = after + text[after..].find(value)?;
-        Some((start + at, start + at + value.len()))
-    }
-
-    fn push(
-        &mut self,
-        role: Option<Role>,
-        kind: ItemKind,
-        value: &str,
-        (line, group): (usize, usize),
-        key: &str,
-        span: Option<(usize, usize)>,
-    ) {
-        let value = value.trim().trim_matches(['"', '\'']).to_string();
-        if value.is_empty() {
-            return;
-        }
-        self.items.push(Item { role, kind, value, line, group, span, key: key.to_string() });
-    }
-
-    /// Reads the items under `node`; `line` is that of the key it is written under (a list's strings are
-    /// joined as one argument string, found at that line).
-    fn visit(&mut self, node: &Node, path: &mut Vec<String>, role: Option<Role>, (line, group): (usize, usize)) {
-        match &node.value {
-            Yaml::Map(entries) => {
-                for (key_node, value) in entries {
-                    let key = key_node.as_scalar_text().unwrap_or_default();
-                    let role = Role::of_key(&key).or(role);
-                    path.push(key.clone());
-                    match value.as_scalar_text() {
-                        Some(text) => self.scalar(&key, &text, path, role, (key_node.line, group)),
-                        None => self.visit(value, path, role, (key_node.line, group)),
-                    }
-                    path.pop();
-                }
-            }
-            Yaml::Seq(items) => {
-                let strings: Vec<String> = items.iter().filter_map(Node::as_scalar_text).collect();
-                if strings.len() == items.len() && !strings.is_empty() {
-                    for s in &strings {
-                        if let Some((k, v)) = s.split_once('=')
-                            && !k.starts_with('-')
-                            && !k.contains(' ')
-                        {
-                            self.scalar(k, v, path, role, (line, group));
-                        }
-                    }
-                    self.args(&strings.join(" "), line, role, group);
-                } else {
-                    for item in items {
-                        self.visit(item, path, role, (line, group));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Reads the item `key: text` written at `line`.
-    fn scalar(&mut self, key: &str, text: &str, path: &[String], role: Option<Role>, (line, group): (usize, usize)) {
-        let lower = key.to_ascii_lowercase().replace('-', "_");
-        let parent = path.len().checked_sub(2).map(|i| path[i].as_str());
-        let in_identity = path.iter().any(|p| p == "identity");
-        let kind = match lower.as_str() {
-            "sglang_simulate_acc_len" => Some(ItemKind::Pin(Knob::SglangSimulateLen)),
-            "tllm_spec_decode_force_num_accepted_tokens" => Some(ItemKind::Pin(Knob::TrtllmForceAccepted)),
-            "spec_decode_acceptance_length" => Some(ItemKind::Pin(Knob::AtomLength)),
-            "spec_decode_acceptance_rate" => Some(ItemKind::Pin(Knob::AtomRate)),
-            "synthetic_acceptance_length" => Some(ItemKind::Pin(Knob::VllmSyntheticLength)),
-            "sglang_simulate_acc_method" => Some(ItemKind::SglangMethod),
-            "sglang_simulate_acc_token_mode" => Some(ItemKind::SglangTokenMode),
-            "rejection_sample_method" => Some(ItemKind::RejectionMethod),
-            "speculative_num_steps" | "num_speculative_tokens" | "max_draft_len" => Some(ItemKind::K),
-            "speculative_dspark_block_size" => Some(ItemKind::DsparkBlock),
-            "speculative_num_draft_tokens" => Some(ItemKind::DraftTokens),
-            "speculative_algorithm" => {
-                self.push(role, ItemKind::Algorithm, text, (line, group), key, None);
-                Some(ItemKind::Method)
-            }
-            "speculative_draft_model_path"
-            | "draft_model"
-            | "speculative_model"
-            | "speculative_model_dir"
-            | "speculative_draft_model" => Some(ItemKind::Drafter),
-            "served_model_name" => Some(ItemKind::Model),
-            "repo" if in_identity && parent == Some("model") => Some(ItemKind::Model),
-            "model_path" if !text.trim().starts_with('/') => Some(ItemKind::Model),
-            "path" if parent == Some("model") && !in_identity => {
-                let name = text.trim().trim_start_matches("hf:");
-                self.push(None, ItemKind::ModelAlias, name, (line, group), "model.path", None);
-                None
-            }
-            "decoding_type" | "spec_method" => Some(ItemKind::Method),
-            "draft_sample_method" => Some(ItemKind::Sampling),
-            "dyn_default_thinking_mode"
-            | "sglang_default_thinking"
-            | "thinking_mode"
-            | "enable_thinking"
-            | "thinking"
-            | "chat_template" => Some(ItemKind::Thinking),
-            "sglang_dsv4_reasoning_effort" | "sglang_reasoning_effort" | "reasoning_effort" => Some(ItemKind::Effort),
-            "aiperf_extra_inputs" => {
-                for token in text.split([' ', ',']) {
-                    if let Some(v) = token.strip_prefix("thinking:") {
-                        self.push(
-                            None,
-                            ItemKind::RequestThinking,
-                            v,
-                            (line, group),
-                            "AIPERF_EXTRA_INPUTS thinking",
-                            None,
-                        );
-                    }
-                }
-                None
-            }
-            "type" | "backend" | "engine" | "framework" if text.parse::<Engine>().is_ok() => Some(ItemKind::Engine),
-            _ => None,
-        };
-        if IGNORED.iter().any(|(name, _)| name.eq_ignore_ascii_case(key)) {
-            self.push(role, ItemKind::Ignored, text, (line, group), key, None);
-            return;
-        }
-        if let Some(kind) = kind {
-            let span = matches!(kind, ItemKind::Pin(_)).then(|| self.span(line, key, text.trim())).flatten();
-            self.push(role, kind, text, (line, group), key, span);
-            return;
-        }
-        if lower == "speculative_config" || lower.ends_with("chat_template_kwargs") {
-            self.groups += 1;
-            let group = self.groups;
-            let start = self.span(line, key, text).map(|(s, _)| s);
-            let t = Template::literal(text, start);
-            let keys: &[(&str, ItemKind)] = if lower == "speculative_config" {
-                &[
-                    ("synthetic_acceptance_length", ItemKind::Pin(Knob::VllmSyntheticLength)),
-                    ("synthetic_acceptance_rates", ItemKind::Pin(Knob::VllmSyntheticRates)),
-                    ("num_speculative_tokens", ItemKind::K),
-                    ("model", ItemKind::Drafter),
-                    ("method", ItemKind::Method),
-                    ("draft_sample_method", ItemKind::Sampling),
-                    ("rejection_sample_method", ItemKind::RejectionMethod),
-                ]
-            } else {
-                &[
-                    ("thinking_mode", ItemKind::Thinking),
-                    ("enable_thinking", ItemKind::Thinking),
-                    ("thinking", ItemKind::Thinking),
-                    ("reasoning_effort", ItemKind::Effort),
-                ]
-            };
-            for (json_key, kind) in keys {
-                let values = if *kind == ItemKind::Pin(Knob::VllmSyntheticRates) {
-                    t.json_list(json_key)
-                } else {
-                    t.json(json_key)
-                };
-                for value in values {
-                    if let Value::Lit { text, span } = value {
-                        let key = format!("{key} {json_key}");
-                        self.push(role, *kind, &text, (line, group), &key, span);
-                    }
-                }
-            }
-            return;
-        }
-        if text.contains("--") {
-            self.args(text, line, role, group);
-        }
-    }
-
-    /// Engine flags inside an argument string or list.
-    fn args(&mut self, text: &str, line: usize, role: Option<Role>, group: usize) {
-        let tokens: Vec<&str> = text.split_whitespace().collect();
-        for (flag, kind) in [
-            ("--spec-decode-acceptance-length", ItemKind::Pin(Knob::AtomLength)),
-            ("--spec-decode-acceptance-rate", ItemKind::Pin(Knob::AtomRate)),
-            ("--spec-synth-len", ItemKind::Pin(Knob::LlamacppLength)),
-            ("--spec-synth-rates", ItemKind::Pin(Knob::LlamacppRates)),
-            ("--num-speculative-tokens", ItemKind::K),
-            ("--spec-draft-n-max", ItemKind::K),
-            ("--speculative-num-steps", ItemKind::K),
-            ("--draft-model", ItemKind::Drafter),
-            ("--speculative-draft-model-path", ItemKind::Drafter),
-            ("--speculative-algorithm", ItemKind::Method),
-            ("--dyn-default-thinking-mode", ItemKind::Thinking),
-        ] {
-            for (i, t) in tokens.iter().enumerate() {
-                let value = if *t == flag {
-                    tokens.get(i + 1).copied()
-                } else {
-                    t.strip_prefix(flag).and_then(|r| r.strip_prefix('='))
-                };
-                if let Some(v) = value {
-                    let span = matches!(kind, ItemKind::Pin(_)).then(|| self.span(line, flag, v)).flatten();
-                    self.push(role, kind, v, (line, group), flag, span);
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::Class;
 
     fn read(text: &str) -> Recipe {
         let (root, dups) = crate::yaml::parse_like_pyyaml(text, "r.yaml").unwrap();
@@ -680,13 +475,16 @@ mod tests {
     fn roles_get_their_own_k_lines_and_spans() {
         let text = "backend:\n  type: sglang\n  decode_environment:\n    SGLANG_SIMULATE_ACC_LEN: \"2.78\"\n  sglang_config:\n    prefill:\n      speculative-num-steps: 2\n    decode:\n      speculative-num-steps: 3\n";
         let recipe = read(text);
-        let (pins, findings) = recipe.pins();
+        let (pins, observed) = recipe.pins();
         assert_eq!(pins.len(), 1);
         assert_eq!((pins[0].location.line, pins[0].k.value, pins[0].role), (Some(4), Some(3), Some(Role::Decode)));
         assert_eq!(pins[0].k.at.as_ref().unwrap().line, Some(9));
         let (s, e) = pins[0].edit.as_ref().unwrap().span;
         assert_eq!(&text[s..e], "2.78");
-        assert_eq!(findings[0].class, Class::Spelling);
+        let Observed::SglangCompanionsMissing { missing, environment, .. } = &observed[0] else {
+            panic!("{observed:?}")
+        };
+        assert_eq!((missing.len(), environment.as_deref()), (2, Some("decode")));
         assert_eq!(recipe.sglang_env_blocks, [Role::Decode]);
     }
 
@@ -704,10 +502,11 @@ mod tests {
     fn a_pin_in_a_role_without_speculative_decoding_is_inert() {
         let text = "backend:\n  prefill_environment:\n    SGLANG_SIMULATE_ACC_LEN: '3.39'\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n    SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n  sglang_config:\n    prefill:\n      served-model-name: a/B\n      model-path: /model/\n";
         let recipe = read(text);
-        let (pins, findings) = recipe.pins();
+        let (pins, observed) = recipe.pins();
         assert!(pins[0].inert());
         assert_eq!(pins[0].model.value.as_deref(), Some("a/B"));
-        assert_eq!(findings.iter().map(|f| f.class).collect::<Vec<_>>(), [Class::Inert]);
+        let [Observed::RoleWithoutSpeculation { role, .. }] = observed.as_slice() else { panic!("{observed:?}") };
+        assert_eq!(role, "prefill");
     }
 
     #[test]

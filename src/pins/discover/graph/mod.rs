@@ -21,6 +21,7 @@
 
 pub(crate) mod assemble;
 pub(crate) mod config;
+mod prose;
 pub(crate) mod runner;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -29,13 +30,14 @@ use rayon::prelude::*;
 
 use self::config::{Entry, Point};
 use self::runner::{LaunchFacts, Launcher, Runners};
-use super::allow::AllowList;
-use super::recipe::Recipe;
-use super::shell::Script;
-use super::shell::resolve::{Env, EnvValue, LookupTable};
-use super::walk::{FileKind, Files, TextFile};
-use super::{EntryRef, Finding, Inventory, Location};
-use crate::pins::rules;
+use crate::bash::Script;
+use crate::bash::resolve::{Env, EnvValue, LookupTable};
+use crate::pins::allow::AllowList;
+use crate::pins::discover::recipe::Recipe;
+use crate::pins::discover::script::written::WrittenFacts;
+use crate::pins::observed::{Observed, Unparsed};
+use crate::pins::walk::{FileKind, Files, TextFile};
+use crate::pins::{EntryRef, Inventory, Location};
 
 /// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
 pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
@@ -105,17 +107,24 @@ pub(crate) struct Graph<'f> {
     pub launch: Vec<Option<LaunchFacts>>,
     /// Files by path.
     pub files: HashMap<&'f str, &'f TextFile>,
-    /// Findings made while building (unreadable files, unparsable YAML or bash).
-    pub findings: Vec<Finding>,
+    /// What was recorded while building (unreadable files, unparsable YAML or bash, archived directories).
+    pub observed: Vec<Observed>,
     /// `model-prefix` → the model of an entry that uses it.
     pub prefix_models: BTreeMap<String, EntryRef>,
     /// The injector's source, when the repository has one ([`assemble::INJECTOR`]).
     pub injector: Option<String>,
     /// Shell files whose text holds a knob spelling (`SHELL_KNOBS`), searched once.
     pub shell_knobs: HashSet<&'f str>,
+    /// The facts each statement of each script writes, read when a script that sources it needs them.
+    pub written: WrittenFacts,
 }
 
 impl Graph<'_> {
+    /// The parsed scripts, with the facts their statements write.
+    pub(crate) fn scripts(&self) -> (&[Script], &WrittenFacts) {
+        (&self.scripts, &self.written)
+    }
+
     /// The entry of a job.
     pub(crate) fn entry(&self, job: &Job) -> &Entry {
         &self.entries[job.entry]
@@ -189,8 +198,8 @@ fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
     env
 }
 
-/// A YAML file's tree and its duplicate keys, or the finding that it could not be parsed.
-type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Finding>;
+/// A YAML file's tree and its duplicate keys, or the record that it could not be parsed.
+type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Unparsed>;
 
 fn parse_yaml(file: &TextFile) -> Parsed {
     crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| {
@@ -198,81 +207,36 @@ fn parse_yaml(file: &TextFile) -> Parsed {
             crate::Error::Parse { line, .. } => line,
             _ => None,
         };
-        rules::unreadable::at_line(&file.rel, line.unwrap_or(1), &e.to_string())
+        Unparsed { file: file.rel.clone(), line: line.unwrap_or(1), reason: e.to_string() }
     })
 }
 
-fn parse_script(file: &TextFile) -> Result<Script, Finding> {
-    Script::parse(&file.rel, &file.text).map_err(|e| {
-        rules::unreadable::at_line(&file.rel, e.line.unwrap_or(1), &format!("bash parse error: {}", e.message))
+fn parse_script(file: &TextFile) -> Result<Script, Unparsed> {
+    Script::parse(&file.rel, &file.text).map_err(|e| Unparsed {
+        file: file.rel.clone(),
+        line: e.line.unwrap_or(1),
+        reason: format!("bash parse error: {}", e.message),
     })
 }
 
 /// Builds the graph of `files` (walked from `root`) and every pin in it.
 pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
-    let mut findings: Vec<Finding> =
-        files.problems.iter().map(|p| rules::unreadable::walked(&p.path, &p.reason, p.hides_pins)).collect();
-    let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();
-    let yaml: Vec<&TextFile> = files
-        .texts
+    let mut observed: Vec<Observed> = files
+        .problems
         .iter()
-        .filter(|f| f.kind == FileKind::Yaml && !f.rel.starts_with("golden_al_distribution/"))
+        .map(|p| Observed::NotWalked { path: p.path.clone(), reason: p.reason.clone(), hides_pins: p.hides_pins })
         .collect();
-
-    // Every candidate's text is searched once, in parallel: which scripts write a knob (or hold a lookup
-    // table), which YAML files write one, which look like master configs.
-    let shell_knobs: HashSet<&str> = files
-        .texts
-        .par_iter()
-        .filter(|f| f.kind == FileKind::Shell && holds_any(&f.text, SHELL_KNOBS))
-        .map(|f| f.rel.as_str())
-        .collect();
-    let knob_scripts: Vec<&TextFile> = files
-        .texts
-        .par_iter()
-        .filter(|f| f.kind == FileKind::Shell && (shell_knobs.contains(f.rel.as_str()) || echoes_number(&f.text)))
-        .collect();
-    let yaml_knobs: HashSet<&str> = files
-        .texts
-        .par_iter()
-        .filter(|f| f.kind == FileKind::Yaml && holds_any(&f.text, YAML_KNOBS))
-        .map(|f| f.rel.as_str())
-        .collect();
-    let top_like = |f: &&&TextFile| {
-        (f.text.contains("scenarios:") && f.text.contains("search-space:"))
-            || f.text.starts_with("labels:")
-            || f.text.contains("\nlabels:")
-    };
-    let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
-    let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived(&f.rel));
-    findings.extend(archived_notes(archived.iter().map(|f| f.rel.as_str()), rules::inert::archived));
-    let launcher_paths: Vec<String> = files
-        .texts
-        .iter()
-        .filter(|f| f.kind == FileKind::Shell && f.rel.starts_with("runners/launch_"))
-        .map(|f| f.rel.clone())
-        .collect();
-    let has_knob = |p: &str| {
-        by_path.get(p).is_some_and(|f| match f.kind {
-            FileKind::Yaml => yaml_knobs.contains(p),
-            _ => holds_any(&f.text, YAML_KNOBS),
-        })
-    };
-    let knob_script_paths: BTreeSet<&str> = knob_scripts.iter().map(|f| f.rel.as_str()).collect();
-    // Recipes that write a knob are parsed whatever the jobs are; a config-shaped file is left until it
-    // is known not to be a master config.
-    let knob_recipes: Vec<&TextFile> = yaml
-        .iter()
-        .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !active.iter().any(|a| a.rel == f.rel))
-        .copied()
-        .collect();
+    let c = Candidates::of(files);
+    observed.extend(archived_notes(c.archived.iter().map(|f| f.rel.as_str()), false));
+    let by_path = &c.by_path;
+    let has_knob = |p: &str| c.has_knob(p);
 
     // One parallel wave: the master configs, then the jobs and their launchers, alongside the scripts
     // and recipes that write a knob (rayon balances the two sides on the cores).
     let (configured, (knob_parsed, knob_recipes_parsed)) = rayon::join(
         || {
-            let tops: Vec<(&TextFile, Parsed)> = active.par_iter().map(|f| (*f, parse_yaml(f))).collect();
-            let mut findings = Vec::new();
+            let tops: Vec<(&TextFile, Parsed)> = c.active.par_iter().map(|f| (*f, parse_yaml(f))).collect();
+            let mut observed = Vec::new();
             let mut entries = Vec::new();
             let mut runners = Runners::default();
             for (file, parsed) in tops {
@@ -284,60 +248,32 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
                             runners = r;
                         }
                     }
-                    Err(f) => findings.push(f),
+                    Err(u) => observed.push(Observed::Unparsed(u)),
                 }
             }
-            let jobs = jobs_of(&entries, &runners, &launcher_paths, &has_knob);
-            let wanted_scripts: BTreeSet<&str> =
-                jobs.iter().filter_map(|j| j.launcher.as_deref()).filter(|p| !knob_script_paths.contains(p)).collect();
+            let jobs = jobs_of(&entries, &runners, &c.launcher_paths, &has_knob);
+            let wanted_scripts: BTreeSet<&str> = jobs
+                .iter()
+                .filter_map(|j| j.launcher.as_deref())
+                .filter(|p| !c.knob_script_paths.contains(p))
+                .collect();
             let launchers = parse_scripts(wanted_scripts.iter().filter_map(|p| by_path.get(p).copied()).collect());
-            (entries, jobs, findings, launchers)
+            (entries, jobs, observed, launchers)
         },
-        || rayon::join(|| parse_scripts(knob_scripts.clone()), || parse_recipes(&knob_recipes)),
+        || rayon::join(|| parse_scripts(c.knob_scripts.clone()), || parse_recipes(&c.knob_recipes)),
     );
-    let (entries, jobs, mut config_findings, (launchers, mut launcher_findings)) = configured;
-    let (mut scripts, mut script_findings) = knob_parsed;
-    findings.append(&mut script_findings);
-    findings.append(&mut config_findings);
+    let (entries, jobs, mut config_observed, (launchers, mut launcher_observed)) = configured;
+    let (mut scripts, mut script_observed) = knob_parsed;
+    observed.append(&mut script_observed);
+    observed.append(&mut config_observed);
     scripts.extend(launchers);
-    findings.append(&mut launcher_findings);
-
-    // Then the recipes jobs name that were not parsed yet (and knob-writing config-shaped files that
-    // turned out not to be master configs).
-    let master_files: BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
-    let knob_recipe_paths: HashSet<&str> = knob_recipes.iter().map(|f| f.rel.as_str()).collect();
-    let mut wanted_recipes: BTreeSet<String> = active
-        .iter()
-        .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !master_files.contains(f.rel.as_str()))
-        .map(|f| f.rel.clone())
-        .collect();
-    for job in &jobs {
-        let point = &entries[job.entry].points[job.point];
-        for key in ["CONFIG_FILE", "EVAL_CONFIG_FILE"] {
-            if let Some(path) = point.get(key).and_then(|s| recipe_path(&s.value))
-                && by_path.contains_key(path.as_str())
-                && !master_files.contains(path.as_str())
-                && !knob_recipe_paths.contains(path.as_str())
-            {
-                wanted_recipes.insert(path);
-            }
-        }
-    }
-    let more_recipes: Vec<&TextFile> = wanted_recipes.iter().filter_map(|p| by_path.get(p.as_str()).copied()).collect();
-    let mut recipes = BTreeMap::new();
-    for r in knob_recipes_parsed.into_iter().chain(parse_recipes(&more_recipes)) {
-        match r {
-            Ok(recipe) => {
-                recipes.insert(recipe.rel.clone(), recipe);
-            }
-            Err(f) => findings.push(f),
-        }
-    }
+    observed.append(&mut launcher_observed);
+    let recipes = c.recipes(&entries, &jobs, knob_recipes_parsed, &mut observed);
 
     // Wave 3: what each launcher does for its jobs, and the single-node scripts they reach.
     let mut script_index: HashMap<String, usize> =
         scripts.iter().enumerate().map(|(i, s)| (s.rel.clone(), i)).collect();
-    let mut tables = super::shell::resolve::tables(&scripts);
+    let mut tables = crate::bash::resolve::tables(&scripts);
     let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
     let launch: Vec<Option<LaunchFacts>> = {
         let paths: BTreeSet<&str> = jobs.iter().filter_map(|job| job.launcher.as_deref()).collect();
@@ -356,56 +292,22 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         .filter(|p| !script_index.contains_key(*p))
         .collect();
     if !reached.is_empty() {
-        let (more, mut more_findings) = parse_scripts(reached.iter().filter_map(|p| by_path.get(p).copied()).collect());
-        findings.append(&mut more_findings);
+        let (more, mut more_observed) = parse_scripts(reached.iter().filter_map(|p| by_path.get(p).copied()).collect());
+        observed.append(&mut more_observed);
         for s in more {
             script_index.insert(s.rel.clone(), scripts.len());
             scripts.push(s);
         }
-        tables = super::shell::resolve::tables(&scripts);
+        tables = crate::bash::resolve::tables(&scripts);
     }
-    // A script that sources one writing a knob runs those pins with its variables: it is parsed too (only
-    // for that context, so a parse failure there hides no pin).
-    let knob_names: BTreeSet<&str> = knob_script_paths.iter().map(|p| p.rsplit('/').next().unwrap_or(p)).collect();
-    let sourcing: Vec<&TextFile> = files
-        .texts
-        .par_iter()
-        .filter(|f| {
-            f.kind == FileKind::Shell && !script_index.contains_key(&f.rel) && sources_any(&f.text, &knob_names)
-        })
-        .collect();
-    let before = scripts.len();
-    for s in parse_scripts(sourcing).0 {
-        script_index.insert(s.rel.clone(), scripts.len());
-        scripts.push(s);
-    }
-    // What the parsed scripts `source`: parsed once each, whoever sources them. Only files the walk read
-    // are followed, so a link out of the root never is.
-    let mut index_of = |rel: &str, scripts: &mut Vec<Script>| -> Option<usize> {
-        if let Some(&i) = script_index.get(rel) {
-            return Some(i);
-        }
-        let script = parse_script(by_path.get(rel)?).ok()?;
-        script_index.insert(rel.to_string(), scripts.len());
-        scripts.push(script);
-        Some(scripts.len() - 1)
-    };
-    let readable = |p: &str| by_path.contains_key(p);
-    super::shell::include::resolve_all(&mut scripts, &mut index_of, &readable);
-    if scripts.len() > before {
-        tables = super::shell::resolve::tables(&scripts);
-    }
-    let mut prefix_models = BTreeMap::new();
-    for e in &entries {
-        if let (Some(p), Some(m)) = (&e.model_prefix, &e.model) {
-            prefix_models
-                .entry(p.clone())
-                .or_insert_with(|| EntryRef { name: m.clone(), at: Location::new(&e.file, e.line) });
-        }
+    if c.add_sourcing(files, &mut scripts, &mut script_index) {
+        tables = crate::bash::resolve::tables(&scripts);
     }
     // The injector is Python: read as text, only to see that it returns early for eval runs.
-    let injector = super::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
+    let injector = crate::pins::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
+    let scripts_len = scripts.len();
     let graph = Graph {
+        prefix_models: prefix_models(&entries),
         entries,
         jobs,
         scripts,
@@ -413,21 +315,203 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         tables,
         recipes,
         launch,
-        files: by_path,
-        findings,
-        prefix_models,
+        files: c.by_path,
+        observed,
         injector,
-        shell_knobs,
+        shell_knobs: c.shell_knobs,
+        written: WrittenFacts::new(scripts_len),
     };
+    inventory(graph, files)
+}
+
+/// The candidates among the files read, each text searched once, in parallel: which scripts write a knob
+/// (or hold a lookup table), which YAML files write one, which look like master configs.
+struct Candidates<'f> {
+    by_path: HashMap<&'f str, &'f TextFile>,
+    shell_knobs: HashSet<&'f str>,
+    knob_scripts: Vec<&'f TextFile>,
+    knob_script_paths: BTreeSet<&'f str>,
+    yaml_knobs: HashSet<&'f str>,
+    /// Master-config-like files in a `deprecated/` directory, and the others.
+    archived: Vec<&'f TextFile>,
+    active: Vec<&'f TextFile>,
+    launcher_paths: Vec<String>,
+    /// Recipes that write a knob, parsed whatever the jobs are (a config-shaped file is left until it is
+    /// known not to be a master config).
+    knob_recipes: Vec<&'f TextFile>,
+}
+
+impl<'f> Candidates<'f> {
+    fn of(files: &'f Files) -> Candidates<'f> {
+        let by_path: HashMap<&str, &TextFile> = files.texts.iter().map(|f| (f.rel.as_str(), f)).collect();
+        let yaml: Vec<&TextFile> = files
+            .texts
+            .iter()
+            .filter(|f| f.kind == FileKind::Yaml && !f.rel.starts_with("golden_al_distribution/"))
+            .collect();
+        let shell_knobs: HashSet<&str> = files
+            .texts
+            .par_iter()
+            .filter(|f| f.kind == FileKind::Shell && holds_any(&f.text, SHELL_KNOBS))
+            .map(|f| f.rel.as_str())
+            .collect();
+        let knob_scripts: Vec<&TextFile> = files
+            .texts
+            .par_iter()
+            .filter(|f| f.kind == FileKind::Shell && (shell_knobs.contains(f.rel.as_str()) || echoes_number(&f.text)))
+            .collect();
+        let yaml_knobs: HashSet<&str> = files
+            .texts
+            .par_iter()
+            .filter(|f| f.kind == FileKind::Yaml && holds_any(&f.text, YAML_KNOBS))
+            .map(|f| f.rel.as_str())
+            .collect();
+        let top_like = |f: &&&TextFile| {
+            (f.text.contains("scenarios:") && f.text.contains("search-space:"))
+                || f.text.starts_with("labels:")
+                || f.text.contains("\nlabels:")
+        };
+        let tops: Vec<&TextFile> = yaml.par_iter().filter(top_like).copied().collect();
+        let (archived, active): (Vec<&TextFile>, Vec<&TextFile>) = tops.into_iter().partition(|f| archived(&f.rel));
+        let launcher_paths: Vec<String> = files
+            .texts
+            .iter()
+            .filter(|f| f.kind == FileKind::Shell && f.rel.starts_with("runners/launch_"))
+            .map(|f| f.rel.clone())
+            .collect();
+        let knob_script_paths: BTreeSet<&str> = knob_scripts.iter().map(|f| f.rel.as_str()).collect();
+        let knob_recipes: Vec<&TextFile> = yaml
+            .iter()
+            .filter(|f| yaml_knobs.contains(f.rel.as_str()) && !active.iter().any(|a| a.rel == f.rel))
+            .copied()
+            .collect();
+        Candidates {
+            by_path,
+            shell_knobs,
+            knob_scripts,
+            knob_script_paths,
+            yaml_knobs,
+            archived,
+            active,
+            launcher_paths,
+            knob_recipes,
+        }
+    }
+
+    /// Whether the file at `p` writes a knob a recipe carries.
+    fn has_knob(&self, p: &str) -> bool {
+        self.by_path.get(p).is_some_and(|f| match f.kind {
+            FileKind::Yaml => self.yaml_knobs.contains(p),
+            _ => holds_any(&f.text, YAML_KNOBS),
+        })
+    }
+
+    /// Every recipe parsed: those that write a knob (`parsed`), then the recipes jobs name that were not
+    /// parsed yet and knob-writing config-shaped files that turned out not to be master configs.
+    fn recipes(
+        &self,
+        entries: &[Entry],
+        jobs: &[Job],
+        parsed: Vec<Result<Recipe, Unparsed>>,
+        observed: &mut Vec<Observed>,
+    ) -> BTreeMap<String, Recipe> {
+        let master_files: BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
+        let knob_recipe_paths: HashSet<&str> = self.knob_recipes.iter().map(|f| f.rel.as_str()).collect();
+        let mut wanted_recipes: BTreeSet<String> = self
+            .active
+            .iter()
+            .filter(|f| self.yaml_knobs.contains(f.rel.as_str()) && !master_files.contains(f.rel.as_str()))
+            .map(|f| f.rel.clone())
+            .collect();
+        for job in jobs {
+            let point = &entries[job.entry].points[job.point];
+            for key in ["CONFIG_FILE", "EVAL_CONFIG_FILE"] {
+                if let Some(path) = point.get(key).and_then(|s| recipe_path(&s.value))
+                    && self.by_path.contains_key(path.as_str())
+                    && !master_files.contains(path.as_str())
+                    && !knob_recipe_paths.contains(path.as_str())
+                {
+                    wanted_recipes.insert(path);
+                }
+            }
+        }
+        let more_recipes: Vec<&TextFile> =
+            wanted_recipes.iter().filter_map(|p| self.by_path.get(p.as_str()).copied()).collect();
+        let mut recipes = BTreeMap::new();
+        for r in parsed.into_iter().chain(parse_recipes(&more_recipes)) {
+            match r {
+                Ok(recipe) => {
+                    recipes.insert(recipe.rel.clone(), recipe);
+                }
+                Err(u) => observed.push(Observed::Unparsed(u)),
+            }
+        }
+        recipes
+    }
+
+    /// Adds the scripts that source one writing a knob (those pins run with their variables; parsed only
+    /// for that context, so a parse failure there hides no pin), then what every parsed script `source`s,
+    /// parsed once each whoever sources it. Only files the walk read are followed, so a link out of the
+    /// root never is. Whether any script was added.
+    fn add_sourcing(
+        &self,
+        files: &Files,
+        scripts: &mut Vec<Script>,
+        script_index: &mut HashMap<String, usize>,
+    ) -> bool {
+        let knob_names: BTreeSet<&str> =
+            self.knob_script_paths.iter().map(|p| p.rsplit('/').next().unwrap_or(p)).collect();
+        let sourcing: Vec<&TextFile> = files
+            .texts
+            .par_iter()
+            .filter(|f| {
+                f.kind == FileKind::Shell && !script_index.contains_key(&f.rel) && sources_any(&f.text, &knob_names)
+            })
+            .collect();
+        let before = scripts.len();
+        for s in parse_scripts(sourcing).0 {
+            script_index.insert(s.rel.clone(), scripts.len());
+            scripts.push(s);
+        }
+        let mut index_of = |rel: &str, scripts: &mut Vec<Script>| -> Option<usize> {
+            if let Some(&i) = script_index.get(rel) {
+                return Some(i);
+            }
+            let script = parse_script(self.by_path.get(rel)?).ok()?;
+            script_index.insert(rel.to_string(), scripts.len());
+            scripts.push(script);
+            Some(scripts.len() - 1)
+        };
+        let readable = |p: &str| self.by_path.contains_key(p);
+        crate::bash::include::resolve_all(scripts, &mut index_of, &readable);
+        scripts.len() > before
+    }
+}
+
+/// `model-prefix` → the model of the first entry that uses it.
+fn prefix_models(entries: &[Entry]) -> BTreeMap<String, EntryRef> {
+    let mut prefix_models = BTreeMap::new();
+    for e in entries {
+        if let (Some(p), Some(m)) = (&e.model_prefix, &e.model) {
+            prefix_models
+                .entry(p.clone())
+                .or_insert_with(|| EntryRef { name: m.clone(), at: Location::new(&e.file, e.line) });
+        }
+    }
+    prefix_models
+}
+
+/// The inventory of a built graph: its pins and what was recorded, with the inline allows of `files`.
+fn inventory(graph: Graph, files: &Files) -> Inventory {
     let files_read = files.texts.len();
     let config_entries = graph.entries.clone();
     let entries = config_entries.len();
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
-    let (pins, mut findings) = assemble::assemble(graph);
+    let (pins, mut observed) = assemble::assemble(graph);
     let mut inline_allows = AllowList::default();
-    for (list, mut bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
+    for (list, bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
         inline_allows.extend(list);
-        findings.append(&mut bad);
+        observed.extend(bad.into_iter().map(|b| Observed::InlineAllowUnread { at: b.at, class_error: b.class_error }));
     }
     Inventory {
         repo: String::new(),
@@ -435,7 +519,8 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         entries,
         config_entries,
         pins,
-        findings,
+        findings: Vec::new(),
+        observed,
         tables: tables_found,
         inline_allows,
     }
@@ -452,16 +537,18 @@ pub(super) fn archived(rel: &str) -> bool {
     rel.split('/').rev().skip(1).any(|dir| dir == "deprecated")
 }
 
-/// One `note` per directory of the archived files at `paths`, at its first file, with how many it holds.
-pub(super) fn archived_notes<'a>(
-    paths: impl IntoIterator<Item = &'a str>,
-    note: impl Fn(Location, &str, usize) -> Finding,
-) -> Vec<Finding> {
+/// One record per directory of the archived files at `paths` (`scripts`: launch scripts, else master
+/// configs), at its first file, with how many it holds.
+pub(super) fn archived_notes<'a>(paths: impl IntoIterator<Item = &'a str>, scripts: bool) -> Vec<Observed> {
     let mut by_dir: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for rel in paths {
         by_dir.entry(rel.rsplit_once('/').map_or("", |(dir, _)| dir)).or_default().push(rel);
     }
-    by_dir.into_iter().map(|(dir, files)| note(Location::new(files[0], 1), dir, files.len())).collect()
+    let at = |files: &[&str]| Location::new(files[0], 1);
+    by_dir
+        .into_iter()
+        .map(|(dir, files)| Observed::Archived { at: at(&files), dir: dir.to_string(), count: files.len(), scripts })
+        .collect()
 }
 
 /// The jobs of relevant points: one per launcher the entry's runner reaches, or one without a launcher.
@@ -494,7 +581,7 @@ fn jobs_of(
     jobs
 }
 
-fn parse_recipes(files: &[&TextFile]) -> Vec<Result<Recipe, Finding>> {
+fn parse_recipes(files: &[&TextFile]) -> Vec<Result<Recipe, Unparsed>> {
     files.par_iter().map(|f| parse_yaml(f).map(|(root, dups)| Recipe::read(&f.rel, &f.text, &root, &dups))).collect()
 }
 
@@ -506,17 +593,17 @@ fn sources_any(text: &str, names: &BTreeSet<&str>) -> bool {
     })
 }
 
-fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Finding>) {
-    let parsed: Vec<Result<Script, Finding>> = files.par_iter().map(|f| parse_script(f)).collect();
+fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Observed>) {
+    let parsed: Vec<Result<Script, Unparsed>> = files.par_iter().map(|f| parse_script(f)).collect();
     let mut scripts = Vec::new();
-    let mut findings = Vec::new();
+    let mut observed = Vec::new();
     for p in parsed {
         match p {
             Ok(s) => scripts.push(s),
-            Err(f) => findings.push(f),
+            Err(u) => observed.push(Observed::Unparsed(u)),
         }
     }
-    (scripts, findings)
+    (scripts, observed)
 }
 
 /// Whether `text` holds any of `needles`. memchr's search, not `str::contains`: that one falls back to a
@@ -544,8 +631,8 @@ mod tests {
     fn an_unreadable_yaml_file_is_found_at_its_error() {
         let text = "a: 1\nSGLANG_SIMULATE_ACC_LEN: [\nb: 2\n".to_string();
         let file = TextFile { rel: "broken.yaml".into(), kind: FileKind::Yaml, text };
-        let finding = parse_yaml(&file).unwrap_err();
-        assert_eq!((finding.class, finding.location.line), (Class::Unreadable, Some(3)));
+        let unparsed = parse_yaml(&file).unwrap_err();
+        assert_eq!((unparsed.file.as_str(), unparsed.line), ("broken.yaml", 3));
     }
 
     #[test]
@@ -582,7 +669,7 @@ mod tests {
         std::fs::write(root.join("configs/deprecated/b-master.yaml"), entry("old-b")).unwrap();
         let inventory = crate::pins::scan(root, &Default::default()).unwrap();
         assert_eq!(inventory.entries, 1, "only the active master config's entry");
-        let notes: Vec<&Finding> =
+        let notes: Vec<&crate::pins::Finding> =
             inventory.findings.iter().filter(|f| f.location.file.contains("deprecated")).collect();
         let [note] = notes.as_slice() else { panic!("{notes:?}") };
         assert_eq!((note.class, note.severity), (Class::Inert, Severity::Note));

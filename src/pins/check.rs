@@ -10,13 +10,13 @@ use serde::Serialize;
 
 use super::allow::AllowList;
 use super::curves::{self, CurveEntry};
+use super::resolve::subject::{self, Resolution};
 use super::rules;
-use super::subject::{self, Resolution};
+use super::verdict::{GoldenRef, ValueVerdict};
 use super::walk;
 use super::{Class, Finding, Inventory, Location, Pin, Severity};
 use crate::curve::CurveSet;
 use crate::curve::check::Point;
-use crate::curve::registry::DrafterMatch;
 use crate::diagnostic::{Status, Tally};
 use crate::error::Result;
 
@@ -31,59 +31,6 @@ pub struct CheckOptions {
     pub strict: bool,
     /// `--exclude GLOB`: paths the walk does not read, beside the ignore files.
     pub exclude: walk::Excludes,
-}
-
-/// The golden value a pin was checked against.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GoldenRef {
-    /// The golden file.
-    pub file: String,
-    /// The key path (`minimax-m3.thinking_on.3`).
-    pub key: String,
-    /// The golden AL.
-    pub expected_al: f64,
-    /// The expected value in the pin's own spelling.
-    pub expected_written: f64,
-    /// How the drafter chose the file.
-    pub drafter_match: DrafterMatch,
-    /// For a rates pin: the golden chain at k ([`crate::accept::RatesPin::from_curve`]), as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected_rates: Option<Vec<f64>>,
-    /// For a rates pin: where the golden chain came from (the curve's increments, or a fit and why).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rates_from: Option<String>,
-}
-
-/// The outcome for one pin's value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ValueVerdict {
-    /// Within tolerance of the golden value.
-    Ok,
-    /// Right only if an unstated fact (thinking mode, draft sampling) differs from its documented default.
-    Unconfirmed,
-    /// Off the golden value (the finding says which class explains it).
-    Mismatch,
-    /// Outside [1, k+1].
-    OutOfRange,
-    /// The value, k or curve could not be decided.
-    Unresolved,
-    /// The pin does nothing (its role runs no speculative decoding).
-    Inert,
-}
-
-impl ValueVerdict {
-    /// The word shown in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            ValueVerdict::Ok => "ok",
-            ValueVerdict::Unconfirmed => "unconfirmed",
-            ValueVerdict::Mismatch => "mismatch",
-            ValueVerdict::OutOfRange => "out of range",
-            ValueVerdict::Unresolved => "unresolved",
-            ValueVerdict::Inert => "inert",
-        }
-    }
 }
 
 /// A pin with its check.
@@ -234,13 +181,14 @@ pub fn check_inventory(
     let scan_level: Vec<(Location, Class, String)> =
         findings[..discovered].iter().map(|f| (f.location.clone(), f.class, f.message.clone())).collect();
     if judge_curves {
-        findings.extend(curves::gate(curves::problems(curves, repo), &used));
+        findings.extend(rules::curve_problem::run(curves::problems(curves, repo), &used));
     }
     findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
     findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
     let mut allow = options.allow.clone().unwrap_or_default();
     allow.extend(inventory.inline_allows);
-    allow.apply(&mut findings);
+    let unused = allow.apply(&mut findings);
+    findings.extend(rules::stale_allow::unused(&unused));
     for (checked, own) in pins.iter_mut().zip(&own) {
         checked.problems = findings
             .iter()

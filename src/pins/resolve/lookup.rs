@@ -35,7 +35,7 @@ pub fn model_key(curves: &CurveSet, model: &str) -> Option<String> {
 
 /// A drafter given as a local staging path (`/tmp/Kimi-K3-DSpark`) is matched on its last component, to
 /// the drafter a golden file's header names (`Inferact/Kimi-K3-DSpark`) when one ends with it.
-pub(super) fn drafter_name(curves: &CurveSet, drafter: &str) -> String {
+pub(in crate::pins) fn drafter_name(curves: &CurveSet, drafter: &str) -> String {
     if !(drafter.starts_with('/') || drafter.starts_with('.') || drafter.starts_with('~')) {
         return drafter.to_string();
     }
@@ -48,19 +48,19 @@ pub(super) fn drafter_name(curves: &CurveSet, drafter: &str) -> String {
         .map_or_else(|| name.to_string(), str::to_string)
 }
 
-pub(super) struct Lookup<'a> {
-    pub(super) resolved: Resolved<'a>,
-    pub(super) expected: f64,
+pub(in crate::pins) struct Lookup<'a> {
+    pub(in crate::pins) resolved: Resolved<'a>,
+    pub(in crate::pins) expected: f64,
 }
 
 /// The golden value under the other draft sampling, when none is written.
-pub(super) struct Alternative {
-    pub(super) desc: String,
-    pub(super) al: f64,
-    pub(super) field: String,
+pub(in crate::pins) struct Alternative {
+    pub(in crate::pins) desc: String,
+    pub(in crate::pins) al: f64,
+    pub(in crate::pins) field: String,
 }
 
-pub(super) fn lookup<'a>(curves: &'a CurveSet, query: &CurveQuery, k: usize) -> crate::Result<Lookup<'a>> {
+pub(in crate::pins) fn lookup<'a>(curves: &'a CurveSet, query: &CurveQuery, k: usize) -> crate::Result<Lookup<'a>> {
     let resolved = match curves.lookup(query) {
         Ok(r) => r,
         Err(first) => {
@@ -86,7 +86,7 @@ pub(super) fn lookup<'a>(curves: &'a CurveSet, query: &CurveQuery, k: usize) -> 
 /// The golden value under the other draft sampling, when no file writes one (engines draft greedily by
 /// default, but a curve collected the other way may be the one the value was written for). A thinking mode
 /// taken from a documented default has no alternative: it decides like a literal.
-pub(super) fn sampling_alternative(curves: &CurveSet, query: &CurveQuery, k: usize) -> Option<Alternative> {
+pub(in crate::pins) fn sampling_alternative(curves: &CurveSet, query: &CurveQuery, k: usize) -> Option<Alternative> {
     let other = if query.draft_sampling.as_deref() == Some("probabilistic") { "greedy" } else { "probabilistic" };
     let variant = CurveQuery { draft_sampling: Some(other.into()), ..query.clone() };
     let l = lookup(curves, &variant, k).ok()?;
@@ -97,7 +97,7 @@ pub(super) fn sampling_alternative(curves: &CurveSet, query: &CurveQuery, k: usi
     })
 }
 
-pub(super) fn describe_query(q: &CurveQuery) -> String {
+pub(in crate::pins) fn describe_query(q: &CurveQuery) -> String {
     let mut parts = vec![q.model.clone()];
     if let Some(d) = &q.drafter {
         parts.push(d.clone());
@@ -108,11 +108,11 @@ pub(super) fn describe_query(q: &CurveQuery) -> String {
     parts.join(", ")
 }
 
-pub(super) fn short(origin: &str) -> String {
+pub(in crate::pins) fn short(origin: &str) -> String {
     origin.rsplit('/').next().unwrap_or(origin).to_string()
 }
 
-pub(super) fn files_for<'a>(curves: &'a CurveSet, key: &str) -> Vec<&'a CurveFile> {
+pub(in crate::pins) fn files_for<'a>(curves: &'a CurveSet, key: &str) -> Vec<&'a CurveFile> {
     curves.files().iter().filter(|f| f.models().contains(&key)).collect()
 }
 

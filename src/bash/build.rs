@@ -23,7 +23,6 @@ pub(super) fn parse(rel: &str, text: &str) -> Result<Script, ParseFailure> {
             assigns: HashMap::new(),
             includes: Vec::new(),
             sourced_by: Vec::new(),
-            facts: std::sync::OnceLock::new(),
         },
         text,
     };

@@ -10,7 +10,7 @@
 //! the root is never read) are unresolved, with the reason.
 //!
 //! Both ways are recorded: a script's [`Include`]s (what it reads, [`Script::includes`]) and the scripts
-//! that read it ([`Script::sourced_by`]), whose variables its own pins see.
+//! that read it ([`Script::sourced_by`]), whose variables it sees.
 
 use super::word::{Part, VarOp, Word};
 use super::{Script, StmtKind};

@@ -6,25 +6,24 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 
 use super::{Graph, Job, recipe_path};
-use crate::pins::recipe::Recipe;
-use crate::pins::rules;
-use crate::pins::rules::drift::Pinned;
-use crate::pins::shell::resolve::{Env, Resolver};
-use crate::pins::shell::sites::{self, Discovery};
-use crate::pins::shell::{ConditionalKind, Script};
-use crate::pins::{Edit, EntryRef, EvalRoute, Fact, Finding, How, Knob, Location, Mechanism, Pin, Role};
+use crate::bash::resolve::{Env, Resolver};
+use crate::bash::{ConditionalKind, Script};
+use crate::pins::discover::recipe::Recipe;
+use crate::pins::discover::script::sites::{self, Discovery};
+use crate::pins::observed::Observed;
+use crate::pins::{Edit, EntryRef, EvalRoute, Fact, How, Knob, Location, Mechanism, Pin, Role};
 
 /// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
 pub(crate) const INJECTOR: &str = "runners/inject_synthetic_acceptance.py";
 
-/// Every pin of the graph and every finding about them.
-pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Finding>) {
+/// Every pin of the graph and what was recorded about them.
+pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Observed>) {
     let mut pins = Vec::new();
-    let mut findings = graph.findings.clone();
-    script_pins(&graph, &mut pins, &mut findings);
-    recipe_pins(&graph, &mut pins, &mut findings);
-    injected_pins(&graph, &mut pins, &mut findings);
-    missing_and_twins(&graph, &mut findings);
+    let mut observed = graph.observed.clone();
+    script_pins(&graph, &mut pins, &mut observed);
+    recipe_pins(&graph, &mut pins, &mut observed);
+    injected_pins(&graph, &mut pins, &mut observed);
+    missing_and_twins(&graph, &mut observed);
     for pin in &mut pins {
         if pin.entries.is_empty() && pin.model.value.is_none() {
             model_from_prefix(&graph, pin);
@@ -32,16 +31,8 @@ pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Finding>) {
         pin.entries.sort();
         pin.entries.dedup_by(|a, b| a.name == b.name);
     }
-    let mut leaked = BTreeSet::new();
-    for pin in &pins {
-        if let Some(leak) = rules::eval_leak::finding(pin)
-            && leaked.insert(pin.location.clone())
-        {
-            findings.push(leak);
-        }
-    }
-    findings.extend(prose_drift(&graph, &pins));
-    (pins, findings)
+    observed.extend(super::prose::lines(&graph, &pins));
+    (pins, observed)
 }
 
 /// Merges pins that came out the same from several jobs, keeping every job's entry.
@@ -75,7 +66,7 @@ fn jobs_by_script<'g>(graph: &'g Graph) -> BTreeMap<&'g str, Vec<usize>> {
     map
 }
 
-fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
+fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed>) {
     let by_script = jobs_by_script(graph);
     let candidates = graph
         .scripts
@@ -83,19 +74,19 @@ fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) 
         .filter(|script| graph.shell_knobs.contains(script.rel.as_str()) && !script.rel.starts_with("runners/"));
     let (retired, judged): (Vec<&Script>, Vec<&Script>) =
         candidates.partition(|script| super::archived(&script.rel) && !by_script.contains_key(script.rel.as_str()));
-    findings.extend(super::archived_notes(retired.iter().map(|s| s.rel.as_str()), rules::inert::archived_scripts));
-    let per_script: Vec<(Vec<Pin>, Vec<Finding>)> = judged
+    observed.extend(super::archived_notes(retired.iter().map(|s| s.rel.as_str()), true));
+    let per_script: Vec<(Vec<Pin>, Vec<Observed>)> = judged
         .par_iter()
         .map(|script| one_script(graph, script, by_script.get(script.rel.as_str()).map_or(&[], Vec::as_slice)))
         .collect();
-    let mut seen = BTreeSet::new();
-    for (script_pins, script_findings) in per_script {
+    let mut seen = std::collections::HashSet::new();
+    for (script_pins, script_observed) in per_script {
         for p in script_pins {
             merge_into(pins, p);
         }
-        for f in script_findings {
-            if seen.insert((f.location.clone(), f.class, f.message.clone())) {
-                findings.push(f);
+        for f in script_observed {
+            if seen.insert(f.clone()) {
+                observed.push(f);
             }
         }
     }
@@ -103,11 +94,11 @@ fn script_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) 
 
 /// The pins of one script: run once per distinct model among the jobs that reach it (or once with no
 /// environment when none does), then matched to the jobs that select its lookup-table arms.
-fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<Finding>) {
+fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<Observed>) {
     let prepared = sites::PreparedScript::new(script);
     let mut runs: Vec<(Option<String>, Discovery)> = Vec::new();
     if jobs.is_empty() {
-        runs.push((None, sites::discover(script, &prepared, &graph.scripts, &graph.tables, &Env::new())));
+        runs.push((None, sites::discover(script, &prepared, graph.scripts(), &graph.tables, &Env::new())));
     }
     for &j in jobs {
         let job = &graph.jobs[j];
@@ -116,7 +107,7 @@ fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<
         let index = match runs.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                runs.push((key, sites::discover(script, &prepared, &graph.scripts, &graph.tables, &job.env)));
+                runs.push((key, sites::discover(script, &prepared, graph.scripts(), &graph.tables, &job.env)));
                 runs.len() - 1
             }
         };
@@ -126,9 +117,9 @@ fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<
     }
     let selections = table_selection(graph, script);
     let mut pins = Vec::new();
-    let mut findings: Vec<Finding> = selections.iter().flat_map(|s| s.missing.iter().cloned()).collect();
+    let mut observed: Vec<Observed> = selections.iter().flat_map(|s| s.missing.iter().cloned()).collect();
     for (_, d) in runs {
-        findings.extend(d.findings);
+        observed.extend(d.observed);
         for mut p in d.pins {
             if let Some(selection) = selections.iter().find(|s| p.arms.contains(&s.arm)) {
                 for (entry, model) in &selection.jobs {
@@ -141,14 +132,14 @@ fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<
             merge_into(&mut pins, p);
         }
     }
-    (pins, findings)
+    (pins, observed)
 }
 
 /// Jobs selecting one arm of a lookup table in shared code, and jobs that find no arm.
 struct TableSelection {
     arm: (u32, u32),
     jobs: Vec<(EntryRef, Fact<String>)>,
-    missing: Vec<Finding>,
+    missing: Vec<Observed>,
 }
 
 /// A `case` on variables the script does not set (`case "${MODEL_NAME}:${DECODE_MTP_SIZE}"`) is a table
@@ -163,7 +154,7 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
             .parts
             .iter()
             .filter_map(|p| match p {
-                crate::pins::shell::Part::Var { name, .. } => Some(name.clone()),
+                crate::bash::Part::Var { name, .. } => Some(name.clone()),
                 _ => None,
             })
             .collect();
@@ -196,7 +187,7 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
             };
             let entry = graph.entry_ref(job);
             let arm = choice.arms.iter().position(|a| {
-                a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::pins::shell::word::glob(&p, &text)))
+                a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, &text)))
             });
             match arm {
                 Some(a) => {
@@ -210,13 +201,13 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
                         None => out.push(TableSelection { arm: key, jobs: vec![(entry, model)], missing: Vec::new() }),
                     }
                 }
-                None => missing.push(rules::missing_pin::table_arm(
-                    Location::new(&script.rel, subject.line),
-                    &entry.name,
-                    &entry.at.to_string(),
-                    &subject.raw,
-                    &text,
-                )),
+                None => missing.push(Observed::TableArmMissing {
+                    at: Location::new(&script.rel, subject.line),
+                    entry: entry.name.clone(),
+                    entry_at: entry.at.to_string(),
+                    subject: subject.raw.clone(),
+                    k: text.clone(),
+                }),
             }
         }
     }
@@ -271,10 +262,10 @@ fn recipe_route(graph: &Graph, index: usize, job: &Job, rel: &str, knob: Knob) -
     )
 }
 
-fn recipe_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
+fn recipe_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed>) {
     for recipe in graph.recipes.values().filter(|r| r.has_pins() || !r.duplicates.is_empty()) {
         let (found, mut notes) = recipe.pins();
-        findings.append(&mut notes);
+        observed.append(&mut notes);
         let jobs = jobs_of_recipe(graph, &recipe.rel);
         let twin_of: Vec<&Job> = graph
             .jobs
@@ -374,7 +365,7 @@ fn injected_roles(recipe: &Recipe, framework: &str) -> Result<Vec<Option<Role>>,
     }
 }
 
-fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>) {
+fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed>) {
     let route = injector_route(graph);
     let mut done = BTreeSet::new();
     for (index, job) in graph.jobs.iter().enumerate() {
@@ -384,13 +375,18 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
         let location = Location::new(&entry.file, length.line);
         let enabled = point.get("SYNTHETIC_ACCEPTANCE").is_some_and(|s| s.value.eq_ignore_ascii_case("true"));
         if !enabled {
-            findings.push(rules::never_passed::injector_disabled(location, &length.value));
+            observed.push(Observed::InjectorDisabled { at: location, value: length.value.clone() });
             continue;
         }
         if let Some(launcher) = &job.launcher
             && graph.launch[index].as_ref().is_some_and(|l| l.injector.is_none())
         {
-            findings.push(rules::never_passed::injector_not_called(location, &entry.name, launcher, &length.value));
+            observed.push(Observed::InjectorNotCalled {
+                at: location,
+                entry: entry.name.clone(),
+                launcher: launcher.clone(),
+                value: length.value.clone(),
+            });
             continue;
         }
         if !done.insert((job.entry, job.point)) {
@@ -430,7 +426,12 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
         let roles = match injected_roles(recipe, framework) {
             Ok(roles) => roles,
             Err(why) => {
-                findings.push(rules::never_passed::not_injectable(location, &length.value, &recipe.rel, &why));
+                observed.push(Observed::NotInjectable {
+                    at: location,
+                    value: length.value.clone(),
+                    recipe: recipe.rel.clone(),
+                    why,
+                });
                 continue;
             }
         };
@@ -454,7 +455,11 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
             pin.entries.push(graph.entry_ref(job));
             if pin.inert() {
                 let role = role.map_or("recipe's", Role::name);
-                findings.push(rules::inert::injected_into_role(location.clone(), role, &recipe.rel));
+                observed.push(Observed::InjectedIntoRole {
+                    at: location.clone(),
+                    role: role.to_string(),
+                    recipe: recipe.rel.clone(),
+                });
             }
             pins.push(pin);
         }
@@ -463,7 +468,7 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, findings: &mut Vec<Finding>
 
 /// Agentic spec-decoding jobs whose script or recipe pins nothing, targets the repository does not hold,
 /// and eval twins that carry a pin.
-fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
+fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
     let mut reported = BTreeSet::new();
     // A script's statement facts do not depend on the job: read once per script, not once per job.
     let mut prepared: BTreeMap<&str, sites::PreparedScript> = BTreeMap::new();
@@ -475,11 +480,11 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
             && recipe_path(&twin.value).and_then(|p| graph.recipes.get(&p)).is_none()
             && reported.insert((Location::new(&entry.file, twin.line), "twin-missing"))
         {
-            findings.push(rules::unresolved::eval_twin_missing(
-                Location::new(&entry.file, twin.line),
-                &twin.value,
-                &entry.name,
-            ));
+            observed.push(Observed::EvalTwinMissing {
+                at: Location::new(&entry.file, twin.line),
+                twin: twin.value.clone(),
+                entry: entry.name.clone(),
+            });
         }
         if !(point.agentic() && point.speculative()) {
             continue;
@@ -490,18 +495,22 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
                 Some(r) if !r.has_pins() && point.get("SYNTHETIC_ACCEPTANCE_LENGTH").is_none() && r.speculative() => {
                     let loc = Location::new(&r.rel, r.spec_line().unwrap_or(1));
                     if reported.insert((loc.clone(), "missing")) {
-                        findings.push(rules::missing_pin::agentic_recipe(
-                            loc,
-                            &entry.name,
-                            &eref.at.to_string(),
-                            &r.rel,
-                        ));
+                        observed.push(Observed::RecipeWithoutPin {
+                            at: loc,
+                            entry: entry.name.clone(),
+                            entry_at: eref.at.to_string(),
+                            recipe: r.rel.clone(),
+                        });
                     }
                 }
                 Some(_) => {}
                 None => {
                     if reported.insert((at.clone(), "recipe-missing")) {
-                        findings.push(rules::unresolved::recipe_missing(at, &config.value, &entry.name));
+                        observed.push(Observed::RecipeMissing {
+                            at,
+                            recipe: config.value.clone(),
+                            entry: entry.name.clone(),
+                        });
                     }
                 }
             }
@@ -514,7 +523,7 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
         let Some(launcher) = &job.launcher else {
             if reported.insert((at.clone(), "launcher")) {
                 let runner = entry.runner.as_deref().unwrap_or("?");
-                findings.push(rules::unresolved::launcher_unknown(at, runner, &entry.name));
+                observed.push(Observed::LauncherUnknown { at, runner: runner.to_string(), entry: entry.name.clone() });
             }
             continue;
         };
@@ -523,24 +532,29 @@ fn missing_and_twins(graph: &Graph, findings: &mut Vec<Finding>) {
             None => {
                 if reported.insert((at.clone(), "script")) {
                     let tried = facts.map(|f| f.tried.join(", ")).unwrap_or_default();
-                    findings.push(rules::unresolved::script_missing(at, &entry.name, launcher, &tried));
+                    observed.push(Observed::ScriptMissing {
+                        at,
+                        entry: entry.name.clone(),
+                        launcher: launcher.clone(),
+                        tried,
+                    });
                 }
             }
             Some((path, _)) => {
                 let Some(script) = graph.script(path) else { continue };
                 if !graph.shell_knobs.contains(path.as_str()) {
                     let facts = prepared.entry(path.as_str()).or_insert_with(|| sites::PreparedScript::new(script));
-                    let d = sites::discover(script, facts, &graph.scripts, &graph.tables, &job.env);
+                    let d = sites::discover(script, facts, graph.scripts(), &graph.tables, &job.env);
                     let loc = Location::new(path, d.spec_line.unwrap_or(1));
                     if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
                         let spec = point.spec.as_deref().unwrap_or("?");
-                        findings.push(rules::missing_pin::agentic_script(
-                            loc,
-                            &entry.name,
-                            &eref.at.to_string(),
-                            path,
-                            spec,
-                        ));
+                        observed.push(Observed::ScriptWithoutPin {
+                            at: loc,
+                            entry: entry.name.clone(),
+                            entry_at: eref.at.to_string(),
+                            script: path.clone(),
+                            spec: spec.to_string(),
+                        });
                     }
                 }
             }
@@ -560,61 +574,4 @@ fn model_from_prefix(graph: &Graph, pin: &mut Pin) {
             Some(model.at.clone()),
         );
     }
-}
-
-/// Comments and prose that name another AL than the code pins (drift, class 10).
-fn prose_drift(graph: &Graph, pins: &[Pin]) -> Vec<Finding> {
-    let mut by_file: BTreeMap<&str, Pinned> = BTreeMap::new();
-    for pin in pins {
-        by_file.entry(pin.location.file.as_str()).or_default().add(pin);
-    }
-    let mut out = Vec::new();
-    for (file, pinned) in &by_file {
-        let Some(f) = graph.files.get(file) else { continue };
-        if f.kind != crate::pins::walk::FileKind::Shell {
-            continue;
-        }
-        for (i, line) in f.text.lines().enumerate().skip(1) {
-            let Some(comment) = line.trim_start().strip_prefix('#') else { continue };
-            out.extend(rules::drift::comment(Location::new(*file, i + 1), comment, pinned));
-        }
-    }
-    // A prose line names a pinned file by its base name: look the line's file-like words up.
-    let mut by_name: ByName = BTreeMap::new();
-    for (path, pinned) in &by_file {
-        by_name.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push((path, pinned));
-    }
-    // Prose is most of the text read: its files are read in parallel, and only lines with a file-like
-    // word are split into words (the findings are sorted by location afterwards).
-    let found: Vec<Finding> = graph
-        .files
-        .par_iter()
-        .filter(|(_, f)| f.kind == crate::pins::walk::FileKind::Prose)
-        .flat_map_iter(|(_, f)| prose_file(f, &by_name))
-        .collect();
-    out.extend(found);
-    out
-}
-
-/// Pinned files by base name, with what each pins.
-type ByName<'p> = BTreeMap<&'p str, Vec<(&'p str, &'p Pinned)>>;
-
-/// Drift findings of one prose file: a line that names one pinned file and an AL value it does not pin.
-fn prose_file(f: &crate::pins::walk::TextFile, by_name: &ByName<'_>) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for (i, line) in f.text.lines().enumerate() {
-        if !(line.contains(".sh") || line.contains(".y")) {
-            continue;
-        }
-        let named: Vec<&(&str, &Pinned)> = line
-            .split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
-            .filter(|w| w.ends_with(".sh") || w.ends_with(".yaml") || w.ends_with(".yml"))
-            .filter_map(|w| by_name.get(w))
-            .flatten()
-            .collect();
-        if let [(path, pinned)] = named.as_slice() {
-            out.extend(rules::drift::prose(Location::new(&f.rel, i + 1), line, path, pinned));
-        }
-    }
-    out
 }

@@ -1,0 +1,77 @@
+//! What discovery saw besides the pins: plain records, each at its location, of the facts the rules judge
+//! (`src/pins/rules/`). A record states what is in the files — a key written twice, a file that could not
+//! be parsed, an injector switched off, a comment beside a pin — and carries no class, severity or
+//! message: the rule that reads it decides whether it is a finding and words it.
+
+use super::{Knob, Location};
+
+/// One fact discovery recorded on the inventory, in the order it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Observed {
+    /// A candidate file its parser refused.
+    Unparsed(Unparsed),
+    /// A file the walk could not take in; `hides_pins`: whether it may hold a pin the check would read.
+    NotWalked { path: String, reason: String, hides_pins: bool },
+    /// A `deprecated/` directory of `count` archived master configs (`scripts`: launch scripts with
+    /// knobs that no job reaches), named at its first file.
+    Archived { at: Location, dir: String, count: usize, scripts: bool },
+    /// A YAML key written a second time in one mapping of a recipe.
+    DuplicateKey { at: Location, key: String },
+    /// A recipe setting its engine ignores, with why.
+    IgnoredSetting { at: Location, key: String, why: String },
+    /// A knob written into a role that runs no speculative decoding (`why`: how its k was read).
+    RoleWithoutSpeculation { at: Location, knob: Knob, role: String, why: String },
+    /// An injected length the injector writes into a role of `recipe` that runs no speculative decoding.
+    InjectedIntoRole { at: Location, role: String, recipe: String },
+    /// `SYNTHETIC_ACCEPTANCE_LENGTH` set where `SYNTHETIC_ACCEPTANCE` is not `true`.
+    InjectorDisabled { at: Location, value: String },
+    /// An injected length on an entry whose launcher never calls the injector.
+    InjectorNotCalled { at: Location, entry: String, launcher: String, value: String },
+    /// An injected length the injector cannot write into `recipe` (`why`).
+    NotInjectable { at: Location, value: String, recipe: String, why: String },
+    /// A variable named like an acceptance length, assigned a number and read by no command.
+    VariableUnused { at: Location, name: String, value: String },
+    /// An environment knob assigned and never exported.
+    NotExported { at: Location, name: String },
+    /// A carrier variable holding the knob that nothing passes on.
+    CarrierUnused { at: Location, carrier: String },
+    /// `SGLANG_SIMULATE_ACC_LEN` written without the `missing` companions of its triple (`environment`:
+    /// the recipe role's environment, where the pin is a recipe's).
+    SglangCompanionsMissing { at: Location, missing: Vec<String>, environment: Option<String> },
+    /// A vLLM synthetic length or rates list written without `"rejection_sample_method": "synthetic"`.
+    NotSynthetic { at: Location, knob: Knob },
+    /// A k the environment can override (read from `k_from`, as `k`) that the written `value` does not follow.
+    KOverride { at: Location, k_from: String, knob: Knob, value: String, k: String },
+    /// A comment line of a file that holds pins.
+    Comment { at: Location, text: String },
+    /// A prose line that names exactly one file holding pins, `file`.
+    Prose { at: Location, text: String, file: String },
+    /// A lookup-table `case` with no arm for an entry's values (`subject`: the case word, `k`: the values).
+    TableArmMissing { at: Location, entry: String, entry_at: String, subject: String, k: String },
+    /// A pin read from a lookup table that holds no value for it (`value`: as read, `table`: where).
+    TableValueMissing { at: Location, value: String, table: String },
+    /// An agentic spec-decoding entry whose recipe pins nothing.
+    RecipeWithoutPin { at: Location, entry: String, entry_at: String, recipe: String },
+    /// An agentic spec-decoding entry whose launch script configures speculation (`spec`) and pins nothing.
+    ScriptWithoutPin { at: Location, entry: String, entry_at: String, script: String, spec: String },
+    /// An entry's `EVAL_CONFIG_FILE` twin the repository does not hold.
+    EvalTwinMissing { at: Location, twin: String, entry: String },
+    /// An entry's `CONFIG_FILE` recipe the repository does not hold.
+    RecipeMissing { at: Location, recipe: String, entry: String },
+    /// An entry whose runner maps to no launcher.
+    LauncherUnknown { at: Location, runner: String, entry: String },
+    /// An entry whose launcher reaches no launch script (`tried`: the names looked for).
+    ScriptMissing { at: Location, entry: String, launcher: String, tried: String },
+    /// A `source`d file of a script with knobs that could not be resolved (`why`).
+    IncludeUnresolved { at: Location, written: String, why: String },
+    /// An inline allow that cannot be read (`class_error`: why its class cannot; `None`: it gives no reason).
+    InlineAllowUnread { at: Location, class_error: Option<String> },
+}
+
+/// A candidate file its parser refused, at the line the parser names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Unparsed {
+    pub file: String,
+    pub line: usize,
+    pub reason: String,
+}

@@ -1,0 +1,6 @@
+//! Resolve: each pin's golden query — its model key, drafter, draft sampling and thinking mode, defaults
+//! applied — looked up in the golden curves (`lookup`), and the subject the rules judge (`subject`), or
+//! the fact that stayed undecided.
+
+pub(crate) mod lookup;
+pub(crate) mod subject;
