@@ -70,8 +70,12 @@ def latent_checks(dev):
         cache = torch.randn(seqs, 1, length + 200, 576, device=dev, dtype=DTYPE, generator=gen)
         q = torch.randn(seqs, 1, w * heads, 576, device=dev, dtype=DTYPE, generator=gen)
         table = torch.arange(shapes.blocks(length), device=dev, dtype=torch.int32)[None, :]
-        verdict(f"latent attention (MLA), w={w} x {heads} heads", rel(attend_latent(q, cache, length, table, 64),
-                attend_reference(q, cache, cache[..., :512], table, length, 1)), 2e-2)
+        ref = attend_reference(q, cache, cache[..., :512], table, length, 1)
+        verdict(f"latent attention (MLA), w={w} x {heads} heads", rel(attend_latent(q, cache, length, table, 64), ref),
+                2e-2)
+        keys = cache[:, :, :length]
+        verdict(f"latent attention (MLA) through sdpa, w={w} x {heads} heads",
+                rel(F.scaled_dot_product_attention(q, keys, keys[..., :512]), ref), 2e-2)
     shape = shapes.model_shape(shapes.find(shapes.read_rows(PROFILES / "models.csv"), "dsr1", "model"))
     b, w, context = 2, 3, 500
     cfg = Config(b, w, context)

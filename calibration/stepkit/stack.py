@@ -147,6 +147,7 @@ class LatentAttention:
                       torch.ones(MLA_LATENT, device=device, dtype=DTYPE))
         self.cache = randn(cache[0], 1, cache[1], width, device=device)
         self.table = torch.arange(blocks(cache[1]), device=device, dtype=torch.int32)[None, :]
+        self.impl = "triton"  # "triton" (attend_latent) or "sdpa" (PyTorch's attention with 512-wide values)
         self.static_q = randn(n_max, heads, width, device=device)
         self.static_latent = randn(n_max, width, device=device)
         self.static_nope = randn(heads, n_max, MLA_NOPE, device=device)
@@ -154,7 +155,7 @@ class LatentAttention:
         self.static_a = randn(n_max, heads * MLA_V, device=device)
 
     def choices(self, cfg):
-        return ["triton"]
+        return ["triton", "sdpa"]
 
     def projections(self, x):
         """Every weight matmul: q down and up, KV down, the two absorbed per-head products, the output."""
@@ -172,9 +173,14 @@ class LatentAttention:
         """Latent write and attention: q (n, heads, 576), latent (n, 576); returns (n, heads, 512)."""
         b, w = cfg.batch, cfg.width
         self.cache[:b, 0, cfg.context : cfg.seq_len] = latent.view(b, w, -1)
-        o = attend_latent(q.reshape(b, 1, w * self.heads, -1), self.cache, cfg.seq_len,
-                          self.table[:, : blocks(cfg.seq_len)], MLA_ROPE)
-        return o.view(b * w, self.heads, MLA_LATENT)
+        q = q.reshape(b, 1, w * self.heads, -1)
+        if self.impl == "sdpa":
+            # The w tokens' heads as one query axis over the one latent "head"; keys 576 wide, values the latent.
+            keys = self.cache[:b, :, : cfg.seq_len]
+            o = F.scaled_dot_product_attention(q, keys, keys[..., :MLA_LATENT])
+        else:
+            o = attend_latent(q, self.cache, cfg.seq_len, self.table[:, : blocks(cfg.seq_len)], MLA_ROPE)
+        return o.reshape(b * w, self.heads, MLA_LATENT)
 
     def forward(self, h, cfg):
         n = h.shape[0]
