@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Checks the harness on this GPU before trusting its timings: the machine's two ceilings, the attention kernel
-and both routed-expert implementations against float32 references on fresh random inputs, the attention and
-expert kernels against the alternatives, and the assembled step (pieces timed apart, scaled) against one graph of
-the whole built stack.
+"""Checks the harness on this GPU before trusting its timings: the machine's two ceilings; the attention kernel
+(GQA, sparse, and latent MLA), the Gated DeltaNet recurrence and both routed-expert implementations against
+float32 references on fresh random inputs; an absorbed MLA layer against the same layer computed un-absorbed in
+float32; the EAGLE3 draft-to-target token map; the attention and expert kernels against the alternatives; and the
+assembled step (pieces timed apart, scaled) against one graph of the whole built stack.
 
-    python3 calibration/check.py [--model minimax-m3] [--device cuda]
+    python3 calibration/check.py [--model minimax-m3 ...] [--models-csv FILE] [--device cuda]
 """
 
 import argparse
@@ -15,8 +16,9 @@ import torch.nn.functional as F
 
 from measure import PROFILES, Bench
 from stepkit import moe, shapes
-from stepkit.attention import attend, attend_reference
-from stepkit.stack import DTYPE, Config
+from stepkit.attention import attend, attend_latent, attend_reference
+from stepkit.linear import gated_delta, gated_delta_reference
+from stepkit.stack import DTYPE, Config, Drafter, Head, LatentAttention
 from stepkit.timing import Timer, ceilings
 
 FAILED = []
@@ -60,6 +62,75 @@ def attention_checks(dev):
                                           attend_reference(q, k, v, table, length, per)), 2e-2)
 
 
+def latent_checks(dev):
+    """The MLA kernel against the reference, then a whole absorbed MLA layer (DeepSeek widths) against the same
+    weights used un-absorbed in float32: per-head keys W_UK·c and values W_UV·c expanded from the latent."""
+    gen = torch.Generator(device=dev).manual_seed(2)
+    for seqs, w, heads, length in ((3, 2, 128, 1000), (2, 9, 16, 3000), (5, 1, 128, 700)):
+        cache = torch.randn(seqs, 1, length + 200, 576, device=dev, dtype=DTYPE, generator=gen)
+        q = torch.randn(seqs, 1, w * heads, 576, device=dev, dtype=DTYPE, generator=gen)
+        table = torch.arange(shapes.blocks(length), device=dev, dtype=torch.int32)[None, :]
+        ref = attend_reference(q, cache, cache[..., :512], table, length, 1)
+        verdict(f"latent attention (MLA), w={w} x {heads} heads", rel(attend_latent(q, cache, length, table, 64), ref),
+                2e-2)
+        keys = cache[:, :, :length]
+        verdict(f"latent attention (MLA) through sdpa, w={w} x {heads} heads",
+                rel(F.scaled_dot_product_attention(q, keys, keys[..., :512]), ref), 2e-2)
+    shape = shapes.model_shape(shapes.find(shapes.read_rows(PROFILES / "models.csv"), "dsr1", "model"))
+    b, w, context = 2, 3, 500
+    cfg = Config(b, w, context)
+    attn = LatentAttention(shape, (b, shapes.blocks(context + w) * shapes.PAGE), dev, b * w)
+    for weight in (attn.wq_a, attn.wq_b, attn.wkv_a, attn.w_uk, attn.w_uv, attn.wo):
+        weight.normal_(0, weight.shape[-1] ** -0.5)  # unit-scale activations: a relative error that means something
+    h = torch.randn(b * w, shape.hidden, device=dev, dtype=DTYPE, generator=gen)
+    out = attn.forward(h, cfg)
+    f = lambda t: t.float()  # noqa: E731
+    n, heads, lat, nope = b * w, attn.heads, shapes.MLA_LATENT, shapes.MLA_NOPE
+    q = F.linear(F.rms_norm(h.float() @ f(attn.wq_a).t(), (shapes.MLA_Q_LORA,)), f(attn.wq_b)).view(n, heads, -1)
+    kv = h.float() @ f(attn.wkv_a).t()
+    cache = f(attn.cache[:b, 0, : cfg.seq_len]).clone()  # (b, L, 576): the forward wrote the new latents
+    cache[:, context:] = torch.cat([F.rms_norm(kv[:, :lat], (lat,)), kv[:, lat:]], 1).view(b, w, -1)
+    keys = torch.einsum("blc,hdc->bhld", cache[..., :lat], f(attn.w_uk))  # (b, heads, L, nope)
+    values = torch.einsum("blc,hcv->bhlv", cache[..., :lat], f(attn.w_uv))
+    qb = q.view(b, w, heads, -1).transpose(1, 2)  # (b, heads, w, nope + rope)
+    scores = (torch.einsum("bhwd,bhld->bhwl", qb[..., :nope], keys)
+              + torch.einsum("bhwr,blr->bhwl", qb[..., nope:], cache[..., lat:])) / (lat + shapes.MLA_ROPE) ** 0.5
+    o = torch.einsum("bhwl,bhlv->bwhv", scores.softmax(-1), values).reshape(n, -1)
+    verdict("MLA layer absorbed (bf16) vs un-absorbed (float32), DeepSeek-R1 widths",
+            rel(out, o @ f(attn.wo).t()), 3e-2)
+
+
+def linear_checks(dev):
+    """The Gated DeltaNet kernel against the float32 recurrence: outputs and the state it leaves."""
+    gen = torch.Generator(device=dev).manual_seed(3)
+    for b, w, hk, hv in ((3, 1, 16, 64), (2, 9, 16, 64), (5, 4, 4, 8)):
+        qk = torch.randn(b, w, 2, hk, 128, device=dev, dtype=DTYPE, generator=gen)
+        v = torch.randn(b, w, hv, 128, device=dev, dtype=DTYPE, generator=gen)
+        ab = torch.randn(b, w, 2, hv, device=dev, generator=gen)
+        g, beta = -F.softplus(ab[:, :, 0]), ab[:, :, 1].sigmoid()
+        state = torch.randn(b + 1, hv, 128, 128, device=dev, generator=gen)
+        ref_state = state.clone()
+        out = gated_delta(qk[:, :, 0], qk[:, :, 1], v, g, beta, state)
+        ref = gated_delta_reference(qk[:, :, 0], qk[:, :, 1], v, g, beta, ref_state)
+        verdict(f"Gated DeltaNet w={w}, {hk}/{hv} heads: output", rel(out, ref), 2e-2)
+        verdict(f"Gated DeltaNet w={w}, {hk}/{hv} heads: state", rel(state, ref_state), 1e-4)
+
+
+def draft_map_check(dev):
+    """EAGLE3's d2t: the drafter's argmax over its draft vocabulary, shifted into the target's vocabulary."""
+    row = shapes.find(shapes.read_rows(PROFILES / "drafters.csv"), "qwen3-235b-a22b-eagle3", "drafter")
+    target = shapes.model_shape(shapes.find(shapes.read_rows(PROFILES / "models.csv"), "qwen3-235b-a22b", "model"))
+    shape = shapes.drafter_shape(row, target)
+    b = 64
+    d = Drafter(shape, Head(target.hidden, target.vocab, dev), (b, 2 * shapes.PAGE), dev, b)
+    draft_ids = torch.randint(0, shape.vocab, (b,), device=dev)
+    d2t = d.d2t.tolist()
+    expected = [i + d2t[i] for i in draft_ids.tolist()]
+    mapped = d.to_target(draft_ids).tolist()
+    wrong = sum(m != e or not 0 <= m < target.vocab for m, e in zip(mapped, expected))
+    verdict(f"EAGLE3 d2t map ({d.head.weight.shape[0]} -> {target.vocab} ids), ids wrong of {b}", wrong, 0)
+
+
 def moe_checks(dev, impls):
     h, inter, experts = 512, 256, 16
     w13 = torch.randn(experts, 2 * inter, h, device=dev, dtype=DTYPE) * 0.05
@@ -99,10 +170,10 @@ def alternatives(dev, timer, impls):
         print(f"experts {n} tokens ({routing.touched} touched, {gb:.2f} GB): {line}")
 
 
-def assembled(model, dev, impls):
+def assembled(model, rows, per_type, dev, impls):
     """Pieces timed apart and summed against one graph of the whole built stack."""
-    shape = shapes.model_shape(shapes.find(shapes.read_rows(PROFILES / "models.csv"), model, "model"))
-    bench = Bench(shape, [], [128], [9], [8192], 2, impls, dev)
+    shape = shapes.model_shape(shapes.find(rows, model, "model"))
+    bench = Bench(shape, [], [128], [9], [8192], per_type, impls, dev)
     for b, w, ctx in ((1, 1, 8192), (16, 4, 8192), (128, 9, 8192), (8, 2, 1024)):
         cfg = Config(b, w, ctx)
         point, _ = bench.point(cfg)
@@ -126,6 +197,9 @@ def assembled(model, dev, impls):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", action="append", help="models whose assembled step to check")
+    p.add_argument("--models-csv", action="append", default=[str(PROFILES / "models.csv")],
+                   help="more model profiles to find --model in (repeatable)")
+    p.add_argument("--layers-per-type", type=int, default=2, help="layers built of each type for the assembled step")
     p.add_argument("--device", default="cuda")
     args = p.parse_args()
     dev = torch.device(args.device)
@@ -136,11 +210,16 @@ def main():
         copy, matmul = ceilings(dev, timer)
         print(f"ceilings: device copy {copy:.2f} TB/s (read + write), bf16 matmul 8192^3 {matmul:.0f} TFLOP/s")
     attention_checks(dev)
+    latent_checks(dev)
+    linear_checks(dev)
+    draft_map_check(dev)
     moe_checks(dev, impls)
     if dev.type == "cuda":
         alternatives(dev, timer, impls)
+        rows = [row for path in args.models_csv for row in shapes.read_rows(path)]
         for model in args.model or []:
-            assembled(model, dev, impls)
+            assembled(model, rows, args.layers_per_type, dev, impls)
+            torch.cuda.empty_cache()
     print("checks failed: " + ", ".join(FAILED) if FAILED else "all checks passed")
     sys.exit(1 if FAILED else 0)
 

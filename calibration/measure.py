@@ -21,7 +21,7 @@ import torch
 
 from stepkit import moe, shapes
 from stepkit.output import COLUMNS, LAYER_COLUMNS, step_row, write_csv
-from stepkit.stack import DTYPE, Config, Drafter, Head, Layer
+from stepkit.stack import DTYPE, Config, Head, Layer, drafter
 from stepkit.timing import Timer, ceilings
 
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
@@ -34,7 +34,7 @@ def parse_args(argv):
     p.add_argument("--models-csv", default=str(PROFILES / "models.csv"), help="model profiles (alsim's columns)")
     p.add_argument("--drafters-csv", default=str(PROFILES / "drafters.csv"), help="drafter profiles")
     p.add_argument("--drafter", action="append", help="drafter key (repeatable; default: every one for the model)")
-    p.add_argument("--batches", default="1,2,4,8,16,32,64,128", help="concurrencies B")
+    p.add_argument("--batches", default="1,2,4,8,16,32,64,128,256", help="concurrencies B")
     p.add_argument("--widths", default="1-9", help="tokens per sequence w = k + 1")
     p.add_argument("--contexts", default="1024,8192", help="context lengths in tokens")
     p.add_argument("--layers-per-type", type=int, default=2, help="layers built of each layer type")
@@ -91,21 +91,20 @@ class Bench:
         self.shape, self.device, self.impls = shape, device, impls
         n_max = max(batches) * max(widths)
         cache = (max(batches), shapes.blocks(max(contexts) + max(widths) + 1) * shapes.PAGE)
-        self.layers = {t.name: [Layer(shape, t, cache, device) for _ in range(min(t.count, per_type))]
+        self.layers = {t.name: [Layer(shape, t, cache, device, n_max) for _ in range(min(t.count, per_type))]
                        for t in shape.types}
         self.head = Head(shape.hidden, shape.vocab, device)
-        self.drafters = {d.key: Drafter(d, self.head, cache, device) for d in drafters}
-        h, qd = shape.hidden, shape.q_heads * shape.head_dim
-        widest = max(shape.dense_inter, shape.shared_inter, 1)
+        self.drafters = {d.key: drafter(shape, d, self.head, cache, device, max(batches)) for d in drafters}
+        h = shape.hidden
         randn = lambda *s: torch.randn(*s, device=device, dtype=DTYPE)  # noqa: E731
-        self.x, self.a, self.mid = randn(n_max, h), randn(n_max, qd), randn(n_max * widest)
-        self.qkv = randn(n_max, (shape.q_heads + 2 * shape.kv_heads) * shape.head_dim)
+        self.x = randn(n_max, h)
         self.aux = randn(max(batches), 3 * h)
         self.tokens = torch.randint(0, shape.vocab, (n_max,), device=device)
         self.timer = Timer(device)
 
-    def route(self, cfg):
-        for i, layer in enumerate(l for ls in self.layers.values() for l in ls if l.kind.moe):
+    def route(self, cfg, layers=None):
+        layers = [l for ls in self.layers.values() for l in ls] if layers is None else layers
+        for i, layer in enumerate(l for l in layers if l.kind.moe):
             gen = torch.Generator().manual_seed(hash((i, cfg.batch, cfg.width, cfg.context)) & 0xFFFFFFFF)
             layer.routing = moe.route(cfg.tokens, self.shape.experts, self.shape.top_k, gen, self.device, DTYPE)
 
@@ -118,11 +117,10 @@ class Bench:
         for kind in self.shape.types:
             built = self.layers[kind.name]
             first = built[0]
-            piece = {"dense_ms": t(lambda: first.dense_part(x, self.a[:n], self.mid))}
+            piece = {"dense_ms": t(lambda: first.dense_part(x))}
             row = {"experts_loop_ms": "", "experts_grouped_ms": "", "experts_touched": "",
                    "attention_triton_ms": "", "attention_sdpa_ms": ""}
-            piece["attention_ms"], impl = self.best_attention(built, lambda: first.attn.core(self.qkv[:n], x, cfg),
-                                                              cfg, row)
+            piece["attention_ms"], impl = self.best_attention(built, lambda: first.attn.timed_core(cfg), cfg, row)
             if kind.moe:
                 timed = {}
                 for name in list(self.impls):
@@ -156,10 +154,10 @@ class Bench:
         return point, layer_rows
 
     def best_attention(self, modules, fn, cfg, row=None):
-        """Times `fn` with each dense-attention kernel (one, where MSA's sparse path or the CPU leaves no
-        choice), keeps the faster in every module's attention, and returns (ms, kernel)."""
+        """Times `fn` with each attention kernel (one, where MSA's sparse path, MLA, linear attention or the
+        CPU leaves no choice), keeps the faster in every module's attention, and returns (ms, kernel)."""
         attns = [m.attn for m in modules]
-        choices = ["triton"] if attns[0].sparse(cfg) or not self.timer.cuda else ["triton", "sdpa"]
+        choices = attns[0].choices(cfg) if self.timer.cuda else ["triton"]
         timed = {}
         for impl in choices:
             for a in attns:
@@ -181,7 +179,18 @@ class Bench:
     def draft_forward(self, key, batch, context):
         d = self.drafters[key]
         cfg = Config(batch, 1, context)
-        return self.best_attention([d], lambda: d.forward(self.aux[:batch], self.tokens[:batch], cfg), cfg)[0]
+        aux = self.aux[:batch, : d.aux_width]
+        self.route(cfg, d.layers)
+        run = lambda: d.forward(aux, self.tokens[:batch], cfg)  # noqa: E731
+        if not d.layers:
+            return self.best_attention([d], run, cfg)[0]
+        # An MTP head's MoE layer: both expert kernels, the faster kept, as for the target's layers.
+        timed = {}
+        for name in self.impls:
+            d.layers[0].experts_impl = moe.IMPLEMENTATIONS[name]
+            timed[name] = self.best_attention([d], run, cfg)[0]
+        d.layers[0].experts_impl = moe.IMPLEMENTATIONS[min(timed, key=timed.get)]
+        return min(timed.values())
 
 
 def main(argv=None):

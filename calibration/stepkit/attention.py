@@ -10,6 +10,10 @@ Layout: q (R, H, M, D) — R query groups, H KV heads, M query rows per head (w�
 for one token of sparse attention); K/V caches (Bc, H, Lmax, D); table (R or 1, nb) int32 block ids; row r reads
 cache sequence r // rows_per_seq. Within the verified window no causal mask is applied: it changes no byte or
 FLOP that matters for timing (w ≤ 9 keys of thousands).
+
+Latent attention (MLA, absorbed) is the same kernel with one KV head whose key is wider than its value: q and the
+cache are (…, D + rope) wide, scores use all of it, values are the cache's first D columns (the latent), so each
+cached latent is read once for both (`attend_latent`).
 """
 
 import math
@@ -26,12 +30,14 @@ except ImportError:  # CPU smoke tests run without Triton
     triton = None
 
 SMS_TARGET = 264  # two waves' worth of programs on a 132-SM H200
+_STAGES = {}  # pipeline stages that fit, per (value width, rope width)
 # TRITON_INTERPRET=1 runs the kernel on the CPU (slowly): how the tests check it without a GPU.
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def attend_reference(q, k_cache, v_cache, table, seq_len, rows_per_seq):
-    """Plain-torch attention with the layout of the module docs (fp32 softmax)."""
+    """Plain-torch attention with the layout of the module docs (fp32 softmax); v_cache may be narrower than
+    q and k_cache (MLA: the values are the latent, the keys add the rope part)."""
     r, h, m, d = q.shape
     tab = table.expand(r, -1).long()
     pos = (tab[:, :, None] * PAGE + torch.arange(PAGE, device=q.device)).reshape(r, -1)
@@ -49,7 +55,7 @@ if triton is not None:
 
     @triton.jit
     def _split_kernel(
-        Q, K, V, T, O, LSE,
+        Q, K, V, T, O, LSE, QR, KR,
         sq_r, sq_h, sq_m,
         sk_b, sk_h, sk_l,
         sv_b, sv_h, sv_l,
@@ -57,7 +63,7 @@ if triton is not None:
         so_r, so_h, so_s, so_m,
         sl_r, sl_h, sl_s,
         seq_len, n_blocks, per_split, rows_per_seq, M, m_tiles, scale,
-        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, D: tl.constexpr, PG: tl.constexpr,
+        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, D: tl.constexpr, PG: tl.constexpr, DR: tl.constexpr,
     ):
         r = tl.program_id(0)
         h = tl.program_id(1) // m_tiles
@@ -71,6 +77,11 @@ if triton is not None:
         offs_n = tl.arange(0, BLOCK_N)
         q = tl.load(Q + r.to(tl.int64) * sq_r + h * sq_h + offs_m[:, None] * sq_m + offs_d[None, :],
                     mask=offs_m[:, None] < M, other=0.0)
+        # MLA: a rope part of DR columns after the D-wide latent, in scores only (QR, KR point at column D).
+        if DR > 0:
+            offs_r = tl.arange(0, DR)
+            qr = tl.load(QR + r.to(tl.int64) * sq_r + h * sq_h + offs_m[:, None] * sq_m + offs_r[None, :],
+                         mask=offs_m[:, None] < M, other=0.0)
         m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
         l_i = tl.zeros([BLOCK_M], tl.float32)
         acc = tl.zeros([BLOCK_M, D], tl.float32)
@@ -83,14 +94,22 @@ if triton is not None:
                 valid = (pos < seq_len) & (j < n_blocks)
                 k = tl.load(K + b * sk_b + h * sk_h + pos[:, None] * sk_l + offs_d[None, :],
                             mask=valid[:, None], other=0.0)
-                qk = tl.dot(q, tl.trans(k)) * scale
+                qk = tl.dot(q, tl.trans(k))
+                if DR > 0:
+                    kr = tl.load(KR + b * sk_b + h * sk_h + pos[:, None] * sk_l + offs_r[None, :],
+                                 mask=valid[:, None], other=0.0)
+                    qk += tl.dot(qr, tl.trans(kr))
+                qk = qk * scale
                 qk = tl.where(valid[None, :], qk, float("-inf"))
                 m_new = tl.maximum(m_i, tl.max(qk, 1))
                 p = tl.exp(qk - m_new[:, None])
                 alpha = tl.exp(m_i - m_new)
                 l_i = l_i * alpha + tl.sum(p, 1)
-                v = tl.load(V + b * sv_b + h * sv_h + pos[:, None] * sv_l + offs_d[None, :],
-                            mask=valid[:, None], other=0.0)
+                if DR > 0:
+                    v = k  # MLA: the values are the latent the keys were read from
+                else:
+                    v = tl.load(V + b * sv_b + h * sv_h + pos[:, None] * sv_l + offs_d[None, :],
+                                mask=valid[:, None], other=0.0)
                 acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
                 m_i = m_new
         acc = acc / l_i[:, None]
@@ -104,8 +123,22 @@ def attend(q, k_cache, v_cache, table, seq_len, rows_per_seq):
     or off the GPU."""
     if triton is None or not (q.is_cuda or INTERPRET):
         return attend_reference(q, k_cache, v_cache, table, seq_len, rows_per_seq)
-    r, h, m, d = q.shape
+    return _launch(q, k_cache, v_cache, table, seq_len, rows_per_seq, q.shape[-1], 0)
+
+
+def attend_latent(q, cache, seq_len, table, rope):
+    """Absorbed MLA over a latent cache (Bc, 1, Lmax, D + rope): q (B, 1, M, D + rope) with M = w·heads rows per
+    sequence; returns (B, 1, M, D), the attention-weighted latent."""
+    d = q.shape[-1] - rope
+    if triton is None or not (q.is_cuda or INTERPRET):
+        return attend_reference(q, cache, cache[..., :d], table, seq_len, 1)
+    return _launch(q, cache, cache, table, seq_len, 1, d, rope)
+
+
+def _launch(q, k_cache, v_cache, table, seq_len, rows_per_seq, d, rope):
+    r, h, m, _ = q.shape
     n_blocks = table.shape[1]
+    wide = d >= 256  # the latent's 512 columns: a narrower key tile and more warps keep the tile in registers
     block_m = min(64, max(16, triton.next_power_of_2(m)))
     m_tiles = triton.cdiv(m, block_m)
     # Split the key blocks so the grid fills the chip; every split gets at least one block.
@@ -114,17 +147,28 @@ def attend(q, k_cache, v_cache, table, seq_len, rows_per_seq):
     splits = triton.cdiv(n_blocks, per_split)
     out = torch.empty((r, h, splits, m, d), device=q.device, dtype=torch.float32)
     lse = torch.empty((r, h, splits, m), device=q.device, dtype=torch.float32)
-    _split_kernel[(r, h * m_tiles, splits)](
-        q, k_cache, v_cache, table, out, lse,
+    args = (
+        q, k_cache, v_cache, table, out, lse, q[..., d:] if rope else q, k_cache[..., d:] if rope else k_cache,
         q.stride(0), q.stride(1), q.stride(2),
         k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
         table.stride(0) if table.shape[0] > 1 else 0, table.stride(1),
         out.stride(0), out.stride(1), out.stride(2), out.stride(3),
         lse.stride(0), lse.stride(1), lse.stride(2),
-        seq_len, n_blocks, per_split, rows_per_seq, m, m_tiles, 1.0 / math.sqrt(d),
-        BLOCK_M=block_m, BLOCK_N=64, D=d, PG=PAGE, num_warps=4, num_stages=2,
+        seq_len, n_blocks, per_split, rows_per_seq, m, m_tiles, 1.0 / math.sqrt(d + rope),
     )
+    grid = (r, h * m_tiles, splits)
+    key = (d, rope)
+    for stages in (_STAGES.get(key, 2), 1):
+        try:
+            _split_kernel[grid](*args, BLOCK_M=block_m, BLOCK_N=32 if wide else 64, D=d, PG=PAGE, DR=rope,
+                                num_warps=8 if wide else 4, num_stages=stages)
+            _STAGES[key] = stages
+            break
+        except triton.runtime.errors.OutOfResources:
+            # The latent's wide tiles may not fit two pipeline stages of shared memory: one stage then.
+            if stages == 1:
+                raise
     if splits == 1:
         return out[:, :, 0].to(q.dtype)
     weight = torch.softmax(lse, dim=2)  # each split's share of the softmax mass

@@ -1,5 +1,6 @@
 """Tests of the calibration harness that need no GPU: shapes from profile rows, CSV rows, and — where torch is
-installed — a CPU smoke run of the whole harness and the Triton attention kernel in Triton's interpreter.
+installed — CPU smoke runs of the whole harness (GQA/MSA, MLA and hybrid linear-attention stacks, EAGLE3 and MTP
+drafters) and the Triton kernels (attention, latent attention, Gated DeltaNet) in Triton's interpreter.
 
     python3 -m unittest discover -s calibration/tests
 """
@@ -51,8 +52,34 @@ class Shapes(unittest.TestCase):
         llama = drafter("llama-3.3-70b-eagle3", model("llama-3.3-70b"))
         self.assertEqual(llama.vocab, 32000)  # the pruned draft vocabulary of the profile
 
+    def test_latent_attention_model_and_its_share(self):
+        m = model("dsr1")
+        self.assertTrue(m.mla)
+        self.assertEqual((m.dense_inter, m.shared_inter, m.moe_inter, m.experts), (18432, 2048, 2048, 256))
+        share = shapes.model_shape(shapes.find(shapes.read_rows(KIT / "profiles/models.csv"), "dsr1-ep8", "model"))
+        # One GPU's expert share: the same layers and widths, an eighth of the experts, top-8 routing kept.
+        self.assertEqual((share.dense_inter, share.shared_inter, share.experts, share.top_k), (18432, 2048, 32, 8))
+        self.assertEqual([(t.name, t.count) for t in share.types], [("dense", 3), ("moe", 58)])
+        mtp = shapes.drafter_shape(shapes.find(shapes.read_rows(KIT / "profiles/drafters.csv"), "dsr1-ep8-mtp",
+                                               "drafter"), share)
+        self.assertTrue(mtp.mtp and mtp.moe)
+        self.assertEqual(mtp.vocab, share.vocab)
+
+    def test_hybrid_model_counts_its_linear_layers(self):
+        m = model("qwen3.5-397b-a17b")
+        self.assertEqual([(t.name, t.count) for t in m.types], [("moe", 15), ("moe-linear", 45)])
+        self.assertEqual((m.gdn_value_heads, m.gated, m.experts, m.top_k, m.moe_inter), (64, True, 512, 10, 1024))
+        self.assertTrue(drafter("qwen3.5-397b-a17b-mtp", m).mtp)
+
+    def test_moe_without_shared_expert_and_small_draft_vocabulary(self):
+        m = model("qwen3-235b-a22b")
+        self.assertEqual((m.shared_inter, m.dense_inter, m.moe_inter), (0, 0, 1536))
+        d = drafter("qwen3-235b-a22b-eagle3", m)
+        self.assertEqual((d.vocab, d.target_vocab), (32000, 151936))
+        self.assertIn("d2t", d.describe())
+
     def test_unbuildable_rows_are_named(self):
-        for key, words in [("kimi-k2.5", "MLA"), ("qwen3.5-397b-a17b", "linear-attention")]:
+        for key, words in [("deepseek-v4-pro", "MLA"), ("glm-5.2", "sparse"), ("kimi-k3", "linear-attention")]:
             with self.assertRaises(shapes.ProfileError) as e:
                 model(key)
             self.assertIn(words, str(e.exception))
@@ -102,21 +129,34 @@ class Rows(unittest.TestCase):
 
 @unittest.skipUnless(HAS_TORCH, "torch is not installed")
 class Torch(unittest.TestCase):
+    def smoke(self, key, drafter_key, out):
+        args = [sys.executable, str(KIT / "measure.py"), "--model", key, "--device", "cpu",
+                "--models-csv", str(HERE / "tiny_models.csv"), "--drafters-csv", str(HERE / "tiny_drafters.csv"),
+                "--batches", "1,2", "--widths", "1,2", "--contexts", "100,300", "--out", out]
+        subprocess.run(args, check=True, capture_output=True)
+        with open(Path(out) / f"cpu-{drafter_key}.csv", encoding="utf-8") as f:
+            rows = list(csv.DictReader(line for line in f if line[0] != "#"))
+        self.assertEqual(len(rows), 2 * 2 * 2)
+        for r in rows:
+            self.assertAlmostEqual(float(r["step_ms"]), float(r["verify_ms"]) + float(r["drafter_ms"]), places=3)
+            self.assertGreater(float(r["experts_touched"]), 0)
+            self.assertGreater(float(r["draft_forward_ms"]), 0)
+        return args
+
     def test_cpu_smoke_run_writes_the_files(self):
         with tempfile.TemporaryDirectory() as d:
-            args = [sys.executable, str(KIT / "measure.py"), "--model", "tiny-moe", "--device", "cpu",
-                    "--models-csv", str(HERE / "tiny_models.csv"), "--drafters-csv", str(HERE / "tiny_drafters.csv"),
-                    "--batches", "1,2", "--widths", "1,2", "--contexts", "100,300", "--out", d]
-            subprocess.run(args, check=True, capture_output=True)
-            with open(Path(d) / "cpu-tiny-moe-eagle3.csv", encoding="utf-8") as f:
-                rows = list(csv.DictReader(line for line in f if line[0] != "#"))
-            self.assertEqual(len(rows), 2 * 2 * 2)
-            for r in rows:
-                self.assertAlmostEqual(float(r["step_ms"]), float(r["verify_ms"]) + float(r["drafter_ms"]), places=3)
-                self.assertGreater(float(r["experts_touched"]), 0)
+            args = self.smoke("tiny-moe", "tiny-moe-eagle3", d)
             again = subprocess.run(args, capture_output=True, text=True)
             self.assertNotEqual(again.returncode, 0)
             self.assertIn("--force", again.stderr)
+
+    def test_cpu_smoke_runs_of_latent_and_hybrid_attention_with_mtp_heads(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.smoke("tiny-mla", "tiny-mla-mtp", d)
+            self.smoke("tiny-hybrid", "tiny-hybrid-mtp", d)
+            with open(Path(d) / "cpu-tiny-hybrid-layers.csv", encoding="utf-8") as f:
+                types = {r["layer_type"] for r in csv.DictReader(line for line in f if line[0] != "#")}
+            self.assertEqual(types, {"moe", "moe-linear"})
 
     @unittest.skipUnless(importlib.util.find_spec("triton") is not None, "triton is not installed")
     def test_attention_kernel_in_the_interpreter(self):
@@ -135,6 +175,30 @@ class Torch(unittest.TestCase):
             "    o, ref = attend(q, k, v, t, length, per), attend_reference(q, k, v, t, length, per)\n"
             "    assert ((o - ref).norm() / ref.norm()) < 1e-4, (b, h, m, length)\n"
         )
+        self.interpret(code)
+
+    @unittest.skipUnless(importlib.util.find_spec("triton") is not None, "triton is not installed")
+    def test_latent_attention_and_gated_delta_kernels_in_the_interpreter(self):
+        code = (
+            "import torch; from stepkit.attention import attend_latent, attend_reference; from stepkit import shapes\n"
+            "from stepkit.linear import gated_delta, gated_delta_reference\n"
+            "torch.manual_seed(0)\n"
+            "for b, m, length in [(2, 32, 300), (1, 24, 700)]:\n"
+            "    c = torch.randn(b, 1, length + 140, 576); t = torch.arange(shapes.blocks(length), dtype=torch.int32)[None]\n"
+            "    q = torch.randn(b, 1, m, 576)\n"
+            "    o, ref = attend_latent(q, c, length, t, 64), attend_reference(q, c, c[..., :512], t, length, 1)\n"
+            "    assert ((o - ref).norm() / ref.norm()) < 1e-4, (b, m, length)\n"
+            "for b, w, hk, hv in [(2, 3, 2, 4), (3, 1, 1, 2)]:\n"
+            "    qk = torch.randn(b, w, 2, hk, 128); v = torch.randn(b, w, hv, 128); ab = torch.randn(b, w, 2, hv)\n"
+            "    g, beta = -torch.nn.functional.softplus(ab[:, :, 0]), ab[:, :, 1].sigmoid()\n"
+            "    s = torch.randn(b + 1, hv, 128, 128); s_ref = s.clone()\n"
+            "    o = gated_delta(qk[:, :, 0], qk[:, :, 1], v, g, beta, s)\n"
+            "    ref = gated_delta_reference(qk[:, :, 0], qk[:, :, 1], v, g, beta, s_ref)\n"
+            "    assert ((o - ref).norm() / ref.norm()) < 1e-4 and ((s - s_ref).norm() / s_ref.norm()) < 1e-5, (b, w)\n"
+        )
+        self.interpret(code)
+
+    def interpret(self, code):
         env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(KIT))
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr[-2000:])
