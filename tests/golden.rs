@@ -34,7 +34,7 @@ fn known_curve() -> Curve {
 /// One eval-only run at draft length `k`: `steps` verification steps drawn from the chain, scraped as
 /// cumulative vLLM counters (drafts, draft tokens, accepted tokens, accepted per position) every
 /// `steps / SCRAPES` steps, after an all-zero first scrape.
-fn vllm_run(dir: &Path, k: usize, steps: u64, seed: u64, name: &str) -> PathBuf {
+pub(crate) fn vllm_run(dir: &Path, k: usize, steps: u64, seed: u64, name: &str) -> PathBuf {
     let sampler = StepSampler::new(&chain(k).distribution());
     let mut rng = request_rng(seed, k as u64);
     let (mut drafts, mut accepted, mut per_pos) = (0u64, 0u64, vec![0u64; k]);
@@ -105,7 +105,7 @@ proptest! {
         let out = dir.path().join("m_eagle3.yaml");
         let c = collect::collect(identity(), &runs(dir.path(), 4_000, seed), 0.95, 0.01, &out.display().to_string())
             .unwrap();
-        collect::write_file(&c, &out, false, &[]).unwrap();
+        collect::write_file(&c, &out, false).unwrap();
         let file = CurveFile::read(&out).unwrap();
         prop_assert_eq!(file.provenance.drafter.as_deref(), Some("org/m-EAGLE3"));
         prop_assert_eq!(file.provenance.hardware.as_deref(), Some("H200"));

@@ -14,6 +14,7 @@ mod install;
 mod layers;
 mod layout;
 mod no_panic;
+mod output;
 mod perf;
 mod pins;
 mod pins_base;

@@ -1,11 +1,11 @@
 //! `alsim pins check|list|fix [REPO]` and `alsim pin`: the CI check of pinned acceptance lengths, the
 //! pin inventory, the repair of wrong literals, and the engine-native setting for a golden value.
 
-use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use alsim::accept::{RatesPin, RatesSetting};
 use alsim::engine::Engine;
+use alsim::output::Output;
 use alsim::pins::{self, AllowList, CheckOptions};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
@@ -166,10 +166,11 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
     match args.action {
         PinsAction::Check(args) => check(args),
         PinsAction::List(args) => {
+            let writes = args.output.export.writes()?;
             let inventory =
                 pins::scan(&args.repo).with_context(|| format!("scanning repository {}", args.repo.display()))?;
-            args.output.emit(&inventory)?;
-            Ok(Outcome::Pass)
+            args.output.emit(&writes, &inventory)?;
+            Ok(if inventory.files_read == 0 { nothing_checked(&args.repo) } else { Outcome::Pass })
         }
         PinsAction::Fix(args) => fix(args),
     }
@@ -177,6 +178,9 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
 
 fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
     let checked = args.source.check(false)?;
+    if checked.files_read == 0 {
+        return Ok(nothing_checked(&args.source.repo));
+    }
     let plan = pins::plan_fixes(&checked, &args.source.repo).context("planning fixes")?;
     match args.format {
         Some(format) => emit(&report::render(&plan, format))?,
@@ -204,49 +208,53 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    args.export.check()?;
+    let writes = args.export.writes()?;
     let options = args.source.options(args.strict)?;
     let checked = pins::check(&args.source.repo, &options).context("checking pins")?;
     if checked.files_read == 0 {
-        eprintln!(
-            "alsim: no candidate file (shell script, YAML, Markdown) under {}: nothing was checked",
-            args.source.repo.display()
-        );
+        nothing_checked(&args.source.repo);
     }
     // Annotations stop at 10 errors a step; the job summary GitHub renders on the run's page holds the whole
     // report.
     let summary_file = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
     let summarize = args.format == CheckFormat::Github && summary_file.is_some();
-    let (text, summary, status) = match &args.base {
+    let (summary, status) = match &args.base {
         None => {
-            args.export.write(&checked)?;
             let text = check_output(&checked, args.format, report::pins::github_annotations);
-            (text, summarize.then(|| report::render(&checked, Format::Md)), checked.status)
+            writes.emit(&text, &checked)?;
+            (summarize.then(|| report::render(&checked, Format::Md)), checked.status)
         }
         Some(rev) => {
             let tree = pins::diff::checkout(&args.source.repo, rev)?;
             let base = pins::check(tree.root(), &options).with_context(|| format!("checking pins at {rev}"))?;
             let compared = pins::diff::compare(checked, &base, rev, tree.commit());
-            args.export.write(&compared)?;
             let text = check_output(&compared, args.format, report::pins::github_annotations_against);
-            (text, summarize.then(|| report::render(&compared, Format::Md)), compared.status)
+            writes.emit(&text, &compared)?;
+            (summarize.then(|| report::render(&compared, Format::Md)), compared.status)
         }
     };
-    emit(&text)?;
-    // What the file already holds is kept, and a summary that cannot be written fails nothing.
+    // What the file already holds is kept, and a summary that cannot be written fails nothing: a FIFO with
+    // no reader is found at once, not waited on.
     if let (Some(summary), Some(path)) = (summary, summary_file) {
-        let path = PathBuf::from(path);
-        let appended = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&path)
-            .and_then(|mut file| file.write_all(summary.as_bytes()));
+        let appended =
+            Output::new("step_summary", Path::new(&path), true).and_then(|out| out.append(summary.as_bytes()));
         if let Err(e) = appended {
-            let shown = report::one_line(&path.to_string_lossy()).into_owned();
-            eprintln!("alsim: warning: the report was not appended to $GITHUB_STEP_SUMMARY ({shown}): {e}");
+            // The path is named in the message; the parameter's name is not a flag the user could give.
+            let reason = match e {
+                alsim::Error::Parameter { message, .. } => message,
+                other => other.to_string(),
+            };
+            eprintln!("alsim: warning: the report was not appended to $GITHUB_STEP_SUMMARY: {reason}");
         }
     }
     Ok(status.into())
+}
+
+/// Says that a tree with no candidate file was not checked: exit 3, as `pins check` gives it.
+fn nothing_checked(repo: &Path) -> Outcome {
+    let shown = report::one_line(&repo.display().to_string()).into_owned();
+    eprintln!("alsim: no candidate file (shell script, YAML, Markdown) under {shown}: nothing was checked");
+    Outcome::Undecided
 }
 
 /// The check (or its comparison with a base) in `format`: findings as blocks by default, every table with

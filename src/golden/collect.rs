@@ -348,34 +348,14 @@ fn point_comment(p: &KEstimate, confidence: f64) -> String {
     )
 }
 
-/// Refuses `path` as the output when it exists and `force` is not set, or when it is one of the `runs`
-/// (never overwritten, even with `force`). Called before any evidence is read, so a long read never ends in
-/// a refusal, and again by [`write_file`].
+/// Writes the collected file to `path`, replacing a file there only when `force` is set, and never a file
+/// this process read ([`crate::output`]).
 ///
 /// # Errors
-/// [`Error::Parameter`] naming `output`.
-pub fn check_output(path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
-    let same = |run: &&Path| match (run.canonicalize(), path.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if runs.iter().any(same) {
-        return Err(Error::parameter(
-            "output",
-            format!("{} is one of the runs read: it is never overwritten", path.display()),
-        ));
-    }
-    crate::input::refuse_to_overwrite(path, force, "output")?;
-    Ok(())
-}
-
-/// Writes the collected file to `path` after [`check_output`].
-///
-/// # Errors
-/// As [`check_output`]; [`Error::Io`] when the file cannot be written.
-pub fn write_file(collection: &Collection, path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
-    check_output(path, force, runs)?;
-    std::fs::write(path, &collection.text).map_err(|e| Error::io(path, e))
+/// [`Error::Parameter`] naming `output` when the path cannot be written or is a file read; settled by
+/// `force` when the file exists.
+pub fn write_file(collection: &Collection, path: &Path, force: bool) -> Result<()> {
+    crate::output::write_one("output", path, force, collection.text.as_bytes())
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ use super::verify::CheckReport;
 use super::{Class, FindingClass, Knob, Location, Severity, plain_number, rates};
 use crate::error::{Error, Result};
 use crate::input::{SMALL_FILE_LIMIT, read_text};
+use crate::output::sync_dir;
 
 /// One literal to change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -608,14 +609,6 @@ impl Staged {
 
 fn listed(names: &[String]) -> String {
     if names.is_empty() { "none".into() } else { names.join(", ") }
-}
-
-/// Syncs a directory, so that the renames in it survive a power loss. Best effort: the renames are done,
-/// each file is whole whether or not this succeeds, and some systems cannot open a directory to sync it.
-fn sync_dir(dir: &Path) {
-    if let Ok(handle) = std::fs::File::open(dir) {
-        let _ = handle.sync_all();
-    }
 }
 
 /// A unified diff with three lines of context, hunks merged when they touch.

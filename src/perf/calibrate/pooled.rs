@@ -55,8 +55,7 @@ pub(super) fn pooled_fits(
 ///
 /// # Errors
 /// [`Error::Parameter`] naming `output` when nothing was fitted (no rows, or a profile scored as it is),
-/// settled by `force` when the file exists ([`crate::input::refuse_to_overwrite`]); [`Error::Io`] on write
-/// failure.
+/// settled by `force` when the file exists; as [`crate::output::write_one`] when it cannot be written.
 pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Result<()> {
     if calibration.mode == Mode::Score {
         return Err(Error::parameter(
@@ -67,7 +66,6 @@ pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Res
     if calibration.pooled.is_empty() {
         return Err(Error::parameter("output", "no spec-off rows could be fitted, so there is no profile to write"));
     }
-    crate::input::refuse_to_overwrite(path, force, "output")?;
     let mut text = format!(
         "# alsim calibrated hardware profiles, fitted on {}.\n# Use with: alsim predict --profile {}\n",
         calibration.origin,
@@ -88,5 +86,5 @@ pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Res
         text.push_str(&p.profile.csv_row());
         text.push('\n');
     }
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    crate::output::write_one("output", path, force, text.as_bytes())
 }
