@@ -9,6 +9,8 @@ mod escape;
 mod evidence;
 mod exports;
 mod fix_edits;
+mod fuzz;
+mod fuzz_bodies;
 mod golden;
 mod install;
 mod layers;
