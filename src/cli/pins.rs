@@ -136,6 +136,25 @@ impl SourceArgs {
         Ok(CheckOptions { golden: self.golden.clone(), allow, strict })
     }
 
+    /// The allow-list as the base revision checked out at `base_root` has it: the repository's own (the
+    /// default file, or `--allow` inside the repository) read there, so that an allow entry the change
+    /// brings or widens is compared (`allow-changed`), not applied to both sides; an `--allow` file outside
+    /// the repository is the same for both.
+    fn base_allow(&self, base_root: &Path) -> anyhow::Result<Option<AllowList>> {
+        let own = match &self.allow {
+            None => Some(PathBuf::from(pins::allow::DEFAULT_FILE)),
+            Some(path) => match (path.canonicalize(), self.repo.canonicalize()) {
+                (Ok(file), Ok(root)) => file.strip_prefix(&root).ok().map(Path::to_path_buf),
+                _ => None,
+            },
+        };
+        let path = match own {
+            Some(rel) => Some(base_root.join(rel)).filter(|p| p.is_file()),
+            None => self.allow.clone(),
+        };
+        path.map(|p| AllowList::read(&p).context("reading the allow-list at the base")).transpose()
+    }
+
     fn check(&self, strict: bool) -> anyhow::Result<pins::CheckReport> {
         pins::check(&self.repo, &self.options(strict)?).context("checking pins")
     }
@@ -226,7 +245,8 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
         }
         Some(rev) => {
             let tree = pins::diff::checkout(&args.source.repo, rev)?;
-            let base = pins::check(tree.root(), &options).with_context(|| format!("checking pins at {rev}"))?;
+            let at_base = CheckOptions { allow: args.source.base_allow(tree.root())?, ..options.clone() };
+            let base = pins::check(tree.root(), &at_base).with_context(|| format!("checking pins at {rev}"))?;
             let compared = pins::diff::compare(checked, &base, rev, tree.commit());
             let text = check_output(&compared, args.format, report::pins::github_annotations_against);
             writes.emit(&text, &compared)?;

@@ -457,11 +457,13 @@ pub enum Class {
     Inert,
     /// An allow-list entry that matched nothing.
     StaleAllow,
+    /// Under `--base`: an allow entry the change adds, or widens to more files or a whole file.
+    AllowChanged,
 }
 
 impl Class {
     /// Every class, in order.
-    pub const ALL: [Class; 18] = [
+    pub const ALL: [Class; 19] = [
         Class::WrongK,
         Class::WrongDrafter,
         Class::WrongThinkingMode,
@@ -480,6 +482,7 @@ impl Class {
         Class::DuplicateKey,
         Class::Inert,
         Class::StaleAllow,
+        Class::AllowChanged,
     ];
 
     /// The kebab-case name used in output and allow-lists.
@@ -503,6 +506,7 @@ impl Class {
             Class::DuplicateKey => "duplicate-key",
             Class::Inert => "inert",
             Class::StaleAllow => "stale-allow",
+            Class::AllowChanged => "allow-changed",
         }
     }
 
@@ -554,6 +558,9 @@ impl Class {
             Class::DuplicateKey => "write the key once: YAML readers keep only the last value",
             Class::Inert => "remove the setting, or enable speculative decoding for the role it is meant for",
             Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",
+            Class::AllowChanged => {
+                "have the new or wider allow entry reviewed, or sanction only the findings it is for"
+            }
         }
     }
 }
@@ -622,6 +629,9 @@ pub struct Inventory {
     /// The inline allows (`# alsim: allow CLASS -- REASON`) written in the files read.
     #[serde(skip)]
     pub inline_allows: AllowList,
+    /// The files read, relative to the root: what an allow entry's `file` pattern is matched against.
+    #[serde(skip)]
+    pub files: Vec<String>,
 }
 
 /// Scans the repository at `root`: walks it, builds the launch graph, discovers every pin and resolves

@@ -420,6 +420,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         shell_knobs,
     };
     let files_read = files.texts.len();
+    let files_seen = files.texts.iter().map(|f| f.rel.clone()).collect();
     let config_entries = graph.entries.clone();
     let entries = config_entries.len();
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
@@ -438,6 +439,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         findings,
         tables: tables_found,
         inline_allows,
+        files: files_seen,
     }
 }
 

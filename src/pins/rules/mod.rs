@@ -15,6 +15,7 @@
 //! script's statements, a recipe's roles, the launch graph); their modules take those facts and make the
 //! findings.
 
+pub(crate) mod allow_changed;
 pub(crate) mod assumption;
 pub(crate) mod curve_problem;
 pub(crate) mod drift;
