@@ -1124,3 +1124,20 @@ proptest! {
         }
     }
 }
+
+/// Batches that agree exactly (here two windows around a counter reset) give a batch SE of 0: no design
+/// effect can be estimated from them, so it shows as `n/a`, never as `deff 0.00`.
+#[test]
+fn a_design_effect_that_cannot_be_estimated_shows_as_n_a() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reset.prom");
+    let scrape = |d: u32, a: u32| {
+        format!("vllm:spec_decode_num_drafts_total {d}\nvllm:spec_decode_num_accepted_tokens_total {a}\n")
+    };
+    let text = scrape(1000, 1800) + &scrape(2000, 3600) + &scrape(500, 900) + &scrape(1500, 2700);
+    std::fs::write(&path, text).unwrap();
+    let (_, table, stderr) = run(&["eval", "--pin", "2.83", "--k", "3", path.to_str().unwrap()]);
+    assert!(table.contains("deff n/a (2 scrape deltas)") && !table.contains("deff 0.00"), "{table}{stderr}");
+    let (_, json) = eval_json(&["--pin", "2.83", "--k", "3", path.to_str().unwrap()]);
+    assert!(json["files"][0]["estimate"]["design_effect"].is_null(), "{json}");
+}

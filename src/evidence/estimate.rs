@@ -230,7 +230,7 @@ pub struct AlEstimate {
     pub independent: Estimate,
     /// ÂL with the batch-means SE (Student-t interval), when there are at least two batches.
     pub design: Option<Estimate>,
-    /// (design SE / independent SE)².
+    /// (design SE / independent SE)², when both are positive (`None`: it cannot be estimated).
     pub design_effect: Option<f64>,
     /// Number of batches behind the design-effect SE.
     pub batches: usize,
@@ -327,9 +327,11 @@ pub fn estimate(
     let numerators: Vec<f64> = batches.iter().map(|w| w.accepted).collect();
     let denominators: Vec<f64> = batches.iter().map(|w| w.steps).collect();
     let design = ratio_batch_means(&numerators, &denominators, level)?.map(|e| shift(e, 1.0));
+    // Batches that agree exactly (a counter reset can leave two equal ratios) give a zero batch SE: that
+    // is no estimate of the design effect, not a design effect of 0.
     let design_effect = design
         .as_ref()
-        .filter(|_| independent.standard_error > 0.0)
+        .filter(|e| independent.standard_error > 0.0 && e.standard_error > 0.0)
         .map(|e| (e.standard_error / independent.standard_error).powi(2));
 
     let mut positions = Vec::new();
