@@ -178,7 +178,9 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
     let output = args.output.display().to_string();
     let collection = collect::collect(identity, &by_k, args.runs.confidence, args.target_se, &output)?;
     // A run named as the output is found here, after reading and before anything is written.
-    writes.write(curve, collection.text.as_bytes())?;
+    if collection.writes_curve() {
+        writes.write(curve, collection.text.as_bytes())?;
+    }
     args.format.emit(&writes, &collection)?;
     Ok(if collection.has_problem() {
         Outcome::Problem

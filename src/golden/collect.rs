@@ -173,7 +173,7 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
     };
     let notes = |results: &[&FileResult]| -> Vec<Note> { results.iter().flat_map(|f| f.notes.clone()).collect() };
     let all: Vec<&FileResult> = report.files.iter().collect();
-    Ok(match (&report.pooled, report.files.as_slice()) {
+    let mut point = match (&report.pooled, report.files.as_slice()) {
         (Some(pooled), _) => {
             let mut pooled_notes = notes(&all);
             pooled_notes.extend(pooled.notes.iter().cloned());
@@ -193,7 +193,11 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
             result.read_back = several.iter().find_map(|f| f.read_back.clone());
             result
         }
-    })
+    };
+    // An AL lies in [1, k + 1]: a wide interval (two runs' Student-t, one degree of freedom) stops there.
+    let ci = &mut point.al.confidence_interval;
+    (ci.lower_bound, ci.upper_bound) = (ci.lower_bound.max(1.0), ci.upper_bound.min(k as f64 + 1.0));
+    Ok(point)
 }
 
 /// What the collected curve is for: the facts its header records.
@@ -251,6 +255,12 @@ pub struct Collection {
 }
 
 impl Collection {
+    /// Whether the curve is written: not when the runs of some k disagree beyond their noise (their pooled
+    /// value describes none of the workloads).
+    pub fn writes_curve(&self) -> bool {
+        !self.points.iter().any(KEstimate::heterogeneous)
+    }
+
     /// Whether the check found errors in the curve or some k's runs disagree.
     pub fn has_problem(&self) -> bool {
         self.check.tally.errors > 0 || self.points.iter().any(KEstimate::heterogeneous)
