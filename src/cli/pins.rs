@@ -219,6 +219,9 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
             let also = &file.names[1..];
             let also = if also.is_empty() { String::new() } else { format!(" (also reached as {})", also.join(", ")) };
             eprintln!("alsim: wrote {}{also}", file.names[0]);
+            if let Some(what) = &file.not_kept {
+                eprintln!("alsim: warning: {}: {what}", file.names[0]);
+            }
         }
         let changes: usize = written.iter().map(|f| f.changes).sum();
         eprintln!("alsim: {changes} changes written to {} files", written.len());
