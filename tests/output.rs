@@ -3,6 +3,7 @@
 //! Each case in a temporary directory of its own: FIFOs stand in for devices, links to `/proc/self/fd/1`
 //! for `/dev/stdout` (the tests run as root: a real `/dev` node must never be touched).
 
+use std::io::Read as _;
 use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -49,16 +50,21 @@ fn an_export_to_a_fifo_is_written_into_it_not_over_it() {
     let dir = tempfile::tempdir().unwrap();
     let pipe = dir.path().join("pipe");
     fifo(&pipe);
-    // A reader that takes everything, as `cat pipe > file` does.
-    let reader = {
-        let pipe = pipe.clone();
-        std::thread::spawn(move || std::fs::read_to_string(pipe).unwrap())
-    };
+    let (_, json, _) = run(&["accept", "--format", "json"]);
+    // The test's own end, open for reading and writing (which does not wait for the other end on Linux),
+    // so a reader is there before alsim looks for one; it reads what the export is long.
+    let end = std::fs::OpenOptions::new().read(true).write(true).open(&pipe).unwrap();
+    let mut reading = end.try_clone().unwrap();
+    let len = json.len();
+    let reader = std::thread::spawn(move || {
+        let mut got = vec![0; len];
+        reading.read_exact(&mut got).unwrap();
+        String::from_utf8(got).unwrap()
+    });
     let (code, _, stderr) = run(&["accept", "--export-json", pipe.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
-    let through = reader.join().unwrap();
-    let (_, json, _) = run(&["accept", "--format", "json"]);
-    assert_eq!(through, json, "the whole report came through the pipe");
+    assert_eq!(reader.join().unwrap(), json, "the whole report came through the pipe");
+    drop(end);
     assert!(is_fifo(&pipe), "the FIFO is still a FIFO");
 }
 
