@@ -7,8 +7,8 @@
 //! inputs (curves, profiles, recipes, allow-lists); large inputs (logs, metric series) are streamed from
 //! [`open_regular`] by their readers, which bound their own line lengths.
 //!
-//! Every file opened here is remembered by device and inode ([`opened_as`]), so that no output of the run
-//! replaces a file it read (src/output.rs asks before writing anything).
+//! Every file opened here is remembered by device and inode, so that no output of the run
+//! replaces a file it read ([`crate::output`] asks before writing anything).
 
 use std::fs::File;
 use std::io::Read;
