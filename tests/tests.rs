@@ -3,6 +3,7 @@
 
 mod accept;
 mod calibration;
+mod choice;
 mod curve;
 mod docs;
 mod escape;

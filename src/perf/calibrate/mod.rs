@@ -14,6 +14,7 @@
 //! [`fit`] holds the fits themselves. Every deployment's spec-off rows are also pooled per hardware into one
 //! fit — the profile `--output` writes.
 
+pub mod choice_score;
 pub mod exchange;
 pub mod fit;
 mod pooled;
@@ -157,6 +158,10 @@ pub struct Summary {
     pub fits_with_unidentified_scales: usize,
     /// Groups whose fit was worse than the starting profile on their own rows (the start kept).
     pub fits_kept_at_start: usize,
+    /// Step times with `--choice-al`: the k alsim picks against the k the measured rows pick, fitted on the
+    /// file's own k = 0 rows ([`choice_score`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<choice_score::ChoiceSummary>,
 }
 
 /// What `alsim calibrate` does with the profile it starts from.
@@ -204,6 +209,9 @@ pub struct Calibration {
     pub exchange: Option<ExchangeCalibration>,
     /// Per hardware, every spec-off row fitted together.
     pub pooled: Vec<PooledFit>,
+    /// The choice per cell, with `--choice-al`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<choice_score::ChoiceScore>,
     /// Groups beyond the listing limit (counted in the summary, not listed).
     pub groups_not_listed: usize,
     /// Remarks: the file's header lines, bounds hit, columns not used.
@@ -375,6 +383,7 @@ fn run(
         serving,
         exchange,
         pooled,
+        choice: None,
         groups_not_listed,
         notes,
     })

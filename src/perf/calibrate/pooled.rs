@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::fit::{self, Observation, ScaleFit};
 use super::{Calibration, Mode, median};
 use crate::error::{Error, Result};
-use crate::perf::profile::{HardwareProfile, Profiles};
+use crate::perf::profile::{CALIBRATED_SOURCE, HardwareProfile, Profiles};
 
 /// One hardware's spec-off rows fitted together: the profile `--output` writes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,8 +42,7 @@ pub(super) fn pooled_fits(
         let errors = fit::abs_errors(&obs, &fit.efficiency);
         let mut profile = base.clone();
         profile.efficiency = fit.efficiency;
-        profile.source =
-            format!("calibrated by alsim from {origin} ({} spec-off rows) on {}", errors.len(), base.source);
+        profile.source = format!("{CALIBRATED_SOURCE} {origin} ({} spec-off rows) on {}", errors.len(), base.source);
         profile.confidence = format!("median spec-off error {:.1} %", median(&errors) * 100.0);
         out.push(PooledFit { rows: errors.len(), median_abs_rel_error: median(&errors), fit, profile });
     }

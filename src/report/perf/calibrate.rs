@@ -132,6 +132,11 @@ fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
     row("groups whose fit hit a bound", s.fits_at_bound.to_string());
     row("groups with a scale the rows cannot identify (kept)", s.fits_with_unidentified_scales.to_string());
     row("groups whose fit was worse than the start (start kept)", s.fits_kept_at_start.to_string());
+    if let Some(c) = &s.choice {
+        row("choice of k right (regret < 1 %)", format!("{} of {} cells", c.right, c.cells));
+        row("choice of k, median / largest regret", format!("{} / {}", pct(c.regret_median), pct(c.regret_max)));
+        row("speculation on/off wrong", c.on_off_wrong.to_string());
+    }
     t
 }
 
@@ -296,6 +301,9 @@ impl Report for Calibration {
             pooled.row(row);
         }
         tables.push(pooled);
+        if let Some(choice) = &self.choice {
+            tables.extend(super::choice_score::calibration_tables(choice));
+        }
         tables
     }
 
