@@ -21,6 +21,7 @@ mod pins_base;
 mod pins_cli;
 mod pins_fix;
 mod pins_rates;
+mod pins_scope;
 mod props;
 mod readme;
 mod shape;

@@ -31,7 +31,8 @@ Exit status:
 #[derive(Debug, clap::Args)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// Benchmark repository root (default: the current directory).
+    /// The benchmark repository, or any folder or file in it (default: the current directory): the root is
+    /// found upward (a .git, or golden_al_distribution/) and its whole matrix swept.
     #[arg(default_value = ".")]
     repo: PathBuf,
     /// Golden directory to use instead of the repository's golden_al_distribution/.
@@ -74,7 +75,16 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         map = NameMap::read(path, &profiles).context("--map")?.before(map);
     }
     let options = Options { golden: args.golden.clone(), map, profiles, band, strict: args.strict };
-    let report = matrix::sweep(&args.repo, &options).context("sweeping the benchmark matrix")?;
+    // The matrix is the root's master configs whatever part of the repository is named.
+    let place = alsim::config::locate(&args.repo).context("finding the repository root")?;
+    if place.found_upward() {
+        let root = report::one_line(&place.root.display().to_string()).into_owned();
+        eprintln!(
+            "alsim: repository root {root} (it holds {}); sweeping its whole matrix",
+            place.marker.unwrap_or_default()
+        );
+    }
+    let report = matrix::sweep(&place.root, &options).context("sweeping the benchmark matrix")?;
     if let Some(dir) = &args.plot {
         plot(&report, dir, args.force)?;
     }

@@ -224,7 +224,7 @@ struct Mapped<'a> {
 /// # Errors
 /// [`crate::Error::Io`] when `repo` cannot be read; errors reading the golden directory (naming the file).
 pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
-    let mut inventory = crate::pins::scan(repo)?;
+    let mut inventory = crate::pins::scan(repo, &Default::default())?;
     let entries = std::mem::take(&mut inventory.config_entries);
     let golden = crate::pins::golden_curves(repo, options.golden.as_deref())?;
     let checked = crate::pins::check_inventory(

@@ -457,11 +457,14 @@ pub enum Class {
     Inert,
     /// An allow-list entry that matched nothing.
     StaleAllow,
+    /// Under `--base`: a file the base checked that the working tree still has, but its ignore files,
+    /// excludes or configuration drop.
+    DroppedFile,
 }
 
 impl Class {
     /// Every class, in order.
-    pub const ALL: [Class; 18] = [
+    pub const ALL: [Class; 19] = [
         Class::WrongK,
         Class::WrongDrafter,
         Class::WrongThinkingMode,
@@ -480,6 +483,7 @@ impl Class {
         Class::DuplicateKey,
         Class::Inert,
         Class::StaleAllow,
+        Class::DroppedFile,
     ];
 
     /// The kebab-case name used in output and allow-lists.
@@ -503,6 +507,7 @@ impl Class {
             Class::DuplicateKey => "duplicate-key",
             Class::Inert => "inert",
             Class::StaleAllow => "stale-allow",
+            Class::DroppedFile => "dropped-file",
         }
     }
 
@@ -554,6 +559,9 @@ impl Class {
             Class::DuplicateKey => "write the key once: YAML readers keep only the last value",
             Class::Inert => "remove the setting, or enable speculative decoding for the role it is meant for",
             Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",
+            Class::DroppedFile => {
+                "check the file again: narrow the ignore entry or exclude, or allow the finding with its reason"
+            }
         }
     }
 }
@@ -624,19 +632,30 @@ pub struct Inventory {
     pub inline_allows: AllowList,
 }
 
-/// Scans the repository at `root`: walks it, builds the launch graph, discovers every pin and resolves
+/// Scans the repository at `root`: walks it (without what `excludes` names), builds the launch graph, discovers every pin and resolves
 /// its facts. Never executes anything it reads.
 ///
 /// # Errors
 /// [`crate::Error::Io`] when `root` itself cannot be read.
-pub fn scan(root: &Path) -> Result<Inventory> {
-    let files = walk::walk(root)?;
+pub fn scan(root: &Path, excludes: &walk::Excludes) -> Result<Inventory> {
+    let files = walk::walk(root, excludes)?;
     let mut inventory = graph::discover(&files, root);
     inventory.repo = root.display().to_string();
     inventory.pins.sort_by(|a, b| (&a.location, &a.branch, a.role).cmp(&(&b.location, &b.branch, b.role)));
     inventory.findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
     inventory.findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
     Ok(inventory)
+}
+
+impl Inventory {
+    /// The pins and findings located in `part` of the repository (as [`CheckReport::within`]).
+    pub fn within(mut self, part: Option<&str>) -> Inventory {
+        if let Some(part) = part {
+            self.pins.retain(|p| walk::lies_in(&p.location.file, part));
+            self.findings.retain(|f| walk::lies_in(&f.location.file, part));
+        }
+        self
+    }
 }
 
 /// Truthy and falsy spellings of a thinking switch (`enabled`, `true`, `1` / `disabled`, `false`, `0`).
