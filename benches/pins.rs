@@ -72,7 +72,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function(format!("check {files} files"), |b| {
         b.iter(|| pins::check(&root, &CheckOptions::default()).expect("generated repository checks"))
     });
-    group.bench_function(format!("scan {files} files"), |b| b.iter(|| pins::scan(&root).expect("scan")));
+    group.bench_function(format!("scan {files} files"), |b| {
+        b.iter(|| pins::scan(&root, &Default::default()).expect("scan"))
+    });
     group.finish();
 }
 

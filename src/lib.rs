@@ -93,6 +93,8 @@
 #![warn(missing_docs)]
 
 pub mod accept;
+#[cfg(feature = "pins")]
+pub mod config;
 pub mod curve;
 pub mod diagnostic;
 pub mod engine;

@@ -24,6 +24,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("perf", 3),
     ("golden", 3),
     ("pins", 3),
+    ("config", 3),
     ("matrix", 3),
     ("explain", 3),
     ("report", 4),

@@ -36,7 +36,7 @@ fn seed_case_gives_best_k_band_and_frontier() {
         let band: Vec<u64> = b["band"].as_array().unwrap().iter().map(|k| k.as_u64().unwrap()).collect();
         let (best_k, top) = (b["best_k"].as_u64().unwrap(), b["top_k"].as_u64().unwrap());
         assert!(best_k > 0, "speculation pays on the seed's case: {b}");
-        assert_eq!(band[0], best_k, "the smallest k in the band is chosen: {b}");
+        assert_eq!(top, best_k, "the top k of the band is chosen: {b}");
         assert!(band.contains(&top) && b["toss_up"] == (band.len() > 1), "{b}");
         assert!(b["runner_up"].as_u64().is_some() && b["margin_pct"].as_f64().unwrap() >= 0.0);
     }
@@ -52,11 +52,11 @@ fn seed_case_gives_best_k_band_and_frontier() {
         assert!(w["band"].as_array().unwrap().len() >= b["band"].as_array().unwrap().len());
         assert_eq!(n["best_k"], n["top_k"]);
     }
-    // The objective picks inside the same band: the default its smallest k, throughput and per-user its top.
-    let throughput = json(&["predict", "--model-error", "20", "--objective", "throughput"]);
+    // The objective picks inside the same band: the default and per-user its top, smallest-k its smallest.
+    let smallest = json(&["predict", "--model-error", "20", "--objective", "smallest-k"]);
     let per_user = json(&["predict", "--model-error", "20", "--objective", "per-user"]);
     let mut differs = false;
-    for ((w, t), u) in best(&wide).iter().zip(best(&throughput)).zip(best(&per_user)) {
+    for ((t, w), u) in best(&wide).iter().zip(best(&smallest)).zip(best(&per_user)) {
         assert_eq!((w["objective"].as_str(), w["band_error"].as_f64()), (Some("smallest-k"), Some(0.2)));
         assert_eq!(w["best_k"], w["band"][0]);
         assert_eq!(
@@ -67,6 +67,18 @@ fn seed_case_gives_best_k_band_and_frontier() {
         differs |= w["best_k"] != t["best_k"];
     }
     assert!(differs, "a 20 % band holds more than the top k somewhere");
+    // Each draft position carries what it adds and what it costs, by part; --why says where k stops and why.
+    let marginal = &v["sweeps"][0]["predictions"][1]["marginal"];
+    assert!(
+        marginal["gain"].as_f64().unwrap() > 0.0 && marginal["parts"]["drafter_lm_head_ms"].as_f64().unwrap() > 0.0
+    );
+    assert!(v["sweeps"][0]["predictions"][0]["marginal"].is_null(), "k = 0 has no position before it");
+    let (code, why, _) = run(&["predict", "--why", "--concurrency", "1,64"]);
+    assert_eq!(code, 0);
+    for b in [1, 64] {
+        let at = why.find(&format!("B = {b}: k stops at")).unwrap_or_else(|| panic!("no line for B = {b}: {why}"));
+        assert!(why[at..].contains("tokens per step") && why[at..].contains("mostly"), "{why}");
+    }
     let (code, _, stderr) = run(&["predict", "--objective", "latency"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--objective") && stderr.contains("smallest-k"), "{stderr}");
@@ -341,6 +353,39 @@ fn calibrate_serving_pairs_per_group() {
     let (code, _, stderr) = run(&["calibrate", "tests/data/serving_pairs.csv"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("serving_pairs.csv:8") && stderr.contains("--k"), "{stderr}");
+}
+
+/// An expert-parallel exchange file (calibration/exchange.py's format): the fit per number of GPUs gives back
+/// the latency and bandwidth the synthetic file was made with (within its ±3 % wobble), each model's rows
+/// are predicted from the other models' fit, and today's moe_token_us stands beside it, unchanged.
+#[test]
+fn calibrate_exchange_recovers_the_link_a_file_was_made_with() {
+    let input = "tests/data/ep_exchange_synthetic.csv";
+    let v = json(&["calibrate", input]);
+    assert_eq!(v["kind"], "exchange");
+    let groups = v["exchange"]["groups"].as_array().unwrap();
+    for (group, gpus, latency, bandwidth) in [(&groups[0], 2, 25.0, 150.0), (&groups[1], 8, 40.0, 110.0)] {
+        let fit = &group["fit"];
+        assert_eq!(group["gpus"], gpus);
+        assert!((fit["latency_us"].as_f64().unwrap() / latency - 1.0).abs() < 0.03, "{group}");
+        assert!((fit["bandwidth_gb_s"].as_f64().unwrap() / bandwidth - 1.0).abs() < 0.03, "{group}");
+        assert_eq!((group["models"].as_u64(), group["moe_token_us"].as_f64()), (Some(3), Some(1.25)));
+    }
+    let s = &v["summary"];
+    assert!(s["exchange_held_out_median_abs_rel_error"].as_f64().unwrap() < 0.03, "{s}");
+    let (code, stdout, _) = run(&["calibrate", input]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("moe_token_us") && stdout.contains("held out"), "{stdout}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("points.csv");
+    let p = path.to_str().unwrap();
+    let (code, _, stderr) = run(&["calibrate", input, "--residuals", p]);
+    assert_eq!(code, 0, "{stderr}");
+    let table = alsim::perf::csv::CsvTable::parse(&std::fs::read_to_string(&path).unwrap(), p).unwrap();
+    assert_eq!(table.rows().count(), 36);
+    let (code, _, stderr) = run(&["calibrate", input, "--output", dir.path().join("h.csv").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--output") && stderr.contains("exchange"), "{stderr}");
 }
 
 /// `--residuals` writes every distinct row (the report lists the largest only), each row's residual

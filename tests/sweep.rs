@@ -107,7 +107,23 @@ fn the_k_an_entry_runs_comes_from_its_pins_and_some_lie_outside_their_band() {
     let outside: Vec<&Value> = rows.iter().filter(|r| r["in_band"] == false).collect();
     let inside = rows.iter().filter(|r| r["in_band"] == true).count();
     assert!(!outside.is_empty() && inside > 0, "{report}");
-    assert_eq!(code, 1, "an entry's k outside its band fails the sweep");
+    assert_eq!(code, 0, "an entry's k outside its band is a warning until the choice score holds");
+    assert_eq!(report["status"], "pass");
+    let warned =
+        |r: &Value| r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("--strict fails"));
+    assert!(warned(&report), "{}", report["notes"]);
+    let strict = ["sweep", &repo(), "--map", &map(), "--strict", "--format", "json"];
+    let (code, failed) = check_json(&strict);
+    assert_eq!((code, failed["status"].as_str()), (1, Some("fail")), "--strict fails on it");
+    assert!(!warned(&failed) && failed["rows"] == report["rows"]);
+    // Every row says where its hardware's efficiencies come from: the embedded rows are datasheet defaults.
+    assert!(rows.iter().all(|r| r["hardware_from"] == "datasheet"), "{report}");
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/calibration/measured/h200-calibrated.csv");
+    let (_, calibrated) = check_json(&["sweep", &repo(), "--map", &map(), "--profile", profile, "--format", "json"]);
+    for r in calibrated["rows"].as_array().unwrap() {
+        let from = if r["hardware"] == "h200" { "measured" } else { "datasheet" };
+        assert_eq!(r["hardware_from"], from, "{r}");
+    }
     // The k is the one the pin check reads for the entry's launch script.
     let (_, pins) = check_json(&["pins", "check", &repo(), "--format", "json"]);
     for r in outside {
@@ -141,16 +157,18 @@ fn every_format_carries_the_same_rows() {
     let rows = report["rows"].as_array().unwrap().len();
     let skipped = report["skipped"].as_array().unwrap().len();
     let (code, csv, _) = run(&["sweep", &repo(), "--map", &map(), "--format", "csv"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0);
     let blocks: Vec<&str> = csv.split("\n\n").collect();
     let [best, not_predicted] = blocks[..] else { panic!("{csv}") };
-    assert!(best.lines().nth(1).unwrap().starts_with("entry,at,hardware,model,tp,ep,isl/osl,concurrency,k run"));
+    assert!(
+        best.lines().nth(1).unwrap().starts_with("entry,at,hardware,hw from,model,tp,ep,isl/osl,concurrency,k run")
+    );
     assert_eq!(best.lines().count(), rows + 2, "title, header and one line per row");
     assert_eq!(not_predicted.trim_end().lines().count(), skipped + 2);
     // Markdown is the pull-request comment: the rows outside the band (a point's concurrencies with one band
     // on one line), the unmapped names and the reasons points were left out, with how many share each.
     let (code, md, _) = run(&["sweep", &repo(), "--map", &map(), "--format", "md"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0);
     assert!(md.starts_with("**alsim sweep**: ") && md.contains("outside the band"), "{md}");
     let section = |title: &str| -> Vec<Vec<String>> {
         let start = md.find(&format!("### {title}\n")).unwrap_or_else(|| panic!("no {title}: {md}"));
@@ -161,7 +179,9 @@ fn every_format_carries_the_same_rows() {
             .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect())
             .collect()
     };
-    let concurrencies: usize = section("k outside the band").iter().map(|r| r[7].split(", ").count()).sum();
+    let outside_rows = section("k outside the band (a warning; --strict fails on it)");
+    assert!(outside_rows.iter().all(|r| r[3] == "datasheet"), "{md}");
+    let concurrencies: usize = outside_rows.iter().map(|r| r[8].split(", ").count()).sum();
     let outside = report["rows"].as_array().unwrap().iter().filter(|r| r["in_band"] == false).count();
     assert_eq!(concurrencies, outside);
     let left_out: u64 = section("Not predicted").iter().map(|r| r[1].parse::<u64>().unwrap()).sum();
@@ -169,7 +189,7 @@ fn every_format_carries_the_same_rows() {
     assert_eq!(left_out, points);
     assert!(md.contains("- runner `cluster:gbx`: "), "{md}");
     let (code, table, _) = run(&["sweep", &repo(), "--map", &map()]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0);
     assert!(table.contains("NO") && table.contains("yes") && table.contains("note: "), "{table}");
     assert_eq!(report["schema_version"], "3");
 }

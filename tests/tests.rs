@@ -3,6 +3,7 @@
 
 mod accept;
 mod calibration;
+mod choice;
 mod curve;
 mod docs;
 mod escape;
@@ -23,6 +24,7 @@ mod pins_base;
 mod pins_cli;
 mod pins_fix;
 mod pins_rates;
+mod pins_scope;
 mod props;
 mod readme;
 mod shape;

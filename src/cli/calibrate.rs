@@ -1,10 +1,14 @@
 //! `alsim calibrate`: fit the step-time model to measured step times or serving pairs, score it on what the
 //! fit did not see, and optionally save the calibrated hardware profile; or score an existing profile on new
-//! rows without refitting it.
+//! rows without refitting it. An expert-parallel exchange file gets its own fit (latency and link bandwidth),
+//! reported beside today's per-token charge. With `--choice-al`, also score the k it picks against the k the
+//! measured rows pick — on one file, or on every step-time file of a directory in sample and leaving one file out.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use alsim::perf::calibrate::{self, write_profile};
+use alsim::curve::ThinkingMode;
+use alsim::perf::calibrate::choice_score::{ChoiceAl, KitFile, fit_for_choice, score_choice, score_kit};
+use alsim::perf::calibrate::{self, Measured, write_profile};
 use alsim::perf::profile::ProfileKind;
 use alsim::report;
 use anyhow::Context;
@@ -18,9 +22,22 @@ use super::predict::ProfileArgs;
 pub struct Args {
     /// Measured runs, CSV: step times (hardware, model, tp, concurrency, k, context or isl+osl, and step_ms,
     /// tpot_ms or throughput_per_gpu; optional al, drafter, precision, kv_dtype, <part>_ms) or serving pairs
-    /// in the columns of InferenceX's spec-versus-off comparisons (none_median_tpot, tput_ratio, conc, …).
+    /// in the columns of InferenceX's spec-versus-off comparisons (none_median_tpot, tput_ratio, conc, …), or
+    /// expert-parallel exchanges (calibration/exchange.py's: gpus, tokens_per_gpu, link_bytes, dispatch_ms, …).
+    /// With --choice-al, a directory: every step-time CSV in it (a kit), each scored in sample and held out.
     #[arg(value_name = "MEASURED.csv")]
     measured: PathBuf,
+    /// Score the choice of k on step-time rows that carry k, under this AL(k): golden (the embedded curve of
+    /// the rows' model and drafter, at --mode), all (every embedded curve and mode of the rows' model, and
+    /// α 0.6, 0.7 and 0.8), a curve file, a list AL1,AL2,… or alpha=0.7 (a constant-α chain). The rows' own
+    /// al column is never read as an acceptance.
+    #[arg(long, value_name = "SOURCE")]
+    choice_al: Option<String>,
+    /// Thinking mode of --choice-al golden or a curve file [default: every mode].
+    #[arg(long, value_parser = super::common::parse_mode, requires = "choice_al")]
+    mode: Option<ThinkingMode>,
+    #[command(flatten)]
+    band: super::common::BandArgs,
     /// Draft length for serving pairs whose k cell is blank.
     #[arg(long, allow_negative_numbers = true)]
     k: Option<usize>,
@@ -61,6 +78,20 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let residuals = args.residuals.as_deref().map(|path| writes.add("residuals", path, args.force)).transpose()?;
     let (mut profiles, _) = args.profiles.load()?;
     let origin = args.measured.display().to_string();
+    let choice = args.choice_al.as_deref().map(|s| ChoiceAl::parse(s, args.mode)).transpose().context("--choice-al")?;
+    if args.measured.is_dir() {
+        let Some(choice) = choice else {
+            anyhow::bail!("{origin} is a directory: calibrate reads one file, or a kit's files with --choice-al");
+        };
+        if args.output.is_some() || args.score.is_some() || args.residuals.is_some() {
+            anyhow::bail!("--output, --score and --residuals take one measured file, not the directory {origin}");
+        }
+        let (files, notes) = read_kit(&args.measured)?;
+        let mut kit = score_kit(&profiles, &origin, &files, &choice, args.band.band()?)?;
+        kit.notes.splice(0..0, notes);
+        args.format.emit(&writes, &kit)?;
+        return Ok(Outcome::Pass);
+    }
     let reader = alsim::input::open_limited(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
     let (measured, notes) = calibrate::read(reader, &origin, args.k)?;
     let drafter = args.drafter.as_deref();
@@ -72,6 +103,15 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         None => calibrate::calibrate(&profiles, &measured, &origin, drafter)?,
     };
     calibration.notes.splice(0..0, notes);
+    if let Some(choice) = &choice {
+        let Measured::Steps(rows) = &measured else {
+            anyhow::bail!("--choice-al scores step-time rows that carry k; {origin} holds serving pairs");
+        };
+        let fitted = fit_for_choice(&profiles, rows, &origin)?;
+        let score = score_choice(&fitted, rows, &origin, choice, args.band.band()?)?;
+        calibration.summary.choice = Some(score.summary);
+        calibration.choice = Some(score);
+    }
     match &args.output {
         _ if args.score.is_some() => {}
         Some(path) => {
@@ -81,6 +121,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 .notes
                 .push(format!("profile written to {}; use it with alsim predict --profile", path.display()));
         }
+        // An exchange fit has no profile column to go to (write_profile refuses it by name).
+        None if calibration.exchange.is_some() => {}
         None => calibration.notes.push("pass --output FILE to save the pooled profile for predict --profile".into()),
     }
     if let (Some(slot), Some(path)) = (residuals, &args.residuals) {
@@ -89,4 +131,37 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     args.format.emit(&writes, &calibration)?;
     Ok(Outcome::Pass)
+}
+
+/// Every step-time file of a kit directory that carries k ≥ 1 rows, in name order, with a remark for each
+/// CSV left out (another kind of table: serving pairs, error listings, per-layer timings).
+fn read_kit(dir: &Path) -> anyhow::Result<(Vec<KitFile>, Vec<String>)> {
+    let entries = std::fs::read_dir(dir).map_err(|e| alsim::Error::io(dir, e))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .collect();
+    paths.sort();
+    let (mut files, mut notes) = (Vec::new(), Vec::new());
+    for path in paths {
+        let origin = path.display().to_string();
+        let reader = alsim::input::open_limited(&path, alsim::input::TABLE_FILE_LIMIT)?;
+        match calibrate::read(reader, &origin, None) {
+            Ok((Measured::Steps(rows), _)) if rows.iter().any(|r| r.k > 0) => files.push(KitFile { origin, rows }),
+            Ok((Measured::Steps(_), _)) => notes.push(format!("{origin}: no k ≥ 1 rows, no choice to score")),
+            Ok((Measured::Serving(_), _)) => notes.push(format!("{origin}: serving pairs, not step times")),
+            Ok((Measured::Exchange(_), _)) => {
+                notes.push(format!("{origin}: expert-parallel exchanges, not step times"))
+            }
+            // A header that is not the step-time format is another table; a bad row of one is an error.
+            Err(alsim::Error::Parse { line: None, message, .. }) => {
+                notes.push(format!("{origin}: not step-time rows ({message})"))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if files.is_empty() {
+        anyhow::bail!("{}: no step-time file with k ≥ 1 rows", dir.display());
+    }
+    Ok((files, notes))
 }

@@ -330,10 +330,10 @@ pub struct BandArgs {
     /// --objective chooses [default: 5, the median speedup error on the measured serving pairs].
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     model_error: Option<f64>,
-    /// What the choice inside the band optimises: smallest-k (the default: the band's k are not told apart,
-    /// and the smallest drafts least — least waste when real acceptance falls below the pin, least variance),
-    /// throughput (the top predicted throughput, trusting differences inside the model's error) or per-user
-    /// (the top per-user speed, the same k at one concurrency).
+    /// What the choice inside the band optimises: throughput (the default: the top predicted throughput, the
+    /// objective with the least held-out regret on the calibration kit), smallest-k (the band's smallest k:
+    /// drafts least, least waste when real acceptance falls below the pin) or per-user (the top per-user
+    /// speed, the same k at one concurrency).
     #[arg(long, value_enum, default_value_t)]
     objective: alsim::perf::Objective,
 }

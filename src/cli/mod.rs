@@ -4,6 +4,7 @@
 mod accept;
 mod calibrate;
 mod common;
+mod config;
 mod convert;
 mod curve;
 mod eval;
@@ -57,6 +58,9 @@ enum Command {
     Golden(golden::Args),
     /// Check or list pinned synthetic acceptance values across a benchmark repository.
     Pins(pins::PinsArgs),
+    /// The repository root found for a path, and every setting a check there runs with (flags over
+    /// alsim.toml or [tool.alsim] in pyproject.toml over the defaults), with where each came from.
+    Config(config::Args),
     /// Print the engine-native setting that pins a golden value (ATOM flag, vLLM JSON, SGLang env, TRT-LLM env,
     /// llama.cpp flags), or with --shape real the golden per-position rates (vLLM, llama.cpp).
     Pin(pins::PinArgs),
@@ -125,6 +129,7 @@ pub fn main() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Golden(args) => golden::run(args),
         Command::Pins(args) => pins::run(args),
+        Command::Config(args) => config::run(args),
         Command::Pin(args) => pins::run_pin(args),
         Command::Predict(args) => predict::run(args),
         Command::Sweep(args) => sweep::run(args),

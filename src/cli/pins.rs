@@ -4,8 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use alsim::accept::{RatesPin, RatesSetting};
+use alsim::config::{self, Origin, Place, Settings};
 use alsim::engine::Engine;
 use alsim::output::Output;
+use alsim::pins::walk::Excludes;
 use alsim::pins::{self, AllowList, CheckOptions};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
@@ -24,9 +26,15 @@ Exit status:
 
 With --base REV, the check also runs on the tree of git revision REV (written into a temporary directory;
 the repository's worktree, index and HEAD are only read) with the same --golden and allow-list, and each
-finding is reported as new, fixed or unchanged (matched by class, file and message, not by line). Then
-exit 1 means a new error (with --strict, a new warning), exit 3 a new unresolved pin or no candidate
-file, and exit 2 also that REV is not a commit, REPO not in a git work tree, or git not found.
+finding is reported as new, fixed or unchanged (matched by class, file and message, not by line). A file
+REV checked that the working tree still has but its ignore files, excludes or configuration drop is a new
+'dropped-file' error. Then exit 1 means a new error (with --strict, a new warning), exit 3 a new
+unresolved pin or no candidate file, and exit 2 also that REV is not a commit, REPO not in a git work
+tree, or git not found.
+
+REPO may be any folder of a repository, or one file: the root is found upward (a .git, or
+golden_al_distribution/) and the findings located in REPO are reported as the root's check gives them.
+Settings may come from alsim.toml (or [tool.alsim] in pyproject.toml); `alsim config` shows them.
 
 `alsim explain CLASS` (wrong-k, 8, eval-leak…): what a class means, how to fix and allow it.";
 
@@ -97,10 +105,12 @@ struct CheckArgs {
     export: ExportArgs,
 }
 
-/// Where golden values and sanctioned exceptions come from (shared by `check` and `fix`).
+/// Where golden values and sanctioned exceptions come from, and which files are read (shared by `check`,
+/// `fix` and `alsim config`).
 #[derive(Debug, clap::Args)]
-struct SourceArgs {
-    /// Repository root (default: the current directory).
+pub(super) struct SourceArgs {
+    /// The repository, a folder in it or one file (default: the current directory); the root is found
+    /// upward.
     #[arg(default_value = ".")]
     repo: PathBuf,
     /// Golden directory to use instead of the repository's golden_al_distribution/.
@@ -111,52 +121,56 @@ struct SourceArgs {
     /// file sanctions its own line (or, alone on its line, the next one).
     #[arg(long, value_name = "FILE")]
     allow: Option<PathBuf>,
+    /// Do not read paths matching GLOB (matched against the path from the root or the name alone:
+    /// 'scratch/**', '*.bak.sh'), beside what .gitignore and .ignore files drop. Repeatable; replaces the
+    /// configuration's `exclude`.
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
 }
 
 impl SourceArgs {
-    /// `--allow FILE`, else the repository's own `.alsim-allow.yaml` when it has one inside the root (said on
-    /// stderr, so a run never sanctions findings silently).
-    fn allow_file(&self) -> Option<PathBuf> {
-        if self.allow.is_some() {
-            return self.allow.clone();
+    /// The root found for REPO, said on stderr when it lies above REPO.
+    pub(super) fn place(&self) -> anyhow::Result<Place> {
+        let place = config::locate(&self.repo).context("finding the repository root")?;
+        if place.found_upward() {
+            let marker = place.marker.unwrap_or_default();
+            let root = report::one_line(&place.root.display().to_string()).into_owned();
+            eprintln!(
+                "alsim: repository root {root} (it holds {marker}); reporting {}",
+                place.within.as_deref().unwrap_or(".")
+            );
         }
-        let found = self.repo.join(pins::allow::DEFAULT_FILE);
-        let usable = found.is_file() && pins::walk::inside(&self.repo, &found);
-        usable.then(|| {
-            eprintln!("alsim: using the allow-list {}", report::one_line(&found.display().to_string()));
-            found
-        })
+        Ok(place)
     }
 
-    fn options(&self, strict: bool) -> anyhow::Result<CheckOptions> {
-        let allow = match self.allow_file() {
-            Some(path) => Some(AllowList::read(&path).context("reading the allow-list")?),
+    /// The settings in force at `place`: the flags over the configuration file over alsim's defaults.
+    pub(super) fn settings(&self, place: &Place, strict: bool) -> anyhow::Result<Settings> {
+        let found = Settings::find(place).context("reading the configuration")?;
+        Ok(found.with_flags(self.golden.clone(), self.allow.clone(), &self.exclude, strict))
+    }
+
+    /// The check's options from `settings`; an allow-list the user did not name is said on stderr, so a run
+    /// never sanctions findings silently.
+    fn options(settings: &Settings) -> anyhow::Result<CheckOptions> {
+        let allow = match &settings.allow.value {
+            Some(path) => {
+                if !matches!(settings.allow.origin, Origin::Flag(_)) {
+                    eprintln!("alsim: using the allow-list {}", report::one_line(&path.display().to_string()));
+                }
+                Some(AllowList::read(path).context("reading the allow-list")?)
+            }
             None => None,
         };
-        Ok(CheckOptions { golden: self.golden.clone(), allow, strict })
+        let exclude = Excludes::new(&settings.exclude.value).with_context(|| format!("{}", settings.exclude.origin))?;
+        Ok(CheckOptions { golden: settings.golden.value.clone(), allow, strict: settings.strict.value, exclude })
     }
 
-    /// The allow-list as the base revision checked out at `base_root` has it: the repository's own (the
-    /// default file, or `--allow` inside the repository) read there, so that an allow entry the change
-    /// brings or widens is compared (`allow-changed`), not applied to both sides; an `--allow` file outside
-    /// the repository is the same for both.
-    fn base_allow(&self, base_root: &Path) -> anyhow::Result<Option<AllowList>> {
-        let own = match &self.allow {
-            None => Some(PathBuf::from(pins::allow::DEFAULT_FILE)),
-            Some(path) => match (path.canonicalize(), self.repo.canonicalize()) {
-                (Ok(file), Ok(root)) => file.strip_prefix(&root).ok().map(Path::to_path_buf),
-                _ => None,
-            },
-        };
-        let path = match own {
-            Some(rel) => Some(base_root.join(rel)).filter(|p| p.is_file()),
-            None => self.allow.clone(),
-        };
-        path.map(|p| AllowList::read(&p).context("reading the allow-list at the base")).transpose()
-    }
-
-    fn check(&self, strict: bool) -> anyhow::Result<pins::CheckReport> {
-        pins::check(&self.repo, &self.options(strict)?).context("checking pins")
+    /// The check of the root, reported for the part named.
+    fn check(&self, strict: bool) -> anyhow::Result<(Place, CheckOptions, pins::CheckReport)> {
+        let place = self.place()?;
+        let options = SourceArgs::options(&self.settings(&place, strict)?)?;
+        let checked = pins::check(&place.root, &options).context("checking pins")?;
+        Ok((place.clone(), options, checked.within(place.within.as_deref())))
     }
 }
 
@@ -174,9 +188,8 @@ struct FixArgs {
 
 #[derive(Debug, clap::Args)]
 struct ListArgs {
-    /// Repository root (default: the current directory).
-    #[arg(default_value = ".")]
-    repo: PathBuf,
+    #[command(flatten)]
+    source: SourceArgs,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -186,21 +199,24 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
         PinsAction::Check(args) => check(args),
         PinsAction::List(args) => {
             let writes = args.output.export.writes()?;
-            let inventory =
-                pins::scan(&args.repo).with_context(|| format!("scanning repository {}", args.repo.display()))?;
-            args.output.emit(&writes, &inventory)?;
-            Ok(if inventory.files_read == 0 { nothing_checked(&args.repo) } else { Outcome::Pass })
+            let place = args.source.place()?;
+            let options = SourceArgs::options(&args.source.settings(&place, false)?)?;
+            let inventory = pins::scan(&place.root, &options.exclude)
+                .with_context(|| format!("scanning repository {}", place.root.display()))?;
+            let nothing = inventory.files_read == 0;
+            args.output.emit(&writes, &inventory.within(place.within.as_deref()))?;
+            Ok(if nothing { nothing_checked(&place.root) } else { Outcome::Pass })
         }
         PinsAction::Fix(args) => fix(args),
     }
 }
 
 fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
-    let checked = args.source.check(false)?;
+    let (place, _, checked) = args.source.check(false)?;
     if checked.files_read == 0 {
-        return Ok(nothing_checked(&args.source.repo));
+        return Ok(nothing_checked(&place.root));
     }
-    let plan = pins::plan_fixes(&checked, &args.source.repo).context("planning fixes")?;
+    let plan = pins::plan_fixes(&checked, &place.root).context("planning fixes")?;
     match args.format {
         Some(format) => emit(&report::render(&plan, format))?,
         None => {
@@ -213,7 +229,7 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
         }
     }
     if args.write && !plan.changes.is_empty() {
-        let prepared = pins::fix::prepare(&plan, &args.source.repo).context("writing fixes (nothing was changed)")?;
+        let prepared = pins::fix::prepare(&plan, &place.root).context("writing fixes (nothing was changed)")?;
         let written = prepared.commit().context("writing fixes")?;
         for file in &written {
             let also = &file.names[1..];
@@ -231,10 +247,9 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let writes = args.export.writes()?;
-    let options = args.source.options(args.strict)?;
-    let checked = pins::check(&args.source.repo, &options).context("checking pins")?;
+    let (place, options, checked) = args.source.check(args.strict)?;
     if checked.files_read == 0 {
-        nothing_checked(&args.source.repo);
+        nothing_checked(&place.root);
     }
     // Annotations stop at 10 errors a step; the job summary GitHub renders on the run's page holds the whole
     // report.
@@ -247,10 +262,35 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
             (summarize.then(|| report::render(&checked, Format::Md)), checked.status)
         }
         Some(rev) => {
-            let tree = pins::diff::checkout(&args.source.repo, rev)?;
-            let at_base = CheckOptions { allow: args.source.base_allow(tree.root())?, ..options.clone() };
-            let base = pins::check(tree.root(), &at_base).with_context(|| format!("checking pins at {rev}"))?;
-            let compared = pins::diff::compare(checked, &base, rev, tree.commit());
+            let tree = pins::diff::checkout(&place.root, rev)?;
+            // The base's own ignore files, configuration and allow-list decide what it reads and sanctions
+            // (an allow entry the change brings is then compared: `allow-changed`); golden values are the
+            // working tree's.
+            let at_base = Place { root: tree.root().to_path_buf(), ..place.clone() };
+            let base_settings =
+                Settings::find(&at_base).with_context(|| format!("reading the configuration at {rev}"))?;
+            let base_settings = base_settings.with_flags(None, None, &args.source.exclude, false);
+            let base_options = CheckOptions {
+                exclude: Excludes::new(&base_settings.exclude.value)
+                    .with_context(|| format!("{} at {rev}", base_settings.exclude.origin))?,
+                allow: base_allow(
+                    args.source.allow.as_deref(),
+                    &place.root,
+                    tree.root(),
+                    base_settings.allow.value.as_deref(),
+                )?,
+                ..options.clone()
+            };
+            let base = pins::check(tree.root(), &base_options).with_context(|| format!("checking pins at {rev}"))?;
+            let dropped = pins::diff::dropped_files(
+                (&place.root, &options.exclude),
+                (tree.root(), &base_options.exclude),
+                rev,
+                &options.allow.clone().unwrap_or_default(),
+                |file| place.holds(file),
+            )?;
+            let mut compared = pins::diff::compare(checked, &base.within(place.within.as_deref()), rev, tree.commit());
+            compared.add_new(dropped);
             let text = check_output(&compared, args.format, report::pins::github_annotations_against);
             writes.emit(&text, &compared)?;
             (summarize.then(|| report::render(&compared, Format::Md)), compared.status)
@@ -271,6 +311,29 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
         }
     }
     Ok(status.into())
+}
+
+/// The allow-list of the base revision checked out at `base_root`: `flag` (`--allow`) read there when it
+/// lies inside the repository at `root` (the file as the base has it), as it is when it lies outside, else
+/// the base's own (`base`: its configuration's or its default file), so that an allow entry the change
+/// brings or widens is compared (`allow-changed`), not applied to both sides.
+fn base_allow(
+    flag: Option<&Path>,
+    root: &Path,
+    base_root: &Path,
+    base: Option<&Path>,
+) -> anyhow::Result<Option<AllowList>> {
+    let path = match flag {
+        Some(path) => match (path.canonicalize(), root.canonicalize()) {
+            (Ok(file), Ok(root)) => match file.strip_prefix(&root) {
+                Ok(rel) => Some(base_root.join(rel)).filter(|p| p.is_file()),
+                Err(_) => Some(path.to_path_buf()),
+            },
+            _ => Some(path.to_path_buf()),
+        },
+        None => base.map(Path::to_path_buf),
+    };
+    path.map(|p| AllowList::read(&p).context("reading the allow-list at the base")).transpose()
 }
 
 /// Says that a tree with no candidate file was not checked: exit 3, as `pins check` gives it.

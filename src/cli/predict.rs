@@ -83,6 +83,10 @@ pub struct Args {
     /// the k the points lack and extends past them up to --max-k.
     #[arg(long, value_enum)]
     fit: Option<FitKind>,
+    /// Say in a line per concurrency why k stops where it stops: what the next draft position adds against
+    /// what it costs, and the parts that cost most (JSON carries each position's `marginal` regardless).
+    #[arg(long)]
+    why: bool,
     /// Pick the best k among those with at least this many tokens/s per request.
     #[arg(long, allow_negative_numbers = true)]
     min_user_tps: Option<f64>,
@@ -209,6 +213,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         if confidence.contains("UNCONFIRMED") {
             notes.push(format!("{what} profile: {confidence}"));
         }
+    }
+    if args.why {
+        notes.extend(sweeps.iter().flat_map(report::why));
     }
     let report = PredictReport {
         model: format!("{} ({})", model.key, model.name),

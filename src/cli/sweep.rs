@@ -17,9 +17,13 @@ Runner labels and model names map to alsim's profiles through profiles/sweep_map
 are tried first). A name no row matches is listed as unmapped, never guessed. The k an entry runs comes from
 its pins (decode or aggregated roles); without one the row has no verdict.
 
+A k outside its band is a warning until the choice of k holds up against measured sweeps (docs/model.md §6:
+`alsim calibrate calibration/measured --choice-al all`); --strict makes it a failure. Every row says
+whether its hardware's efficiencies are calibrated from measurements or datasheet defaults.
+
 Exit status:
-  0  every entry's k that is known lies in its band
-  1  some entry's k lies outside its band
+  0  every entry's k that is known lies in its band, or (without --strict) some lie outside: a warning
+  1  with --strict, some entry's k lies outside its band
   2  usage or input error (unreadable repository, map, profile or golden directory)
   3  nothing could be predicted (every entry unmapped or missing what a prediction needs)";
 
@@ -27,7 +31,8 @@ Exit status:
 #[derive(Debug, clap::Args)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// Benchmark repository root (default: the current directory).
+    /// The benchmark repository, or any folder or file in it (default: the current directory): the root is
+    /// found upward (a .git, or golden_al_distribution/) and its whole matrix swept.
     #[arg(default_value = ".")]
     repo: PathBuf,
     /// Golden directory to use instead of the repository's golden_al_distribution/.
@@ -41,6 +46,9 @@ pub struct Args {
     profiles: ProfileArgs,
     #[command(flatten)]
     band: BandArgs,
+    /// Fail (exit 1) when an entry's k lies outside its band; without it that is a warning (exit 0).
+    #[arg(long)]
+    strict: bool,
     /// Also draw each covered entry's chart (throughput per GPU against per-user speed, one panel per
     /// point) to DIR/ENTRY.svg; DIR is created when missing.
     #[arg(long, value_name = "DIR")]
@@ -66,8 +74,17 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.map {
         map = NameMap::read(path, &profiles).context("--map")?.before(map);
     }
-    let options = Options { golden: args.golden.clone(), map, profiles, band };
-    let report = matrix::sweep(&args.repo, &options).context("sweeping the benchmark matrix")?;
+    let options = Options { golden: args.golden.clone(), map, profiles, band, strict: args.strict };
+    // The matrix is the root's master configs whatever part of the repository is named.
+    let place = alsim::config::locate(&args.repo).context("finding the repository root")?;
+    if place.found_upward() {
+        let root = report::one_line(&place.root.display().to_string()).into_owned();
+        eprintln!(
+            "alsim: repository root {root} (it holds {}); sweeping its whole matrix",
+            place.marker.unwrap_or_default()
+        );
+    }
+    let report = matrix::sweep(&place.root, &options).context("sweeping the benchmark matrix")?;
     if let Some(dir) = &args.plot {
         plot(&report, dir, args.force, &mut writes)?;
     }

@@ -38,7 +38,8 @@ impl MapKind {
 pub struct MapRow {
     /// What it maps.
     pub kind: MapKind,
-    /// The name, case-insensitive, `*` matching any run of characters.
+    /// The name as a glob of globset's syntax (the crate's one dialect: `*` any run of characters), matched
+    /// ignoring case.
     pub pattern: String,
     /// The profile key.
     pub profile: String,
@@ -52,6 +53,8 @@ pub struct MapRow {
 #[derive(Debug, Clone, Default)]
 pub struct NameMap {
     rows: Vec<MapRow>,
+    /// Each row's pattern, compiled once.
+    matchers: Vec<globset::GlobMatcher>,
 }
 
 impl NameMap {
@@ -72,6 +75,7 @@ impl NameMap {
         let table = CsvTable::parse(text, origin)?;
         table.require(&["kind", "pattern", "profile", "source"])?;
         let mut rows = Vec::new();
+        let mut matchers = Vec::new();
         for row in table.rows() {
             let kind = match row.str("kind")?.to_ascii_lowercase().as_str() {
                 "runner" => MapKind::Runner,
@@ -84,6 +88,11 @@ impl NameMap {
                 MapKind::Model => profiles.model(profile).map(|m| m.key.clone()),
             };
             let profile = known.map_err(|e| row.error("profile", &e.to_string()))?;
+            let matcher = globset::GlobBuilder::new(row.str("pattern")?)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| row.error("pattern", &e.to_string()))?;
+            matchers.push(matcher.compile_matcher());
             rows.push(MapRow {
                 kind,
                 pattern: row.str("pattern")?.to_string(),
@@ -95,7 +104,7 @@ impl NameMap {
         if rows.is_empty() {
             return Err(Error::parse(origin, None, "the table holds no rows"));
         }
-        Ok(NameMap { rows })
+        Ok(NameMap { rows, matchers })
     }
 
     /// Reads the table at `path` through the bounded reader.
@@ -110,29 +119,15 @@ impl NameMap {
     /// This table's rows tried before `rest`'s.
     pub fn before(mut self, rest: NameMap) -> NameMap {
         self.rows.extend(rest.rows);
+        self.matchers.extend(rest.matchers);
         self
     }
 
     /// The first row of `kind` whose pattern matches `name`.
     pub fn lookup(&self, kind: MapKind, name: &str) -> Option<&MapRow> {
-        self.rows.iter().find(|r| r.kind == kind && glob(&r.pattern, name))
+        let name = name.trim();
+        self.rows.iter().zip(&self.matchers).find(|(r, m)| r.kind == kind && m.is_match(name)).map(|(r, _)| r)
     }
-}
-
-/// Whether `name` matches `pattern` ignoring ASCII case, `*` matching any run of characters.
-fn glob(pattern: &str, name: &str) -> bool {
-    let pattern = pattern.to_ascii_lowercase();
-    let name = name.trim().to_ascii_lowercase();
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let [first, middle @ .., last] = parts.as_slice() else { return pattern == name };
-    let Some(mut rest) = name.strip_prefix(first) else { return false };
-    for part in middle {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 #[cfg(test)]
@@ -145,10 +140,17 @@ mod tests {
 
     #[test]
     fn patterns_match_whole_names_ignoring_case() {
+        let glob = |pattern: &str, name: &str| {
+            let table = format!("kind,pattern,profile,source\nrunner,{pattern},h100,test\n");
+            NameMap::parse(&table, "t.csv", &Profiles::embedded()).unwrap().lookup(MapKind::Runner, name).is_some()
+        };
         assert!(glob("b200", "B200") && !glob("b200", "gb200") && !glob("b200", "b200-new"));
         assert!(glob("b200-*", "b200-new") && !glob("b200-*", "b200"));
         assert!(glob("nvidia/DeepSeek-R1-0528-*FP4*", "nvidia/DeepSeek-R1-0528-NVFP4-v2"));
         assert!(!glob("a*a", "a") && glob("a*a", "aa") && glob("*", ""));
+        let bad =
+            NameMap::parse("kind,pattern,profile,source\nrunner,b[200,h100,test\n", "t.csv", &Profiles::embedded());
+        assert!(bad.unwrap_err().to_string().contains("t.csv:2: column 'pattern'"));
     }
 
     #[test]

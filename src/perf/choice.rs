@@ -1,7 +1,7 @@
 //! The choice of k: per concurrency the k with the highest throughput, the runner-up, and the **band** of
 //! k whose throughput lies within the model's own error of the best (docs/model.md §6: a margin inside the
 //! model's error is not a decision). Which k of the band is chosen is the [`Objective`]'s call; by default the
-//! smallest. Also InferenceX's view of a sweep, the Pareto frontier of throughput per
+//! top one, the objective with the least held-out regret on the calibration kit. Also InferenceX's view of a sweep, the Pareto frontier of throughput per
 //! GPU against per-user speed, and the comparison of two drafters on the same deployment.
 
 use serde::Serialize;
@@ -19,12 +19,16 @@ pub const DEFAULT_MODEL_ERROR: f64 = 0.05;
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Objective {
-    /// The smallest k in the band (the default): the model cannot tell the band's k apart, and the smallest
-    /// drafts least — least draft work wasted when the real acceptance falls below the pin, and the least
-    /// variance in step time. It gives up at most the band's width of predicted throughput.
-    #[default]
+    /// The smallest k in the band: the smallest drafts least — least draft work wasted when the real
+    /// acceptance falls below the pin, and the least variance in step time. It gives up up to the band's width
+    /// of predicted throughput, and on the calibration kit that costs measured throughput: held out, 176 of 408
+    /// cells right (regret under 1 %), median regret 1.4 %.
     SmallestK,
-    /// The k of the highest predicted throughput per GPU, trusting differences inside the model's error.
+    /// The k of the highest predicted throughput per GPU (the default): the objective with the least
+    /// held-out regret on the calibration kit (`alsim calibrate calibration/measured --choice-al all
+    /// --objective …`, each file scored with a fit on the others' k = 0 rows: 281 of 408 cells right, median
+    /// regret 0.0 %, against 176 and 1.4 % for the smallest k).
+    #[default]
     Throughput,
     /// The k of the highest predicted per-user speed. At one concurrency per-user speed ranks the k exactly as
     /// throughput does, so it picks the same k; across concurrencies use `--min-user-tps`.
@@ -164,6 +168,7 @@ mod tests {
             speedup: throughput / 100.0,
             dominant: "experts",
             fits_memory: true,
+            marginal: None,
         }
     }
 

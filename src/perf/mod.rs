@@ -53,7 +53,7 @@ use serde::Serialize;
 
 pub use acceptance::AcceptanceSource;
 pub use choice::{Band, Choice, DEFAULT_MODEL_ERROR, Objective};
-pub use prediction::Prediction;
+pub use prediction::{Marginal, MarginalParts, Prediction};
 pub use sweep::Sweep;
 pub use versus::DrafterComparison;
 

@@ -6,8 +6,9 @@ use serde::Serialize;
 use super::acceptance::AcceptanceSource;
 use super::choice::{Band, Choice, FrontierPoint, choose, frontier};
 use super::cost::{CostModel, Workload};
+use super::prediction::Marginal;
 pub(crate) use super::prediction::Prediction;
-use super::terms::Efficiencies;
+use super::terms::{Efficiencies, StepTerms};
 use crate::error::{Error, Result};
 
 /// All predictions for one deployment, drafter and request shape.
@@ -82,8 +83,15 @@ impl Sweep {
             let fits = cost.kv_fits(b, workload);
             let ar = cost.step_time(b, 0, 1.0, workload)?;
             let start = predictions.len();
+            let eff = &cost.hardware().efficiency;
+            let mut previous: Option<(usize, StepTerms, f64)> = None;
             for (k, al) in acceptance.points() {
-                let t = if k == 0 { ar } else { cost.step_time(b, k, al, workload)? };
+                let terms = cost.step_terms(b, k, al, workload)?;
+                let t = if k == 0 { ar } else { terms.time(eff) };
+                let marginal = previous
+                    .filter(|p| p.0 + 1 == k)
+                    .map(|(_, before, al_before)| Marginal::between((&before, al_before), (&terms, al), eff));
+                previous = Some((k, terms, al));
                 let (throughput_per_gpu, per_user_tps, speedup) = Prediction::rates(b, al, t.total, ar.total, gpus);
                 predictions.push(Prediction {
                     concurrency: b,
@@ -99,6 +107,7 @@ impl Sweep {
                     speedup,
                     dominant: t.dominant,
                     fits_memory: fits,
+                    marginal,
                 });
             }
             best.push(choose(&predictions[start..], b, min_user_tps, band));
@@ -178,7 +187,7 @@ mod tests {
         let (speedup, best) = shape(&sweep);
         assert!(speedup.windows(2).all(|w| w[1] < w[0]), "{speedup:?}");
         assert!(best.windows(2).all(|w| w[1] <= w[0]) && best[5] < best[0], "{best:?}");
-        assert!(sweep.best.iter().all(|b| b.band.contains(&b.best_k.unwrap()) && b.band[0] == b.best_k.unwrap()));
+        assert!(sweep.best.iter().all(|b| b.band.contains(&b.best_k.unwrap()) && b.top_k == b.best_k));
         assert_eq!(sweep.predictions[0].speedup, 1.0);
         // The frontier runs from the fastest per-user point to the highest throughput.
         let f = &sweep.frontier;
@@ -188,6 +197,36 @@ mod tests {
         );
         let top = sweep.predictions.iter().map(|p| p.throughput_per_gpu).fold(0.0, f64::max);
         assert_eq!(f.last().unwrap().throughput_per_gpu, top);
+    }
+
+    #[test]
+    fn a_draft_position_pays_exactly_when_its_relative_gain_beats_its_relative_cost() {
+        // B·AL(k)/T(k) > B·AL(k−1)/T(k−1) ⟺ AL(k)/AL(k−1) > T(k)/T(k−1): the marginal figures decide the choice
+        // in closed form, and their parts add up to the cost.
+        let sweep = seed_sweep(&[1, 8, 64, 512]);
+        for p in &sweep.predictions {
+            let Some(m) = p.marginal else {
+                assert_eq!(p.k, 0);
+                continue;
+            };
+            let before = sweep.prediction(p.concurrency, p.k - 1).unwrap();
+            assert!(
+                (m.cost_ms - (p.step_ms - before.step_ms)).abs() < 1e-9 && (m.gain - (p.al - before.al)).abs() < 1e-12
+            );
+            let q = m.parts;
+            let sum = q.verify_dense_ms
+                + q.experts_ms
+                + q.attention_ms
+                + q.lm_head_ms
+                + q.verify_overheads_ms
+                + q.drafter_attention_ms
+                + q.drafter_lm_head_ms
+                + q.drafter_other_ms
+                + q.speculation_ms
+                + q.prefill_ms;
+            assert!((sum - m.cost_ms).abs() < 1e-9, "{m:?}");
+            assert_eq!(p.throughput_per_gpu > before.throughput_per_gpu, m.gain_rel > m.cost_rel, "{p:?}");
+        }
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //!   keeps its key, so it is neither new nor fixed. The history sweep (examples/pins_history.rs) uses the
 //!   same key;
 //! - the comparison itself ([`compare`]): each finding new, fixed or unchanged, and the status, which fails
-//!   only on new errors.
+//!   only on new errors;
+//! - what a pull request cannot hide ([`dropped_files`]): a file the base checked that the working tree
+//!   still has but its ignore files, excludes or configuration drop is a new finding of its own.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +18,9 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::{CheckReport, CheckSummary, Class, Finding, Status, Tally, rules};
+use super::rules::dropped_file::{self, DroppedBy};
+use super::walk::{self, Excludes};
+use super::{AllowList, CheckReport, CheckSummary, Class, Finding, Status, Tally, rules};
 use crate::error::{Error, Result};
 
 /// How a finding of the working tree stands against the base revision.
@@ -143,30 +147,79 @@ pub fn compare(head: CheckReport, base: &CheckReport, base_rev: &str, base_commi
             findings.push(ComparedFinding { change: Change::Fixed, finding: f.clone() });
         }
     }
-    let mut changes = ChangeSummary::default();
-    for c in &findings {
-        match c.change {
-            Change::New => changes.new += 1,
-            Change::Unchanged => changes.unchanged += 1,
-            Change::Fixed => changes.fixed += 1,
-        }
-    }
-    // Only what the change brings decides: an error the base already had is the base's, and a pin already
-    // unresolved there leaves the change no less decided than its base.
-    let new: Vec<&Finding> = findings.iter().filter(|c| c.change == Change::New).map(|c| &c.finding).collect();
-    let tally = Tally::of(new.iter().copied());
-    (changes.new_errors, changes.new_warnings) = (tally.errors, tally.warnings);
-    let new_unresolved = new.iter().any(|f| f.allowed.is_none() && f.class == Class::Unresolved);
-    let status = tally.status(head.strict, new_unresolved || head.files_read == 0);
-    Comparison {
+    let mut compared = Comparison {
         base: base_rev.to_string(),
         base_commit: base_commit.to_string(),
-        status,
-        changes,
+        status: Status::Pass,
+        changes: ChangeSummary::default(),
         findings,
         base_summary: base.summary.clone(),
         report: head,
+    };
+    compared.settle();
+    compared
+}
+
+impl Comparison {
+    /// Adds findings only the comparison can make (files the working tree drops, [`dropped_files`]): each
+    /// is new and counts as any new finding does.
+    pub fn add_new(&mut self, findings: Vec<Finding>) {
+        let at = self.findings.iter().position(|c| c.change == Change::Fixed).unwrap_or(self.findings.len());
+        let new = findings.into_iter().map(|finding| ComparedFinding { change: Change::New, finding });
+        self.findings.splice(at..at, new);
+        self.settle();
     }
+
+    /// The counts and the status, from the findings.
+    fn settle(&mut self) {
+        let mut changes = ChangeSummary::default();
+        for c in &self.findings {
+            match c.change {
+                Change::New => changes.new += 1,
+                Change::Unchanged => changes.unchanged += 1,
+                Change::Fixed => changes.fixed += 1,
+            }
+        }
+        // Only what the change brings decides: an error the base already had is the base's, and a pin
+        // already unresolved there leaves the change no less decided than its base.
+        let new: Vec<&Finding> = self.findings.iter().filter(|c| c.change == Change::New).map(|c| &c.finding).collect();
+        let tally = Tally::of(new.iter().copied());
+        (changes.new_errors, changes.new_warnings) = (tally.errors, tally.warnings);
+        let new_unresolved = new.iter().any(|f| f.allowed.is_none() && f.class == Class::Unresolved);
+        self.status = tally.status(self.report.strict, new_unresolved || self.report.files_read == 0);
+        self.changes = changes;
+    }
+}
+
+/// The candidate files the base's walk (of `base`, with `base_excludes`) took in that the working tree's
+/// (of `head`, with `head_excludes`) does not though they are still there: a `dropped-file` error each,
+/// sanctioned where `allow` says so. Only files `keep` holds (the part of the repository named) count.
+///
+/// # Errors
+/// [`Error::Io`] when either root cannot be listed.
+pub fn dropped_files(
+    head: (&Path, &Excludes),
+    base: (&Path, &Excludes),
+    base_rev: &str,
+    allow: &AllowList,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<Finding>> {
+    let head_files = walk::walk(head.0, head.1)?;
+    let covered: std::collections::HashSet<&str> = head_files.covered().collect();
+    let base_files = walk::walk(base.0, base.1)?;
+    let still_there = |rel: &str| walk::os_path(rel).is_some_and(|p| head.0.join(p).symlink_metadata().is_ok());
+    let mut found: Vec<Finding> = base_files
+        .covered()
+        .filter(|rel| keep(rel) && !covered.contains(rel) && still_there(rel))
+        .map(|rel| {
+            let by = if head.1.drops(rel) { DroppedBy::Exclude } else { DroppedBy::IgnoreFile };
+            dropped_file::dropped(rel, base_rev, by)
+        })
+        .collect();
+    for finding in &mut found {
+        finding.allowed = allow.entries.iter().find(|e| e.matches(finding)).map(|e| e.reason.clone());
+    }
+    Ok(found)
 }
 
 /// A revision's tree, written into a temporary directory that is removed on drop.
@@ -267,7 +320,7 @@ pub fn checkout(repo: &Path, rev: &str) -> Result<Checkout> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::{AllowList, Location, Severity};
+    use crate::pins::{Location, Severity};
 
     #[test]
     fn line_numbers_are_blanked_and_other_numbers_kept() {

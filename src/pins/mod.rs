@@ -459,11 +459,14 @@ pub enum Class {
     StaleAllow,
     /// Under `--base`: an allow entry the change adds, or widens to more files or a whole file.
     AllowChanged,
+    /// Under `--base`: a file the base checked that the working tree still has, but its ignore files,
+    /// excludes or configuration drop.
+    DroppedFile,
 }
 
 impl Class {
     /// Every class, in order.
-    pub const ALL: [Class; 19] = [
+    pub const ALL: [Class; 20] = [
         Class::WrongK,
         Class::WrongDrafter,
         Class::WrongThinkingMode,
@@ -483,6 +486,7 @@ impl Class {
         Class::Inert,
         Class::StaleAllow,
         Class::AllowChanged,
+        Class::DroppedFile,
     ];
 
     /// The kebab-case name used in output and allow-lists.
@@ -507,6 +511,7 @@ impl Class {
             Class::Inert => "inert",
             Class::StaleAllow => "stale-allow",
             Class::AllowChanged => "allow-changed",
+            Class::DroppedFile => "dropped-file",
         }
     }
 
@@ -560,6 +565,9 @@ impl Class {
             Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",
             Class::AllowChanged => {
                 "have the new or wider allow entry reviewed, or sanction only the findings it is for"
+            }
+            Class::DroppedFile => {
+                "check the file again: narrow the ignore entry or exclude, or allow the finding with its reason"
             }
         }
     }
@@ -634,19 +642,30 @@ pub struct Inventory {
     pub files: Vec<String>,
 }
 
-/// Scans the repository at `root`: walks it, builds the launch graph, discovers every pin and resolves
+/// Scans the repository at `root`: walks it (without what `excludes` names), builds the launch graph, discovers every pin and resolves
 /// its facts. Never executes anything it reads.
 ///
 /// # Errors
 /// [`crate::Error::Io`] when `root` itself cannot be read.
-pub fn scan(root: &Path) -> Result<Inventory> {
-    let files = walk::walk(root)?;
+pub fn scan(root: &Path, excludes: &walk::Excludes) -> Result<Inventory> {
+    let files = walk::walk(root, excludes)?;
     let mut inventory = graph::discover(&files, root);
     inventory.repo = root.display().to_string();
     inventory.pins.sort_by(|a, b| (&a.location, &a.branch, a.role).cmp(&(&b.location, &b.branch, b.role)));
     inventory.findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
     inventory.findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
     Ok(inventory)
+}
+
+impl Inventory {
+    /// The pins and findings located in `part` of the repository (as [`CheckReport::within`]).
+    pub fn within(mut self, part: Option<&str>) -> Inventory {
+        if let Some(part) = part {
+            self.pins.retain(|p| walk::lies_in(&p.location.file, part));
+            self.findings.retain(|f| walk::lies_in(&f.location.file, part));
+        }
+        self
+    }
 }
 
 /// Truthy and falsy spellings of a thinking switch (`enabled`, `true`, `1` / `disabled`, `false`, `0`).

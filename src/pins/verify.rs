@@ -29,6 +29,8 @@ pub struct CheckOptions {
     pub allow: Option<AllowList>,
     /// `--strict`: warnings fail too.
     pub strict: bool,
+    /// `--exclude GLOB`: paths the walk does not read, beside the ignore files.
+    pub exclude: walk::Excludes,
 }
 
 /// The golden value a pin was checked against.
@@ -157,9 +159,23 @@ pub struct CheckReport {
 /// # Errors
 /// [`crate::Error::Io`] when `repo` cannot be read; errors reading the golden directory (naming the file).
 pub fn check(repo: &Path, options: &CheckOptions) -> Result<CheckReport> {
-    let inventory = super::scan(repo)?;
+    let inventory = super::scan(repo, &options.exclude)?;
     let golden = golden_curves(repo, options.golden.as_deref())?;
     Ok(check_inventory(inventory, &golden.curves, golden.source, golden.own, repo, options))
+}
+
+impl CheckReport {
+    /// The report of `part` of the repository (a folder or a file, relative to the root as findings show
+    /// it; `None`: all of it): the pins and findings located there, with their counts and status (nothing
+    /// found there passes).
+    pub fn within(mut self, part: Option<&str>) -> CheckReport {
+        let Some(part) = part else { return self };
+        self.pins.retain(|p| walk::lies_in(&p.pin.location.file, part));
+        self.findings.retain(|f| walk::lies_in(&f.location.file, part));
+        self.summary = summarize(&self.pins, &self.findings);
+        self.status = self.summary.tally.status(self.strict, self.summary.unresolved > 0);
+        self
+    }
 }
 
 /// The golden curves a repository's pins are checked against, and where they came from.

@@ -1,25 +1,29 @@
 //! The repository walk: which files the pin check reads, and how their names are shown.
 //!
 //! Candidates are shell scripts (`*.sh`, `*.bash`, or a `#!…sh` first line), YAML (`*.yaml`, `*.yml`)
-//! and prose that can go stale against the code (`*.md`, `CHANGELOG*`). Version-control and build
-//! directories are not entered. A candidate that is larger than [`MAX_FILE_BYTES`], holds a NUL byte
-//! (binary), is not UTF-8, or cannot be read — and a symlink loop — is an [`UnreadFile`] naming the file:
-//! the check reports it as an error rather than skipping it silently. Files are read through
-//! [`crate::input`] (regular files only, bounded), never executed.
+//! and prose that can go stale against the code (`*.md`, `CHANGELOG*`). The walk is the `ignore` crate's,
+//! as ripgrep's: a path that the repository's `.gitignore` or `.ignore` files (in the root and below it,
+//! never above) or an [`Excludes`] glob names is not read, and version-control metadata (`.git`, `.hg`,
+//! `.svn`) is not entered. A candidate that is larger than [`MAX_FILE_BYTES`], holds a NUL byte (binary),
+//! is not UTF-8, or cannot be read — and a symlink loop — is an [`UnreadFile`] naming the file: the check
+//! reports it as an error rather than skipping it silently. Files are read through [`crate::input`]
+//! (regular files only, bounded: never a device or a FIFO), never executed.
 //!
 //! The walk runs on trees a stranger wrote (pull-request CI), so it never leaves the repository root:
 //! a symbolic link whose target lies outside it is an [`UnreadFile`] naming the link, and its target is neither
-//! opened nor named (a link to a credentials file must not reach a public log). Links that stay inside
-//! are followed. Directories nested deeper than [`MAX_DEPTH`] are not entered (an [`UnreadFile`] too), which
-//! also keeps every path the walk opens well under the system's path-length limit.
+//! opened nor named (a link to a credentials file must not reach a public log). A link to a file inside is
+//! read under the link's name; a link to a directory inside is not entered, as its files are read through
+//! their real path (once, so their pins are not reported twice). Directories nested deeper than
+//! [`MAX_DEPTH`] are not entered (an [`UnreadFile`] too), which also keeps every path the walk opens well
+//! under the system's path-length limit.
 //!
 //! A file's name is shown as [`display_path`] writes it: UTF-8 as it is, with a backslash, a control
 //! character and a byte that is not UTF-8 escaped. The escaping is one-to-one, so two files never share a
 //! shown name, and [`os_path`] turns a shown name back into the one the operating system gave.
 
-use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 
@@ -48,8 +52,52 @@ pub const MAX_FILE_BYTES: u64 = crate::input::SMALL_FILE_LIMIT;
 /// a dozen levels; a deeper chain is a hostile or broken tree, reported rather than followed.
 pub const MAX_DEPTH: usize = 256;
 
-/// Directories never entered: version control, build output, vendored packages.
-const SKIP_DIRS: &[&str] = &[".git", ".hg", ".svn", "target", "node_modules", "__pycache__", ".venv"];
+/// Version-control metadata: never a candidate, and not something an ignore file lists.
+const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn"];
+
+/// The ignore files the walk reads in each directory.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore"];
+
+/// Paths the user excludes (`--exclude GLOB`, `exclude` in the configuration), in globset's syntax: a glob
+/// excludes a file or directory when it matches the path relative to the root (`scratch/**`,
+/// `benchmarks/old/*.sh`) or its name alone (`scratch`, `*.bak.sh`); `*` matches across `/`.
+#[derive(Debug, Clone, Default)]
+pub struct Excludes {
+    globs: Vec<String>,
+    set: globset::GlobSet,
+}
+
+impl Excludes {
+    /// The excludes for `globs`.
+    ///
+    /// # Errors
+    /// [`Error::Parameter`] (`exclude`) naming a glob that does not parse.
+    pub fn new(globs: &[String]) -> Result<Excludes> {
+        let mut set = globset::GlobSetBuilder::new();
+        for glob in globs {
+            set.add(globset::Glob::new(glob).map_err(|e| Error::parameter("exclude", e.to_string()))?);
+        }
+        let set = set.build().map_err(|e| Error::parameter("exclude", e.to_string()))?;
+        Ok(Excludes { globs: globs.to_vec(), set })
+    }
+
+    /// The globs as given.
+    pub fn globs(&self) -> &[String] {
+        &self.globs
+    }
+
+    /// Whether `rel` (relative to the root, `/`-separated) or its last component is excluded.
+    pub fn excludes(&self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        !self.globs.is_empty() && (self.set.is_match(rel) || self.set.is_match(name))
+    }
+
+    /// Whether `rel` or a folder it lies in is excluded: whether the walk drops it.
+    pub fn drops(&self, rel: &str) -> bool {
+        let folders = rel.match_indices('/').map(|(at, _)| &rel[..at]);
+        folders.chain([rel]).any(|path| self.excludes(path))
+    }
+}
 
 /// What kind of text a candidate file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,122 +130,141 @@ pub struct Files {
     pub problems: Vec<UnreadFile>,
 }
 
-/// A directory waiting to be listed.
-struct Pending {
-    /// The path to list (the root as given, joined with the OS names below it).
-    path: PathBuf,
-    /// Its shown path relative to the root ("" for the root).
-    rel: String,
-    /// Its real location: loops and second visits through links are told by it.
-    canonical: PathBuf,
-    /// Directories between it and the root.
-    depth: usize,
+impl Files {
+    /// Every candidate the walk took in, read or not: what the check covers.
+    pub fn covered(&self) -> impl Iterator<Item = &str> {
+        self.texts.iter().map(|f| f.rel.as_str()).chain(self.problems.iter().map(|p| p.path.as_str()))
+    }
 }
 
-/// Walks `root` and reads every candidate file below it, never leaving it.
+/// Walks `root` and reads every candidate file below it that no ignore file or exclude drops, never
+/// leaving it.
 ///
 /// # Errors
 /// [`Error::Io`] when `root` cannot be listed; problems below it become [`UnreadFile`]s.
-pub fn walk(root: &Path) -> Result<Files> {
+pub fn walk(root: &Path, excludes: &Excludes) -> Result<Files> {
     let canonical_root = root.canonicalize().map_err(|e| Error::io(root, e))?;
     std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+    let shown = |path: &Path| display_path(path.strip_prefix(root).unwrap_or(path));
+    // What the filter turns away that must still be reported (a directory too deep); the filter runs
+    // inside the walk, which asks for a shareable one.
+    let deep: Arc<Mutex<Vec<String>>> = Arc::default();
+    let walker = {
+        let (deep, excludes, root) = (deep.clone(), excludes.clone(), root.to_path_buf());
+        ignore::WalkBuilder::new(root.clone())
+            .standard_filters(false)
+            .ignore(true)
+            .git_ignore(true)
+            .require_git(false)
+            .follow_links(false)
+            .max_depth(Some(MAX_DEPTH + 1))
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .filter_entry(move |entry| {
+                if entry.depth() == 0 {
+                    return true;
+                }
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                let rel = display_path(entry.path().strip_prefix(&root).unwrap_or(entry.path()));
+                if is_dir && VCS_DIRS.iter().any(|d| entry.file_name() == *d) || excludes.excludes(&rel) {
+                    return false;
+                }
+                if is_dir && entry.depth() > MAX_DEPTH {
+                    deep.lock().expect("the walk is serial").push(rel);
+                    return false;
+                }
+                true
+            })
+            .build()
+    };
     let mut files = Files::default();
     let mut candidates: Vec<(PathBuf, String, Option<FileKind>)> = Vec::new();
-    let mut stack =
-        vec![Pending { path: root.to_path_buf(), rel: String::new(), canonical: canonical_root.clone(), depth: 0 }];
-    // Real locations of the directories entered: each is read once, however many links lead to it.
-    let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
-    while let Some(dir) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir.path) {
-            Ok(entries) => entries,
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
             Err(e) => {
-                files.problems.push(UnreadFile::new(display_rel(&dir.rel), format!("unreadable directory: {e}")));
+                let path = error_path(&e).map(&shown).unwrap_or_else(|| ".".into());
+                files.problems.push(UnreadFile::new(path, format!("unreadable directory: {}", io_reason(&e))));
                 continue;
             }
         };
-        let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let os_name = entry.file_name();
-            let name = display_path(Path::new(&os_name));
-            let rel = if dir.rel.is_empty() { name.clone() } else { format!("{}/{name}", dir.rel) };
-            let path = entry.path();
-            let Ok(file_type) = entry.file_type() else {
-                files.problems.push(UnreadFile::new(rel, "unreadable entry"));
-                continue;
-            };
-            // A candidate's name, or no extension at all (a shebang script, a directory): what a link
-            // that cannot be followed may hide.
-            let may_hide_pins = kind_by_name(&name).is_some() || !name.contains('.');
-            let (is_dir, link_target) = if file_type.is_symlink() {
-                match path.canonicalize() {
-                    Ok(target) if !target.starts_with(&canonical_root) => {
-                        // Neither opened nor named: the target may be a secret (a credentials file,
-                        // /proc/self/environ) and findings reach public CI logs.
-                        if may_hide_pins || target.is_dir() {
-                            files.problems.push(UnreadFile::new(
-                                rel,
-                                "a symbolic link that leads outside the repository root; not followed",
-                            ));
-                        }
-                        continue;
-                    }
-                    Ok(target) => (target.is_dir(), Some(target)),
-                    Err(e) => {
-                        if may_hide_pins {
-                            let reason = if e.raw_os_error() == Some(40) || e.to_string().contains("symbolic links") {
-                                "symlink loop".to_string()
-                            } else {
-                                format!("dangling or unreadable symlink: {e}")
-                            };
-                            files.problems.push(UnreadFile::new(rel, reason));
-                        }
-                        continue;
-                    }
+        if entry.depth() == 0 {
+            continue;
+        }
+        let path = entry.path();
+        let rel = shown(path);
+        if let Some(e) = entry.error() {
+            // An ignore file that could not be read or parsed: what it would drop is read, and it is said.
+            let at = error_path(e).map(&shown).unwrap_or_else(|| rel.clone());
+            let reason = match error_path(e) {
+                Some(file) if !inside(&canonical_root, file) => {
+                    "a symbolic link that leads outside the repository root; not followed".to_string()
                 }
-            } else {
-                (file_type.is_dir(), None)
+                _ => format!("an ignore file that could not be read in full: {e}"),
             };
-            if !is_dir {
-                let kind = kind_by_name(&name);
-                if kind.is_some() || !name.contains('.') {
-                    candidates.push((path, rel, kind));
+            files.problems.push(UnreadFile::new(at, reason));
+        }
+        let Some(file_type) = entry.file_type() else {
+            files.problems.push(UnreadFile::new(rel, "unreadable entry"));
+            continue;
+        };
+        if file_type.is_dir() {
+            continue;
+        }
+        let name = display_path(Path::new(entry.file_name()));
+        // A candidate's name, or no extension at all (a shebang script, a directory): what a link
+        // that cannot be followed may hide. An ignore file linked out of the root may hide any file.
+        let may_hide_pins = kind_by_name(&name).is_some() || !name.contains('.') || IGNORE_FILES.contains(&&*name);
+        if file_type.is_symlink() {
+            match path.canonicalize() {
+                Ok(target) if !target.starts_with(&canonical_root) => {
+                    // Neither opened nor named: the target may be a secret (a credentials file,
+                    // /proc/self/environ) and findings reach public CI logs.
+                    if may_hide_pins || target.is_dir() {
+                        files.problems.push(UnreadFile::new(
+                            rel,
+                            "a symbolic link that leads outside the repository root; not followed",
+                        ));
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if SKIP_DIRS.contains(&name.as_str()) {
-                continue;
-            }
-            if dir.depth >= MAX_DEPTH {
-                files.problems.push(UnreadFile::new(
-                    rel,
-                    format!("nested more than {MAX_DEPTH} directories below the root; not entered"),
-                ));
-                continue;
-            }
-            // A real directory's real location is its parent's plus its name; only a link needed resolving.
-            let canonical = match link_target {
-                Some(target) => {
-                    // A link to the directory it sits in, or to one enclosing it, would be walked forever.
-                    if dir.canonical.starts_with(&target) {
+                Ok(target) if target.is_dir() => {
+                    // A link to the directory it sits in, or to one enclosing it, is named: it is the one
+                    // kind a reader may take for a loop. Any other is read through its real path.
+                    let sits_in = path.parent().and_then(|p| p.canonicalize().ok());
+                    if sits_in.is_some_and(|dir| dir.starts_with(&target)) {
                         files.problems.push(UnreadFile {
                             path: rel,
                             reason: "symlink loop (leads back to an enclosing directory, read through its real path)"
                                 .into(),
                             hides_pins: false,
                         });
-                        continue;
                     }
-                    target
+                    continue;
                 }
-                None => dir.canonical.join(&os_name),
-            };
-            if !seen_dirs.insert(canonical.clone()) {
-                // Reached twice through symlinks: read once, so pins are not reported twice.
-                continue;
+                Ok(_) => {}
+                Err(e) => {
+                    if may_hide_pins {
+                        let reason = if e.raw_os_error() == Some(40) || e.to_string().contains("symbolic links") {
+                            "symlink loop".to_string()
+                        } else {
+                            format!("dangling or unreadable symlink: {e}")
+                        };
+                        files.problems.push(UnreadFile::new(rel, reason));
+                    }
+                    continue;
+                }
             }
-            stack.push(Pending { path, rel, canonical, depth: dir.depth + 1 });
         }
+        let kind = kind_by_name(&name);
+        if kind.is_some() || !name.contains('.') {
+            candidates.push((path.to_path_buf(), rel, kind));
+        }
+    }
+    for rel in deep.lock().expect("the walk is over").drain(..) {
+        files.problems.push(UnreadFile::new(
+            rel,
+            format!("nested more than {MAX_DEPTH} directories below the root; not entered"),
+        ));
     }
     candidates.sort_by(|a, b| a.1.cmp(&b.1));
     use rayon::prelude::*;
@@ -212,6 +279,26 @@ pub fn walk(root: &Path) -> Result<Files> {
     }
     files.problems.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// The path an error of the walk names, if any.
+fn error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        ignore::Error::Partial(errors) => errors.iter().find_map(error_path),
+        _ => None,
+    }
+}
+
+/// The operating system's reason alone: the problem already names the path.
+fn io_reason(error: &ignore::Error) -> String {
+    error.io_error().map_or_else(|| error.to_string(), ToString::to_string)
+}
+
+/// Whether the shown path `file` is `within` or lies below it (both relative to the root, `/`-separated).
+pub fn lies_in(file: &str, within: &str) -> bool {
+    file.strip_prefix(within).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Reads the file at `rel` (a shown path) below `root` when it is a regular file that lies inside the root,
@@ -321,10 +408,6 @@ fn os_string(bytes: Vec<u8>) -> Option<OsString> {
     String::from_utf8(bytes).ok().map(OsString::from)
 }
 
-fn display_rel(rel: &str) -> String {
-    if rel.is_empty() { ".".into() } else { rel.to_string() }
-}
-
 fn kind_by_name(name: &str) -> Option<FileKind> {
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".sh") || lower.ends_with(".bash") {
@@ -405,7 +488,7 @@ mod tests {
             std::os::unix::fs::symlink("self", root.join("self")).unwrap();
             std::os::unix::fs::symlink("nowhere", root.join("gone.png")).unwrap();
         }
-        let files = walk(root).unwrap();
+        let files = walk(root, &Excludes::default()).unwrap();
         let read: Vec<&str> = files.texts.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(read, ["launch", "ok.sh"]);
         let reasons: Vec<(&str, &str)> = files.problems.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
@@ -436,19 +519,21 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("secret.sh"), root.join("creds.sh")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("usr"), root.join("usr")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.sh"), root.join("picture.png")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.sh"), root.join(".ignore")).unwrap();
         // Links that stay inside are followed; one that climbs out and back in stays inside.
         std::os::unix::fs::symlink("real/launch.sh", root.join("alias.sh")).unwrap();
         let back_in = format!("../{}/real", root.file_name().unwrap().to_str().unwrap());
         std::os::unix::fs::symlink(back_in, root.join("again")).unwrap();
-        let files = walk(root).unwrap();
+        let files = walk(root, &Excludes::default()).unwrap();
         let read: Vec<&str> = files.texts.iter().map(|f| f.rel.as_str()).collect();
-        // The link comes first in the walk, so the directory is read once, under the link's name.
-        assert_eq!(read, ["again/launch.sh", "alias.sh"], "{:?}", files.problems);
+        // A link to a file inside is read under its name; the directory a link leads back into is read once,
+        // under its real name.
+        assert_eq!(read, ["alias.sh", "real/launch.sh"], "{:?}", files.problems);
         assert!(files.texts.iter().all(|f| !f.text.contains("hunter2")));
         let problems: Vec<(&str, &str)> = files.problems.iter().map(|p| (p.path.as_str(), p.reason.as_str())).collect();
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems.len(), 3, "{problems:?}");
         for (path, reason) in &problems {
-            assert!(["creds.sh", "usr"].contains(path), "{problems:?}");
+            assert!([".ignore", "creds.sh", "usr"].contains(path), "{problems:?}");
             assert!(reason.contains("outside the repository root"), "{reason}");
             assert!(!reason.contains(&*outside.path().to_string_lossy()), "the target is not named: {reason}");
         }
@@ -458,6 +543,47 @@ mod tests {
         assert!(!inside(root, golden.path()));
         assert_eq!(read_inside(root, "creds.sh", MAX_FILE_BYTES), None);
         assert_eq!(read_inside(root, "alias.sh", MAX_FILE_BYTES).as_deref(), Some("echo inside\n"));
+    }
+
+    #[test]
+    fn ignore_files_and_excludes_drop_paths_and_version_control_is_not_entered() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        for dir in ["scratch", "old", ".git", "kept", "benchmarks"] {
+            std::fs::create_dir(root.join(dir)).unwrap();
+        }
+        for file in ["scratch/launch.sh", "old/launch.sh", ".git/hook.sh", "kept/launch.sh", "run.bak.sh"] {
+            std::fs::write(root.join(file), "SIMULATE_ACC_LEN=2\n").unwrap();
+        }
+        std::fs::write(root.join("benchmarks/run.sh"), "SIMULATE_ACC_LEN=2\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "scratch/\n").unwrap();
+        std::fs::write(root.join("kept/.ignore"), "*.tmp.sh\n").unwrap();
+        std::fs::write(root.join("kept/x.tmp.sh"), "SIMULATE_ACC_LEN=2\n").unwrap();
+        let read = |globs: &[&str]| -> Vec<String> {
+            let globs: Vec<String> = globs.iter().map(|g| g.to_string()).collect();
+            walk(root, &Excludes::new(&globs).unwrap()).unwrap().texts.into_iter().map(|f| f.rel).collect()
+        };
+        assert_eq!(read(&[]), ["benchmarks/run.sh", "kept/launch.sh", "old/launch.sh", "run.bak.sh"]);
+        assert_eq!(read(&["old", "*.bak.sh"]), ["benchmarks/run.sh", "kept/launch.sh"]);
+        assert_eq!(read(&["benchmarks/**"]), ["kept/launch.sh", "old/launch.sh", "run.bak.sh"]);
+        let excludes = Excludes::new(&["old".to_string()]).unwrap();
+        assert!(excludes.drops("old/deep/launch.sh") && !excludes.drops("older/launch.sh"));
+        let err = Excludes::new(&["[".to_string()]).unwrap_err().to_string();
+        assert!(err.starts_with("exclude:"), "{err}");
+        assert!(lies_in("configs/a.yaml", "configs") && !lies_in("configs2/a.yaml", "configs"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_as_a_script_is_reported_without_blocking() {
+        let repo = tempfile::tempdir().unwrap();
+        let fifo = repo.path().join("pipe.sh");
+        if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            let files = walk(repo.path(), &Excludes::default()).unwrap();
+            assert!(files.texts.is_empty());
+            assert_eq!(files.problems.len(), 1);
+            assert!(files.problems[0].path == "pipe.sh" && files.problems[0].hides_pins, "{:?}", files.problems);
+        }
     }
 
     #[cfg(unix)]
@@ -471,7 +597,7 @@ mod tests {
         std::fs::write(root.join(raw), "echo raw\n").unwrap();
         std::fs::write(root.join("run\\xff.sh"), "echo spelled\n").unwrap();
         std::fs::write(root.join("evil\n::error file=x::owned.sh"), "echo evil\n").unwrap();
-        let files = walk(root).unwrap();
+        let files = walk(root, &Excludes::default()).unwrap();
         let shown: Vec<(&str, &str)> = files.texts.iter().map(|f| (f.rel.as_str(), f.text.as_str())).collect();
         assert_eq!(
             shown,
@@ -512,7 +638,7 @@ mod tests {
             libc::close(script);
             libc::close(dir);
         }
-        let files = walk(repo.path()).unwrap();
+        let files = walk(repo.path(), &Excludes::default()).unwrap();
         assert!(files.texts.is_empty());
         assert_eq!(files.problems.len(), 1, "{:?}", files.problems.iter().map(|p| &p.reason).collect::<Vec<_>>());
         let problem = &files.problems[0];

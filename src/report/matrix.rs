@@ -7,11 +7,18 @@ use std::fmt::Write as _;
 
 use super::perf::speedup;
 use super::{Cell, Report, Table, fixed, md_cell, one_line};
-use crate::matrix::{MatrixReport, Row, Skip};
+use crate::matrix::{HardwareFrom, MatrixReport, Row, Skip};
 use crate::perf::cost::Workload;
 
 fn ks(list: &[usize]) -> String {
     list.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn hardware_from(from: HardwareFrom) -> &'static str {
+    match from {
+        HardwareFrom::Measured => "measured",
+        HardwareFrom::Datasheet => "datasheet",
+    }
 }
 
 fn or_dash<T: ToString>(value: Option<T>) -> String {
@@ -44,6 +51,7 @@ impl Report for MatrixReport {
                 "entry",
                 "at",
                 "hardware",
+                "hw from",
                 "model",
                 "tp",
                 "ep",
@@ -62,6 +70,7 @@ impl Report for MatrixReport {
                 Cell::from(r.entry.clone()),
                 r.at.to_string().into(),
                 r.hardware.clone().into(),
+                hardware_from(r.hardware_from).into(),
                 r.model.clone().into(),
                 match (r.dp_attn, r.gpus == r.tp) {
                     (false, _) => r.tp.to_string().into(),
@@ -140,12 +149,17 @@ fn span(values: impl Iterator<Item = f64>) -> String {
 fn sweep_comment(report: &MatrixReport) -> String {
     let mut out = format!("**alsim sweep**: {}\n\n", one_line(&summary(report)));
     let outside: Vec<&Row> = report.rows.iter().filter(|r| r.in_band == Some(false)).collect();
+    let title = match report.status {
+        crate::pins::Status::Fail => "k outside the band",
+        _ => "k outside the band (a warning; --strict fails on it)",
+    };
     let mut table = Table::new(
-        "k outside the band",
+        title,
         &[
             "entry",
             "at",
             "hardware",
+            "hw from",
             "model",
             "GPUs",
             "isl/osl",
@@ -163,6 +177,7 @@ fn sweep_comment(report: &MatrixReport) -> String {
             r.entry.clone(),
             r.at.to_string(),
             r.hardware.clone(),
+            hardware_from(r.hardware_from).into(),
             r.model.clone(),
             r.gpus.to_string(),
             shape(&r.workload, r.workload_stated),

@@ -28,9 +28,9 @@ pub mod pins;
 mod request_chart;
 mod sim;
 
-pub use perf::residuals_csv;
 #[cfg(feature = "cli")]
 pub use perf::{plot_svg, plot_sweeps_svg};
+pub use perf::{residuals_csv, why};
 #[cfg(feature = "cli")]
 pub use request_chart::{PlotMetric, plot_requests};
 

@@ -1,16 +1,21 @@
 //! Calibration: fitting the step-time model's efficiencies to measured runs, and scoring the model on what
 //! the fit did not see (docs/model.md §6: the cost model is judged by measured serving data).
 //!
-//! Two kinds of measured file, told apart by their header:
+//! Three kinds of measured file, told apart by their header:
 //! - step times ([`steps`]): per deployment, fit on the k = 0 rows, score the k ≥ 1 rows
 //!   (`summary.step_time_median_abs_rel_error`);
 //! - serving pairs (`serving`, the columns of `../shared/data/serving/*.csv`): per group, fit on the
 //!   spec-off TPOT, fit one AL where the file has none, predict the speedup over concurrency
 //!   (`summary.speedup_median_abs_rel_error`, `summary.trend_sign_agreement`, beside the flat line's error).
 //!
+//! - expert-parallel exchanges ([`exchange`], `calibration/exchange.py`'s format): latency plus bytes over the
+//!   link per hardware and number of GPUs, beside today's `moe_token_us`.
+//!
 //! [`fit`] holds the fits themselves. Every deployment's spec-off rows are also pooled per hardware into one
 //! fit — the profile `--output` writes.
 
+pub mod choice_score;
+pub mod exchange;
 pub mod fit;
 mod pooled;
 pub(crate) mod serving;
@@ -25,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::perf::cost::{CostModel, Deployment, Workload};
 use crate::perf::csv::{CsvRow, CsvStream};
 use crate::perf::profile::{HardwareProfile, ModelProfile, Precision, Profiles};
+use exchange::{ExchangeCalibration, ExchangeRow};
 use fit::ScaleFit;
 use pooled::pooled_fits;
 pub use pooled::{PooledFit, write_profile};
@@ -43,6 +49,8 @@ pub enum Measured {
     Steps(Vec<StepRow>),
     /// Serving pairs.
     Serving(Vec<ServingPair>),
+    /// Expert-parallel exchanges.
+    Exchange(Vec<ExchangeRow>),
 }
 
 /// Distinct rows a measured file may hold. A measured grid is hundreds to thousands of rows; each distinct
@@ -58,6 +66,9 @@ pub const MAX_DISTINCT_ROWS: usize = 20_000;
 /// [`MAX_DISTINCT_ROWS`] distinct rows. [`Error::Io`] when reading fails.
 pub fn read(reader: impl BufRead, origin: &str, k_default: Option<usize>) -> Result<(Measured, Vec<String>)> {
     let mut stream = CsvStream::new(reader, origin)?;
+    if exchange::is_exchange(stream.table()) {
+        return exchange::read(stream, origin);
+    }
     let serving = is_serving(stream.table());
     let (parts, mut notes) = if serving {
         pair_columns(stream.table())?;
@@ -100,15 +111,10 @@ pub fn read(reader: impl BufRead, origin: &str, k_default: Option<usize>) -> Res
         ));
     }
     notes.splice(0..0, stream.table().comments().iter().map(|c| format!("{origin}: {c}")));
-    let measured = if serving { Measured::Serving(pairs) } else { Measured::Steps(steps) };
-    let empty = match &measured {
-        Measured::Steps(rows) => rows.is_empty(),
-        Measured::Serving(pairs) => pairs.is_empty(),
-    };
-    if empty {
+    if steps.is_empty() && pairs.is_empty() {
         return Err(Error::parse(origin, None, "no measured rows"));
     }
-    Ok((measured, notes))
+    Ok((if serving { Measured::Serving(pairs) } else { Measured::Steps(steps) }, notes))
 }
 
 /// The figures the model is judged on.
@@ -142,12 +148,20 @@ pub struct Summary {
     /// which a fitted AL would absorb (serving groups with an AL on every row; step rows at k ≥ 1 with an
     /// AL, over their k = 0 row).
     pub level_median_abs_rel_error: Option<f64>,
+    /// Exchanges: median |fitted / measured − 1| of the latency + bandwidth fit per hardware and GPUs.
+    pub exchange_median_abs_rel_error: Option<f64>,
+    /// Exchanges: the same with each model's rows predicted by the fit of the other models' rows.
+    pub exchange_held_out_median_abs_rel_error: Option<f64>,
     /// Groups whose fit hit a bound (an efficiency at 1 or 1 %, a time at 0, an AL at 1 or k+1).
     pub fits_at_bound: usize,
     /// Groups with a scale their rows cannot identify (kept at its starting value).
     pub fits_with_unidentified_scales: usize,
     /// Groups whose fit was worse than the starting profile on their own rows (the start kept).
     pub fits_kept_at_start: usize,
+    /// Step times with `--choice-al`: the k alsim picks against the k the measured rows pick, fitted on the
+    /// file's own k = 0 rows ([`choice_score`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<choice_score::ChoiceSummary>,
 }
 
 /// What `alsim calibrate` does with the profile it starts from.
@@ -183,7 +197,7 @@ pub struct Calibration {
     pub origin: String,
     /// Fitted, or a profile scored as it is.
     pub mode: Mode,
-    /// `step_time` or `serving_pairs`.
+    /// `step_time`, `serving_pairs` or `exchange`.
     pub kind: &'static str,
     /// The figures the model is judged on.
     pub summary: Summary,
@@ -191,8 +205,13 @@ pub struct Calibration {
     pub steps: Option<StepCalibration>,
     /// Serving-pair calibration, per group.
     pub serving: Option<ServingCalibration>,
+    /// Expert-parallel exchange fits, per hardware and number of GPUs.
+    pub exchange: Option<ExchangeCalibration>,
     /// Per hardware, every spec-off row fitted together.
     pub pooled: Vec<PooledFit>,
+    /// The choice per cell, with `--choice-al`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<choice_score::ChoiceScore>,
     /// Groups beyond the listing limit (counted in the summary, not listed).
     pub groups_not_listed: usize,
     /// Remarks: the file's header lines, bounds hit, columns not used.
@@ -222,6 +241,7 @@ pub fn score(
     let rows: Vec<(usize, &str)> = match measured {
         Measured::Steps(rows) => rows.iter().map(|r| (r.line, r.hardware.as_str())).collect(),
         Measured::Serving(pairs) => pairs.iter().map(|p| (p.line, p.key.hardware.as_str())).collect(),
+        Measured::Exchange(rows) => rows.iter().map(|r| (r.line, r.hardware.as_str())).collect(),
     };
     for (line, name) in rows {
         let key = &profiles.hardware(name)?.key;
@@ -249,6 +269,7 @@ fn run(
 ) -> Result<Calibration> {
     let mut summary = Summary::default();
     let mut notes = Vec::new();
+    let mut exchange = None;
     let (kind, steps, serving, pooled) = match measured {
         Measured::Steps(rows) => {
             let mut cal = calibrate_steps(profiles, rows, origin, drafter, mode)?;
@@ -325,6 +346,15 @@ fn run(
             let pooled = std::mem::take(&mut cal.pooled);
             ("serving_pairs", None, Some(cal), pooled)
         }
+        Measured::Exchange(rows) => {
+            let cal = exchange::calibrate(profiles, rows, &mut notes);
+            summary.rows = rows.len();
+            summary.groups = cal.groups.len();
+            summary.exchange_median_abs_rel_error = cal.median_abs_rel_error();
+            summary.exchange_held_out_median_abs_rel_error = cal.held_out_median_abs_rel_error();
+            exchange = Some(cal);
+            ("exchange", None, None, Vec::new())
+        }
     };
     let pooled = pooled_fits(profiles, &pooled, origin, kind == "step_time", mode)?;
     for p in &pooled {
@@ -351,7 +381,9 @@ fn run(
         summary,
         steps,
         serving,
+        exchange,
         pooled,
+        choice: None,
         groups_not_listed,
         notes,
     })

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::fit::{self, Observation, ScaleFit};
 use super::{Calibration, Mode, median};
 use crate::error::{Error, Result};
-use crate::perf::profile::{HardwareProfile, Profiles};
+use crate::perf::profile::{CALIBRATED_SOURCE, HardwareProfile, Profiles};
 
 /// One hardware's spec-off rows fitted together: the profile `--output` writes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,8 +42,7 @@ pub(super) fn pooled_fits(
         let errors = fit::abs_errors(&obs, &fit.efficiency);
         let mut profile = base.clone();
         profile.efficiency = fit.efficiency;
-        profile.source =
-            format!("calibrated by alsim from {origin} ({} spec-off rows) on {}", errors.len(), base.source);
+        profile.source = format!("{CALIBRATED_SOURCE} {origin} ({} spec-off rows) on {}", errors.len(), base.source);
         profile.confidence = format!("median spec-off error {:.1} %", median(&errors) * 100.0);
         out.push(PooledFit { rows: errors.len(), median_abs_rel_error: median(&errors), fit, profile });
     }
@@ -54,13 +53,20 @@ pub(super) fn pooled_fits(
 /// reads it).
 ///
 /// # Errors
-/// [`Error::Parameter`] naming `output` when nothing was fitted (no rows, or a profile scored as it is),
-/// settled by `force` when the file exists; as [`crate::output::write_one`] when it cannot be written.
+/// [`Error::Parameter`] naming `output` when nothing was fitted (no rows, a profile scored as it is, or an
+/// exchange file, whose fit no profile column holds), settled by `force` when the file exists; as
+/// [`crate::output::write_one`] when it cannot be written.
 pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Result<()> {
     if calibration.mode == Mode::Score {
         return Err(Error::parameter(
             "output",
             "a scored profile is not refitted, so there is no new profile to write",
+        ));
+    }
+    if calibration.exchange.is_some() {
+        return Err(Error::parameter(
+            "output",
+            "an exchange file fits the exchange's latency and bandwidth, which no hardware profile column holds",
         ));
     }
     if calibration.pooled.is_empty() {

@@ -56,7 +56,17 @@ pub struct HardwareProfile {
     pub confidence: String,
 }
 
+/// How a calibrated profile's `source` begins (what `alsim calibrate --output` writes): its efficiencies were
+/// fitted to measured steps, not taken from the datasheet defaults.
+pub const CALIBRATED_SOURCE: &str = "calibrated by alsim from";
+
 impl HardwareProfile {
+    /// Whether the efficiencies were fitted to measurements (`alsim calibrate --output`) rather than being
+    /// the datasheet defaults.
+    pub fn calibrated(&self) -> bool {
+        self.source.starts_with(CALIBRATED_SOURCE)
+    }
+
     /// Peak FLOP/s for math in `precision` (FP4 falls back to the FP8 rate where there is no FP4 unit).
     pub fn peak_flops(&self, precision: Precision) -> f64 {
         let tflops = match precision {

@@ -11,7 +11,7 @@ mod precision;
 use std::path::Path;
 
 pub use drafter::DrafterProfile;
-pub use hardware::{DEFAULT_EFFICIENCIES, HardwareProfile};
+pub use hardware::{CALIBRATED_SOURCE, DEFAULT_EFFICIENCIES, HardwareProfile};
 pub use model::{DEFAULT_EXPERT_NOVELTY, MAX_ROUTING_LOCALITY, ModelProfile};
 pub use precision::Precision;
 

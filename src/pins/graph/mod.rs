@@ -582,7 +582,7 @@ mod tests {
         std::fs::write(root.join("configs/live-master.yaml"), entry("live")).unwrap();
         std::fs::write(root.join("configs/deprecated/a-master.yaml"), entry("old-a")).unwrap();
         std::fs::write(root.join("configs/deprecated/b-master.yaml"), entry("old-b")).unwrap();
-        let inventory = crate::pins::scan(root).unwrap();
+        let inventory = crate::pins::scan(root, &Default::default()).unwrap();
         assert_eq!(inventory.entries, 1, "only the active master config's entry");
         let notes: Vec<&Finding> =
             inventory.findings.iter().filter(|f| f.location.file.contains("deprecated")).collect();

@@ -13,12 +13,13 @@
 //! Discovery's classes (eval leaks, values never passed, missing pins, drift, inert settings, unreadable
 //! files, duplicate keys, stale allow entries, curve problems) are decided where the facts are read (a
 //! script's statements, a recipe's roles, the launch graph); their modules take those facts and make the
-//! findings.
+//! findings. Pull-request mode's own class (a dropped file) is decided by comparing the two walks.
 
 pub(crate) mod allow_changed;
 pub(crate) mod assumption;
 pub(crate) mod curve_problem;
 pub(crate) mod drift;
+pub(crate) mod dropped_file;
 pub(crate) mod duplicate_key;
 pub(crate) mod eval_leak;
 pub(crate) mod inert;

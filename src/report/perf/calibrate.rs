@@ -10,6 +10,9 @@ use crate::report::{Cell, Report, Table, fixed};
 /// file order for step times and by group and concurrency for serving pairs; `repeats` counts the rows of the
 /// file that repeat it verbatim.
 pub fn residuals_csv(cal: &Calibration) -> String {
+    if let Some(exchange) = &cal.exchange {
+        return super::exchange::points(exchange).csv();
+    }
     let mut t = if let Some(steps) = &cal.steps {
         let mut t = Table::new(
             "",
@@ -129,11 +132,19 @@ fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
     row("groups whose fit hit a bound", s.fits_at_bound.to_string());
     row("groups with a scale the rows cannot identify (kept)", s.fits_with_unidentified_scales.to_string());
     row("groups whose fit was worse than the start (start kept)", s.fits_kept_at_start.to_string());
+    if let Some(c) = &s.choice {
+        row("choice of k right (regret < 1 %)", format!("{} of {} cells", c.right, c.cells));
+        row("choice of k, median / largest regret", format!("{} / {}", pct(c.regret_median), pct(c.regret_max)));
+        row("speculation on/off wrong", c.on_off_wrong.to_string());
+    }
     t
 }
 
 impl Report for Calibration {
     fn tables(&self) -> Vec<Table> {
+        if let Some(exchange) = &self.exchange {
+            return super::exchange::tables(&self.origin, &self.summary, exchange);
+        }
         let mut tables = vec![summary_table(&self.origin, self.mode, &self.summary)];
         if let Some(serving) = &self.serving {
             let mut t = Table::new(
@@ -290,6 +301,9 @@ impl Report for Calibration {
             pooled.row(row);
         }
         tables.push(pooled);
+        if let Some(choice) = &self.choice {
+            tables.extend(super::choice_score::calibration_tables(choice));
+        }
         tables
     }
 

@@ -2,6 +2,8 @@
 //! benchmark engineers read.
 
 mod calibrate;
+mod choice_score;
+mod exchange;
 #[cfg(feature = "cli")]
 mod plot;
 
@@ -197,4 +199,53 @@ impl Report for PredictReport {
         notes.extend(self.notes.iter().cloned());
         notes
     }
+}
+
+/// `predict --why`: one line per sweep and concurrency saying why k stops where it stops — what the next
+/// draft position would add against what it would cost, and the parts that cost most.
+pub fn why(sweep: &Sweep) -> Vec<String> {
+    let pct = |v: f64| format!("{:+.1} %", v * 100.0);
+    let costs = |m: &crate::perf::Marginal| -> String {
+        let parts: Vec<String> = m
+            .ranked_parts()
+            .into_iter()
+            .filter(|p| p.1 > 0.0)
+            .take(2)
+            .map(|(name, ms)| format!("{name} {} ms", fixed(ms, 2)))
+            .collect();
+        if parts.is_empty() { String::new() } else { format!(", mostly {}", parts.join(" and ")) }
+    };
+    let mut out = Vec::new();
+    for choice in &sweep.best {
+        let b = choice.concurrency;
+        let Some(k) = choice.best_k else {
+            out.push(format!("{}, B = {b}: no k meets the per-user floor", setup(sweep)));
+            continue;
+        };
+        let at = |k: usize| sweep.prediction(b, k).and_then(|p| p.marginal);
+        let line = match (at(k + 1), at(k)) {
+            (Some(next), _) => format!(
+                "k stops at {k}: draft position {} adds {} tokens per step ({} of AL) for {} ms ({} of the step){}",
+                k + 1,
+                fixed(next.gain, 2),
+                pct(next.gain_rel),
+                fixed(next.cost_ms, 2),
+                pct(next.cost_rel),
+                costs(&next)
+            ),
+            (None, Some(last)) => format!(
+                "k = {k} is the largest swept, and position {k} still pays: {} of AL for {} of the step{}",
+                pct(last.gain_rel),
+                pct(last.cost_rel),
+                costs(&last)
+            ),
+            (None, None) => format!("k = {k}: nothing swept beyond it"),
+        };
+        let objective = match choice.top_k {
+            Some(top) if top != k => format!("; the objective took {k} of the band, whose top is {top}"),
+            _ => String::new(),
+        };
+        out.push(format!("{} on {}, B = {b}: {line}{objective}", sweep.model, sweep.hardware));
+    }
+    out
 }
