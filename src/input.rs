@@ -6,24 +6,15 @@
 //! its limit. Whole-file reads ([`read_text`]) are for small
 //! inputs (curves, profiles, recipes, allow-lists); large inputs (logs, metric series) are streamed from
 //! [`open_regular`] by their readers, which bound their own line lengths.
+//!
+//! Every file opened here is remembered by device and inode, so that no output of the run
+//! replaces a file it read ([`crate::output`] asks before writing anything).
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-
-/// Refuses to write over `path` when it exists and `force` is not given, naming the `parameter` that gave
-/// the path: nothing the user has is overwritten unasked.
-///
-/// # Errors
-/// [`Error::SettledBy`] `force`, around an [`Error::Parameter`] for `parameter`.
-pub fn refuse_to_overwrite(path: &Path, force: bool, parameter: &'static str) -> Result<()> {
-    if path.exists() && !force {
-        return Err(Error::parameter(parameter, format!("{} already exists", path.display())).settled_by("force"));
-    }
-    Ok(())
-}
 
 /// Size limit for small text inputs read whole: golden curves, profiles, allow-lists, recipes, scripts.
 pub const SMALL_FILE_LIMIT: u64 = 4 * 1024 * 1024;
@@ -67,7 +58,30 @@ fn open_with_metadata(path: &Path) -> Result<(File, std::fs::Metadata)> {
     refuse_irregular(path, &std::fs::metadata(path).map_err(|e| Error::io(path, e))?)?;
     let file = options.open(path).map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    remember(path, &meta);
     Ok((file, meta))
+}
+
+/// The files opened for reading so far, by (device, inode), each with the path it was opened by.
+#[cfg(unix)]
+static OPENED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<(u64, u64), std::path::PathBuf>>> =
+    std::sync::LazyLock::new(Default::default);
+
+#[cfg(unix)]
+fn remember(path: &Path, meta: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    // A poisoned lock only means another reader panicked: the map itself is whole.
+    let mut opened = OPENED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    opened.entry((meta.dev(), meta.ino())).or_insert_with(|| path.to_path_buf());
+}
+
+#[cfg(not(unix))]
+fn remember(_: &Path, _: &std::fs::Metadata) {}
+
+/// The path by which this process opened the file with device `dev` and inode `ino` for reading, if it did.
+#[cfg(unix)]
+pub(crate) fn opened_as(dev: u64, ino: u64) -> Option<std::path::PathBuf> {
+    OPENED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&(dev, ino)).cloned()
 }
 
 fn refuse_irregular(path: &Path, meta: &std::fs::Metadata) -> Result<()> {

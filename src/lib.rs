@@ -110,6 +110,7 @@ pub mod input;
 #[cfg(feature = "pins")]
 pub mod matrix;
 mod names;
+pub mod output;
 pub mod perf;
 #[cfg(feature = "pins")]
 pub mod pins;

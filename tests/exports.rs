@@ -60,7 +60,7 @@ fn an_export_that_cannot_be_written_is_refused_before_any_work() {
     let twice = twice.to_str().unwrap();
     let (code, _, stderr) = run(&["accept", "--export-csv", twice, "--export-md", twice]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("is named twice"), "{stderr}");
+    assert!(stderr.contains("is the same file as"), "{stderr}");
     let (code, _, stderr) = run(&["accept", "--export-md", dir.path().to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(stderr.contains("is a directory"), "{stderr}");

@@ -34,7 +34,7 @@ fn known_curve() -> Curve {
 /// One eval-only run at draft length `k`: `steps` verification steps drawn from the chain, scraped as
 /// cumulative vLLM counters (drafts, draft tokens, accepted tokens, accepted per position) every
 /// `steps / SCRAPES` steps, after an all-zero first scrape.
-fn vllm_run(dir: &Path, k: usize, steps: u64, seed: u64, name: &str) -> PathBuf {
+pub(crate) fn vllm_run(dir: &Path, k: usize, steps: u64, seed: u64, name: &str) -> PathBuf {
     let sampler = StepSampler::new(&chain(k).distribution());
     let mut rng = request_rng(seed, k as u64);
     let (mut drafts, mut accepted, mut per_pos) = (0u64, 0u64, vec![0u64; k]);
@@ -105,7 +105,7 @@ proptest! {
         let out = dir.path().join("m_eagle3.yaml");
         let c = collect::collect(identity(), &runs(dir.path(), 4_000, seed), 0.95, 0.01, &out.display().to_string())
             .unwrap();
-        collect::write_file(&c, &out, false, &[]).unwrap();
+        collect::write_file(&c, &out, false).unwrap();
         let file = CurveFile::read(&out).unwrap();
         prop_assert_eq!(file.provenance.drafter.as_deref(), Some("org/m-EAGLE3"));
         prop_assert_eq!(file.provenance.hardware.as_deref(), Some("H200"));
@@ -357,4 +357,43 @@ fn golden_input_errors_name_what_is_wrong() {
     let bad = format!("{scrapes}@k=three");
     let (code, _, stderr) = run(&["golden", "check", &curve_s, "--mode", "thinking_on", &bad]);
     assert_eq!((code, stderr.contains("not a draft length")), (2, true), "{stderr}");
+}
+
+/// Runs at one k that disagree beyond their noise (one workload accepts about 2.0 tokens a step, another
+/// about 3.5) pool into a value that describes neither: no curve is written, the runs and their ALs are
+/// named, exit 1, and no interval leaves [1, k + 1].
+#[test]
+fn runs_that_disagree_write_no_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    let scrapes = |name: &str, per_thousand: [u64; 2]| {
+        let mut text = String::new();
+        let (mut drafts, mut accepted) = (0u64, 0u64);
+        for i in 0..40 {
+            drafts += 1000;
+            accepted += per_thousand[i % 2];
+            text += &format!(
+                "vllm:spec_decode_num_drafts_total {drafts}\nvllm:spec_decode_num_draft_tokens_total {}\nvllm:spec_decode_num_accepted_tokens_total {accepted}\n",
+                3 * drafts
+            );
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let (low, high) = (scrapes("chat.prom", [990, 1010]), scrapes("code.prom", [2490, 2510]));
+    let out = dir.path().join("m.yaml").display().to_string();
+    let json = dir.path().join("c.json").display().to_string();
+    let mut args = vec!["golden", "collect", "--model", "m", "--drafter", "org/m-EAGLE3", "--method", "eagle3"];
+    args.extend(["--draft-sampling", "greedy", "--mode", "thinking_on", "-o", &out, "--export-json", &json]);
+    let runs = [format!("{low}@k=3"), format!("{high}@k=3")];
+    args.extend(runs.iter().map(String::as_str));
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(!Path::new(&out).exists(), "no curve is written");
+    assert!(stdout.contains("NOT written"), "{stdout}");
+    assert!(stdout.contains("chat.prom") && stdout.contains("AL 2.000") && stdout.contains("AL 3.500"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ci = &report["points"][0]["al"]["confidence_interval"];
+    let (lower, upper) = (ci["lower_bound"].as_f64().unwrap(), ci["upper_bound"].as_f64().unwrap());
+    assert!((1.0..=4.0).contains(&lower) && (1.0..=4.0).contains(&upper), "{ci}");
 }

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("diagnostic", 0),
     ("engine", 0),
     ("input", 0),
+    ("output", 0),
     ("curve", 1),
     ("accept", 2),
     ("sim", 3),

@@ -205,3 +205,33 @@ fn a_subdirectory_is_compared_with_the_same_subdirectory_at_the_base() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stdout.contains("1 new (1 errors, 0 warnings), 0 fixed, 0 unchanged"), "{stdout}");
 }
+
+/// A pull request that brings its own allow-list sanctioning everything takes no error away: each entry the
+/// base does not have is an `allow-changed` error of its own; the same list already at the base is not.
+#[test]
+fn an_allow_list_the_change_brings_or_widens_is_a_finding() {
+    let dir = history();
+    let repo = dir.path();
+    let tmp = tempfile::tempdir().unwrap();
+    let everything = "- file: '*'\n  class: mismatch\n  reason: later\n";
+    std::fs::write(repo.join(".alsim-allow.yaml"), everything).unwrap();
+    let (code, stdout, stderr) = check(repo, tmp.path(), &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(code, 1, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let changed: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["class"] == "allow-changed").collect();
+    assert_eq!(changed.len(), 1, "{stdout}");
+    assert_eq!(changed[0]["change"], "new");
+    assert!(changed[0]["message"].as_str().unwrap().contains("allow entry for * (mismatch) is new"), "{stdout}");
+    // Reviewed and committed, the list is the base's own: the same entry is no longer a change.
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "allow"]);
+    assert_eq!(check(repo, tmp.path(), &["--base", "HEAD"]).0, 0);
+    // Narrowed at the base and widened again by the change: a finding again.
+    std::fs::write(repo.join(".alsim-allow.yaml"), everything.replace("'*'", "agentic/b.sh")).unwrap();
+    git(repo, &["commit", "-q", "-a", "-m", "narrow"]);
+    std::fs::write(repo.join(".alsim-allow.yaml"), everything).unwrap();
+    let (code, stdout, _) = check(repo, tmp.path(), &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("is wider than every mismatch entry at the base"), "{stdout}");
+}

@@ -1,14 +1,13 @@
 //! Fuzz the prometheus reader: any bytes must give evidence or an error, never a panic; evidence that
 //! reads must also evaluate without panicking.
+//! What it runs is `tests/fuzz_bodies.rs`, which the stable replay (`tests/fuzz.rs`) runs too.
 #![no_main]
 
-use alsim::evidence::{InputFormat, Pin, ReadOptions, evaluate, read};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let options = ReadOptions { format: Some(InputFormat::Prometheus), k: Some(3), ..ReadOptions::default() };
-    if let Ok(evidence) = read(data, "fuzz", &options) {
-        let pin = Pin::new(2.83, 3, 0.05, 0.95, "fuzz").expect("a valid pin");
-        let _ = evaluate(&pin, &evidence);
-    }
-});
+// Each target uses one of the shared bodies.
+#[allow(dead_code)]
+#[path = "../../tests/fuzz_bodies.rs"]
+mod fuzz_bodies;
+
+fuzz_target!(|data: &[u8]| fuzz_bodies::prometheus(data));

@@ -67,14 +67,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    args.format.export.check()?;
+    let mut writes = args.format.export.writes()?;
     if let Some(k) = args.k {
         alsim::units::check_draft_len(k, "--k")?;
     }
     // Checked before any work, so a long run never ends in a refusal.
-    if let Some(path) = &args.residuals {
-        alsim::input::refuse_to_overwrite(path, args.force, "residuals")?;
+    if let Some(path) = &args.output {
+        writes.add("output", path, args.force)?;
     }
+    let residuals = args.residuals.as_deref().map(|path| writes.add("residuals", path, args.force)).transpose()?;
     let (mut profiles, _) = args.profiles.load()?;
     let origin = args.measured.display().to_string();
     let choice = args.choice_al.as_deref().map(|s| ChoiceAl::parse(s, args.mode)).transpose().context("--choice-al")?;
@@ -88,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         let (files, notes) = read_kit(&args.measured)?;
         let mut kit = score_kit(&profiles, &origin, &files, &choice, args.band.band()?)?;
         kit.notes.splice(0..0, notes);
-        args.format.emit(&kit)?;
+        args.format.emit(&writes, &kit)?;
         return Ok(Outcome::Pass);
     }
     let reader = alsim::input::open_limited(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
@@ -124,11 +125,11 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         None if calibration.exchange.is_some() => {}
         None => calibration.notes.push("pass --output FILE to save the pooled profile for predict --profile".into()),
     }
-    if let Some(path) = &args.residuals {
-        std::fs::write(path, report::residuals_csv(&calibration)).map_err(|e| alsim::Error::io(path, e))?;
+    if let (Some(slot), Some(path)) = (residuals, &args.residuals) {
+        writes.write(slot, report::residuals_csv(&calibration).as_bytes())?;
         calibration.notes.push(format!("every row's residual written to {}", path.display()));
     }
-    args.format.emit(&calibration)?;
+    args.format.emit(&writes, &calibration)?;
     Ok(Outcome::Pass)
 }
 

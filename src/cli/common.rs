@@ -1,12 +1,13 @@
 //! Flags shared by several subcommands: which golden curve or real acceptance to use, how to read evidence,
 //! and the output format and plot file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use alsim::accept::fit::{FitKind, fit};
 use alsim::accept::{Acceptance, RatesPin};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use alsim::evidence::{self, InputFormat, ReadOptions};
+use alsim::output::{Output, Outputs, Slot};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
@@ -96,10 +97,8 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// Prints `report` in the chosen format, then writes every export.
-    pub fn emit<R: Report>(&self, report: &R) -> anyhow::Result<()> {
-        self.export.check()?;
-        super::emit(&report::render(report, self.format))?;
-        self.export.write(report)
+    pub fn emit<R: Report>(&self, writes: &Writes, report: &R) -> anyhow::Result<()> {
+        writes.emit(&report::render(report, self.format), report)
     }
 }
 
@@ -107,63 +106,66 @@ impl OutputArgs {
 /// (as hyperfine's exports), e.g. a table on the terminal and Markdown for a job summary.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ExportArgs {
-    /// Also write the report as JSON to FILE (replaced if it exists; repeatable).
+    /// Also write the report as JSON to FILE (replaced if it exists; `-` for stdout, which then carries it
+    /// alone; repeatable).
     #[arg(long, value_name = "FILE")]
     pub export_json: Vec<PathBuf>,
-    /// Also write the report as Markdown to FILE (replaced if it exists; repeatable).
+    /// Also write the report as Markdown to FILE (replaced if it exists; `-` for stdout; repeatable).
     #[arg(long, value_name = "FILE")]
     pub export_md: Vec<PathBuf>,
     /// Also write the report as CSV to FILE, raw numbers with their units in the header (replaced if it
-    /// exists; repeatable).
+    /// exists; `-` for stdout; repeatable).
     #[arg(long, value_name = "FILE")]
     pub export_csv: Vec<PathBuf>,
 }
 
 impl ExportArgs {
-    fn targets(&self) -> impl Iterator<Item = (Format, &PathBuf)> {
-        let json = self.export_json.iter().map(|p| (Format::Json, p));
-        let md = self.export_md.iter().map(|p| (Format::Md, p));
-        json.chain(md).chain(self.export_csv.iter().map(|p| (Format::Csv, p)))
-    }
-
-    /// Refuses, before any work, a target that cannot be written: one named twice, a directory, or one
-    /// whose directory does not exist.
-    pub fn check(&self) -> anyhow::Result<()> {
-        let mut seen = std::collections::HashSet::new();
-        for (_, path) in self.targets() {
-            let shown = report::one_line(&path.display().to_string()).into_owned();
-            if !seen.insert(path) {
-                anyhow::bail!("--export-*: {shown} is named twice");
-            }
-            if path.is_dir() {
-                anyhow::bail!("--export-*: {shown} is a directory");
-            }
-            if path.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
-                anyhow::bail!("--export-*: {shown}: its directory does not exist");
-            }
+    /// Every output of a run that writes only these exports, resolved before any work ([`Writes`]).
+    pub fn writes(&self) -> anyhow::Result<Writes> {
+        let mut writes = Writes { outputs: Outputs::new(), exports: Vec::new() };
+        let json = self.export_json.iter().map(|p| (Format::Json, "export_json", p));
+        let md = self.export_md.iter().map(|p| (Format::Md, "export_md", p));
+        for (format, parameter, path) in
+            json.chain(md).chain(self.export_csv.iter().map(|p| (Format::Csv, "export_csv", p)))
+        {
+            let slot = writes.add(parameter, path, true)?;
+            writes.exports.push((format, slot));
         }
-        Ok(())
+        Ok(writes)
+    }
+}
+
+/// Everything one run writes besides its own output: the exports and the files a command adds (`--output`,
+/// `--plot`), resolved and checked against each other before any work, and against the files the run read
+/// before any is written ([`alsim::output`]). Standard output carries the command's own output, unless an
+/// export takes it (`--export-json -`): that output then goes to stderr.
+#[derive(Debug)]
+pub struct Writes {
+    outputs: Outputs,
+    exports: Vec<(Format, Slot)>,
+}
+
+impl Writes {
+    /// Adds the output `path` given by `parameter`; an existing file is replaced only when `replace` is set.
+    pub fn add(&mut self, parameter: &'static str, path: &Path, replace: bool) -> anyhow::Result<Slot> {
+        Ok(self.outputs.add(Output::new(parameter, path, replace)?)?)
     }
 
-    /// Writes `report` to every target, each whole or not at all (a temporary file beside it, renamed over it).
-    pub fn write<R: Report>(&self, report: &R) -> anyhow::Result<()> {
-        for (format, path) in self.targets() {
-            let shown = report::one_line(&path.display().to_string()).into_owned();
-            let dir = match path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => std::path::Path::new("."),
-            };
-            let mut builder = tempfile::Builder::new();
-            // As a file the shell would create (0666 less the umask), not a private temporary file's 0600.
-            #[cfg(unix)]
-            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-            let written = builder.tempfile_in(dir).and_then(|mut file| {
-                use std::io::Write as _;
-                file.write_all(report::render(report, format).as_bytes())?;
-                file.persist(path).map_err(|e| e.error)?;
-                Ok(())
-            });
-            written.with_context(|| format!("--export-*: writing {shown}"))?;
+    /// Writes `bytes` as the whole of the output in `slot`.
+    pub fn write(&self, slot: Slot, bytes: &[u8]) -> anyhow::Result<()> {
+        Ok(self.outputs.write(slot, bytes)?)
+    }
+
+    /// Prints the command's own output `text`, then writes `report` to every export.
+    pub fn emit<R: Report>(&self, text: &str, report: &R) -> anyhow::Result<()> {
+        self.outputs.check_inputs()?;
+        if self.outputs.take_stdout() {
+            eprint!("{text}");
+        } else {
+            super::emit(text)?;
+        }
+        for (format, slot) in &self.exports {
+            self.write(*slot, report::render(report, *format).as_bytes())?;
         }
         Ok(())
     }
@@ -181,17 +183,9 @@ pub struct PlotArgs {
 }
 
 impl PlotArgs {
-    /// The file to draw to, checked before any work is done so a long run never ends in a refusal.
-    pub fn target(&self) -> anyhow::Result<Option<&std::path::Path>> {
-        if let Some(path) = &self.plot {
-            alsim::input::refuse_to_overwrite(path, self.force, "plot")?;
-        }
-        match &self.plot {
-            Some(path) if path.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir()) => {
-                anyhow::bail!("--plot: {}: its directory does not exist", path.display())
-            }
-            plot => Ok(plot.as_deref()),
-        }
+    /// Adds the file to draw to, checked before any work is done so a long run never ends in a refusal.
+    pub fn add_to(&self, writes: &mut Writes) -> anyhow::Result<Option<Slot>> {
+        self.plot.as_deref().map(|path| writes.add("plot", path, self.force)).transpose()
     }
 }
 

@@ -5,8 +5,8 @@ use alsim::accept::Conversion;
 use alsim::report;
 use alsim::units::Spelling;
 
+use super::Outcome;
 use super::common::{NumberList, OutputArgs};
-use super::{Outcome, emit};
 
 /// Flags of `alsim convert`.
 #[derive(Debug, clap::Args)]
@@ -61,7 +61,7 @@ fn parse_target(text: &str) -> Result<Target, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    args.output.export.check()?;
+    let writes = args.output.export.writes()?;
     let conversion = match (&args.rates, args.geometric, args.value) {
         (Some(rates), _, _) => {
             let chain = Acceptance::from_unconditional(rates.0.clone(), "--rates")?;
@@ -90,8 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(Target::GeometricP) => format!("{}\n", round_trip_text(conversion.geometric_p)),
         None => report::render(&conversion, args.output.format),
     };
-    emit(&text)?;
-    args.output.export.write(&conversion)?;
+    writes.emit(&text, &conversion)?;
     Ok(Outcome::Pass)
 }
 

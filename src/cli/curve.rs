@@ -57,23 +57,26 @@ pub enum Args {
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     match args {
         Args::List { paths, output } => {
+            let writes = output.export.writes()?;
             let files = load(&paths)?;
             let listing = CurveListing { curves: files.iter().flat_map(CurveFile::summaries).collect() };
-            output.emit(&listing)?;
+            output.emit(&writes, &listing)?;
         }
         Args::Show { curve, output } => {
+            let writes = output.export.writes()?;
             let set = curve.curve_set()?;
             let found = set.lookup(&curve.query(true))?;
-            output.emit(&CurveView::new(found.file, found.curve))?;
+            output.emit(&writes, &CurveView::new(found.file, found.curve))?;
         }
         Args::Check { paths, run_se, z, strict, output } => {
             if !(run_se > 0.0 && run_se.is_finite() && z > 0.0 && z.is_finite()) {
                 anyhow::bail!("--run-se and --z must be positive numbers");
             }
+            let writes = output.export.writes()?;
             let (files, unreadable) = read_each(&paths)?;
             let report = CurveReport::new(files.len(), check_files(&files, &NoiseModel { run_se, z }));
             if !files.is_empty() {
-                output.emit(&report)?;
+                output.emit(&writes, &report)?;
             }
             // An input error outranks what the readable curves show: the check did not see everything.
             if !unreadable.is_empty() {
@@ -88,8 +91,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             return Ok(report.status(strict).into());
         }
         Args::Fit { paths, output } => {
+            let writes = output.export.writes()?;
             let files = load(&paths)?;
-            output.emit(&FitSummary::new(&files))?;
+            output.emit(&writes, &FitSummary::new(&files))?;
         }
     }
     Ok(Outcome::Pass)

@@ -8,8 +8,8 @@ use alsim::pins::{self, CheckOptions, CheckedPin, EntryRef};
 use alsim::report::{self, Format};
 use anyhow::Context;
 
+use super::Outcome;
 use super::common::{CurveArgs, EvidenceFormatArgs, ExportArgs};
-use super::{Outcome, emit};
 
 /// Exit statuses of `alsim eval`.
 pub const EXIT_STATUS_HELP: &str = "\
@@ -97,7 +97,7 @@ pub struct Args {
 const DEFAULT_K: usize = 3;
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    args.export.check()?;
+    let writes = args.export.writes()?;
     if !args.before.is_empty() && args.before.len() != args.files.len() {
         anyhow::bail!(
             "--before: {} snapshots given for {} evidence files; give one earlier snapshot per file, in order",
@@ -146,8 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         EvalFormat::Csv => report::render(&result, Format::Csv),
         EvalFormat::Md => report::render(&result, Format::Md),
     };
-    emit(&text)?;
-    args.export.write(&result)?;
+    writes.emit(&text, &result)?;
     Ok(match result.overall {
         Verdict::Consistent => Outcome::Pass,
         Verdict::Inconclusive => Outcome::Undecided,

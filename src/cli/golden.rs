@@ -1,6 +1,6 @@
 //! `alsim golden collect|check`: golden curves from eval-only runs, and drift of a committed curve.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use alsim::curve::{CurveFile, ThinkingMode};
 use alsim::evidence::{self, Verdict};
@@ -163,11 +163,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
-    args.format.export.check()?;
-    let paths: Vec<PathBuf> =
-        args.runs.runs.iter().map(|r| split_k(r).map(|(path, _)| path)).collect::<anyhow::Result<_>>()?;
-    let runs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-    collect::check_output(&args.output, args.force, &runs)?;
+    let mut writes = args.format.export.writes()?;
+    let curve = writes.add("output", &args.output, args.force)?;
     let by_k = args.runs.read()?;
     let identity = Identity {
         model: args.model,
@@ -180,8 +177,11 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
     };
     let output = args.output.display().to_string();
     let collection = collect::collect(identity, &by_k, args.runs.confidence, args.target_se, &output)?;
-    collect::write_file(&collection, &args.output, args.force, &runs)?;
-    args.format.emit(&collection)?;
+    // A run named as the output is found here, after reading and before anything is written.
+    if collection.writes_curve() {
+        writes.write(curve, collection.text.as_bytes())?;
+    }
+    args.format.emit(&writes, &collection)?;
     Ok(if collection.has_problem() {
         Outcome::Problem
     } else if collection.needs_more_steps() {
@@ -192,7 +192,7 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
 }
 
 fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    args.format.export.check()?;
+    let writes = args.format.export.writes()?;
     let file = CurveFile::read(&args.curve)?;
     let candidates: Vec<_> = file
         .curves
@@ -211,7 +211,7 @@ fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
     };
     let by_k = args.runs.read()?;
     let result = drift(curve, &file.origin, &by_k, args.tolerance, args.runs.confidence)?;
-    args.format.emit(&result)?;
+    args.format.emit(&writes, &result)?;
     Ok(match result.overall {
         Verdict::Consistent => Outcome::Pass,
         Verdict::Inconclusive => Outcome::Undecided,

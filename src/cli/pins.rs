@@ -1,12 +1,12 @@
 //! `alsim pins check|list|fix [REPO]` and `alsim pin`: the CI check of pinned acceptance lengths, the
 //! pin inventory, the repair of wrong literals, and the engine-native setting for a golden value.
 
-use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use alsim::accept::{RatesPin, RatesSetting};
 use alsim::config::{self, Origin, Place, Settings};
 use alsim::engine::Engine;
+use alsim::output::Output;
 use alsim::pins::walk::Excludes;
 use alsim::pins::{self, AllowList, CheckOptions};
 use alsim::report::{self, Format, Report};
@@ -198,12 +198,14 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
     match args.action {
         PinsAction::Check(args) => check(args),
         PinsAction::List(args) => {
+            let writes = args.output.export.writes()?;
             let place = args.source.place()?;
             let options = SourceArgs::options(&args.source.settings(&place, false)?)?;
             let inventory = pins::scan(&place.root, &options.exclude)
                 .with_context(|| format!("scanning repository {}", place.root.display()))?;
-            args.output.emit(&inventory.within(place.within.as_deref()))?;
-            Ok(Outcome::Pass)
+            let nothing = inventory.files_read == 0;
+            args.output.emit(&writes, &inventory.within(place.within.as_deref()))?;
+            Ok(if nothing { nothing_checked(&place.root) } else { Outcome::Pass })
         }
         PinsAction::Fix(args) => fix(args),
     }
@@ -211,6 +213,9 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
 
 fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
     let (place, _, checked) = args.source.check(false)?;
+    if checked.files_read == 0 {
+        return Ok(nothing_checked(&place.root));
+    }
     let plan = pins::plan_fixes(&checked, &place.root).context("planning fixes")?;
     match args.format {
         Some(format) => emit(&report::render(&plan, format))?,
@@ -230,6 +235,9 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
             let also = &file.names[1..];
             let also = if also.is_empty() { String::new() } else { format!(" (also reached as {})", also.join(", ")) };
             eprintln!("alsim: wrote {}{also}", file.names[0]);
+            if let Some(what) = &file.not_kept {
+                eprintln!("alsim: warning: {}: {what}", file.names[0]);
+            }
         }
         let changes: usize = written.iter().map(|f| f.changes).sum();
         eprintln!("alsim: {changes} changes written to {} files", written.len());
@@ -238,28 +246,26 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    args.export.check()?;
+    let writes = args.export.writes()?;
     let (place, options, checked) = args.source.check(args.strict)?;
     if checked.files_read == 0 {
-        eprintln!(
-            "alsim: no candidate file (shell script, YAML, Markdown) under {}: nothing was checked",
-            place.root.display()
-        );
+        nothing_checked(&place.root);
     }
     // Annotations stop at 10 errors a step; the job summary GitHub renders on the run's page holds the whole
     // report.
     let summary_file = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty());
     let summarize = args.format == CheckFormat::Github && summary_file.is_some();
-    let (text, summary, status) = match &args.base {
+    let (summary, status) = match &args.base {
         None => {
-            args.export.write(&checked)?;
             let text = check_output(&checked, args.format, report::pins::github_annotations);
-            (text, summarize.then(|| report::render(&checked, Format::Md)), checked.status)
+            writes.emit(&text, &checked)?;
+            (summarize.then(|| report::render(&checked, Format::Md)), checked.status)
         }
         Some(rev) => {
             let tree = pins::diff::checkout(&place.root, rev)?;
-            // The base's own ignore files and configuration decide what it reads; golden values and the
-            // allow-list are the working tree's.
+            // The base's own ignore files, configuration and allow-list decide what it reads and sanctions
+            // (an allow entry the change brings is then compared: `allow-changed`); golden values are the
+            // working tree's.
             let at_base = Place { root: tree.root().to_path_buf(), ..place.clone() };
             let base_settings =
                 Settings::find(&at_base).with_context(|| format!("reading the configuration at {rev}"))?;
@@ -267,6 +273,12 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
             let base_options = CheckOptions {
                 exclude: Excludes::new(&base_settings.exclude.value)
                     .with_context(|| format!("{} at {rev}", base_settings.exclude.origin))?,
+                allow: base_allow(
+                    args.source.allow.as_deref(),
+                    &place.root,
+                    tree.root(),
+                    base_settings.allow.value.as_deref(),
+                )?,
                 ..options.clone()
             };
             let base = pins::check(tree.root(), &base_options).with_context(|| format!("checking pins at {rev}"))?;
@@ -279,26 +291,56 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
             )?;
             let mut compared = pins::diff::compare(checked, &base.within(place.within.as_deref()), rev, tree.commit());
             compared.add_new(dropped);
-            args.export.write(&compared)?;
             let text = check_output(&compared, args.format, report::pins::github_annotations_against);
-            (text, summarize.then(|| report::render(&compared, Format::Md)), compared.status)
+            writes.emit(&text, &compared)?;
+            (summarize.then(|| report::render(&compared, Format::Md)), compared.status)
         }
     };
-    emit(&text)?;
-    // What the file already holds is kept, and a summary that cannot be written fails nothing.
+    // What the file already holds is kept, and a summary that cannot be written fails nothing: a FIFO with
+    // no reader is found at once, not waited on.
     if let (Some(summary), Some(path)) = (summary, summary_file) {
-        let path = PathBuf::from(path);
-        let appended = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&path)
-            .and_then(|mut file| file.write_all(summary.as_bytes()));
+        let appended =
+            Output::new("step_summary", Path::new(&path), true).and_then(|out| out.append(summary.as_bytes()));
         if let Err(e) = appended {
-            let shown = report::one_line(&path.to_string_lossy()).into_owned();
-            eprintln!("alsim: warning: the report was not appended to $GITHUB_STEP_SUMMARY ({shown}): {e}");
+            // The path is named in the message; the parameter's name is not a flag the user could give.
+            let reason = match e {
+                alsim::Error::Parameter { message, .. } => message,
+                other => other.to_string(),
+            };
+            eprintln!("alsim: warning: the report was not appended to $GITHUB_STEP_SUMMARY: {reason}");
         }
     }
     Ok(status.into())
+}
+
+/// The allow-list of the base revision checked out at `base_root`: `flag` (`--allow`) read there when it
+/// lies inside the repository at `root` (the file as the base has it), as it is when it lies outside, else
+/// the base's own (`base`: its configuration's or its default file), so that an allow entry the change
+/// brings or widens is compared (`allow-changed`), not applied to both sides.
+fn base_allow(
+    flag: Option<&Path>,
+    root: &Path,
+    base_root: &Path,
+    base: Option<&Path>,
+) -> anyhow::Result<Option<AllowList>> {
+    let path = match flag {
+        Some(path) => match (path.canonicalize(), root.canonicalize()) {
+            (Ok(file), Ok(root)) => match file.strip_prefix(&root) {
+                Ok(rel) => Some(base_root.join(rel)).filter(|p| p.is_file()),
+                Err(_) => Some(path.to_path_buf()),
+            },
+            _ => Some(path.to_path_buf()),
+        },
+        None => base.map(Path::to_path_buf),
+    };
+    path.map(|p| AllowList::read(&p).context("reading the allow-list at the base")).transpose()
+}
+
+/// Says that a tree with no candidate file was not checked: exit 3, as `pins check` gives it.
+fn nothing_checked(repo: &Path) -> Outcome {
+    let shown = report::one_line(&repo.display().to_string()).into_owned();
+    eprintln!("alsim: no candidate file (shell script, YAML, Markdown) under {shown}: nothing was checked");
+    Outcome::Undecided
 }
 
 /// The check (or its comparison with a base) in `format`: findings as blocks by default, every table with

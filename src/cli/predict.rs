@@ -135,8 +135,8 @@ impl ProfileArgs {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    args.output.export.check()?;
-    let plot = args.plot.target()?;
+    let mut writes = args.output.export.writes()?;
+    let plot = args.plot.add_to(&mut writes)?;
     let (profiles, profile_keys) = args.profiles.load()?;
     let mut hardware_names = profile_keys.unwrap_or_else(|| vec![DEFAULT_HARDWARE.to_string()]);
     if let Some(list) = &args.hardware {
@@ -227,10 +227,10 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         sweeps,
         notes,
     };
-    if let Some(path) = plot {
-        report::plot_svg(&report, path)?;
+    if let Some(slot) = plot {
+        writes.write(slot, report::plot_svg(&report)?.as_bytes())?;
     }
-    args.output.emit(&report)?;
+    args.output.emit(&writes, &report)?;
     Ok(Outcome::Pass)
 }
 

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use alsim::accept::schedule::ScheduleKind;
 use alsim::report::{self, PlotMetric};
 use alsim::sim::{DEFAULT_SEED, Heterogeneity, OutputLengths, Phases, RunConfig, Study};
-use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::Outcome;
@@ -103,8 +102,8 @@ const MAX_THREADS: usize = 1024;
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     // Outputs that cannot be written are refused before the Monte Carlo, not after it.
-    args.output.export.check()?;
-    let plot = args.plot.target()?;
+    let mut writes = args.output.export.writes()?;
+    let plot = args.plot.add_to(&mut writes)?;
     let resolved = args.real.resolve()?;
     // The same default pin as `accept`: with --fit the fitted chain's AL differs slightly from the golden
     // point, and the engines pin the golden value.
@@ -152,11 +151,10 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let report = pool.install(|| study.run(&|n| progress.advance(n)));
     progress.finish();
     let report = report?;
-    if let Some(path) = plot {
-        report::plot_requests(&report, args.plot_metric, path)
-            .with_context(|| format!("writing --plot {}", path.display()))?;
+    if let Some(slot) = plot {
+        writes.write(slot, report::plot_requests(&report, args.plot_metric)?.as_bytes())?;
     }
-    args.output.emit(&report)?;
+    args.output.emit(&writes, &report)?;
     Ok(Outcome::Pass)
 }
 

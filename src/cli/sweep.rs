@@ -9,7 +9,7 @@ use alsim::report;
 use anyhow::Context;
 
 use super::Outcome;
-use super::common::{BandArgs, OutputArgs};
+use super::common::{BandArgs, OutputArgs, Writes};
 use super::predict::ProfileArgs;
 
 const HELP: &str = "\
@@ -61,7 +61,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    args.output.export.check()?;
+    let mut writes = args.output.export.writes()?;
     if let Some(dir) = &args.plot
         && dir.exists()
         && !dir.is_dir()
@@ -86,15 +86,15 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     let report = matrix::sweep(&place.root, &options).context("sweeping the benchmark matrix")?;
     if let Some(dir) = &args.plot {
-        plot(&report, dir, args.force)?;
+        plot(&report, dir, args.force, &mut writes)?;
     }
-    args.output.emit(&report)?;
+    args.output.emit(&writes, &report)?;
     Ok(report.status.into())
 }
 
 /// One chart per covered entry, named after it (characters a file name cannot hold become `_`); every
 /// target is checked before any is written, so a refusal leaves nothing half done.
-fn plot(report: &MatrixReport, dir: &Path, force: bool) -> anyhow::Result<()> {
+fn plot(report: &MatrixReport, dir: &Path, force: bool, writes: &mut Writes) -> anyhow::Result<()> {
     let mut taken = std::collections::BTreeSet::new();
     let mut targets = Vec::new();
     for entry in &report.plots {
@@ -110,13 +110,16 @@ fn plot(report: &MatrixReport, dir: &Path, force: bool) -> anyhow::Result<()> {
             n += 1;
             name = format!("{stem}-{n}.svg");
         }
-        let path = dir.join(name);
-        alsim::input::refuse_to_overwrite(&path, force, "plot")?;
-        targets.push((path, &entry.sweeps));
+        targets.push((dir.join(name), &entry.sweeps));
     }
+    // The directory is made once the charts are known: in a new one, no chart can be refused.
     std::fs::create_dir_all(dir).with_context(|| format!("--plot: creating {}", dir.display()))?;
+    let mut slots = Vec::new();
     for (path, sweeps) in targets {
-        report::plot_sweeps_svg(sweeps, None, &path)?;
+        slots.push((writes.add("plot", &path, force)?, sweeps));
+    }
+    for (slot, sweeps) in slots {
+        writes.write(slot, report::plot_sweeps_svg(sweeps, None)?.as_bytes())?;
     }
     Ok(())
 }

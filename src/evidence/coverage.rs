@@ -8,14 +8,16 @@
 //! of steps, split between the phases by the time spent in each, and its per-count step totals are drawn
 //! exactly (multinomial, as sequential binomials). The window's per-position counts are what alsim reads
 //! from vLLM or ATOM; [`coverage`] runs them through the same [`super::estimate()`] and
-//! [`super::AlEstimate::decisive`] interval that `alsim eval` judges a pin by.
+//! [`super::AlEstimate::decisive`] interval that `alsim eval` judges a pin by, and [`verdicts`] through
+//! [`super::evaluate`] itself: how often a pin is called wrong (exit 1) or left undecided (exit 3).
 
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Binomial, Distribution as _, Exp};
 
 use super::estimate::{batch, estimate, ratio_batch_means};
-use super::{Location, Window};
+use super::{Evidence, InputFormat, Location, PinUnderTest, Verdict, Window, evaluate};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 
 /// A run whose acceptance switches between two chains.
@@ -170,5 +172,61 @@ pub fn coverage(model: &PhaseModel, runs: usize, seed: u64, level: f64) -> Resul
         independent: share(independent),
         per_window: share(per_window),
         undecided: share(undecided),
+    })
+}
+
+/// What `alsim eval` says of a pin over simulated runs: shares of the runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdicts {
+    /// Runs simulated.
+    pub runs: usize,
+    /// Share whose decisive interval covers the true AL.
+    pub covered: f64,
+    /// Share called "pin too high" or "pin too low" (exit 1).
+    pub wrong: f64,
+    /// Share left inconclusive (exit 3).
+    pub undecided: f64,
+    /// Share whose decisive interval lies outside the pin's band: what would be called wrong were no run
+    /// left undecided for its autocorrelation.
+    pub outside: f64,
+}
+
+/// Simulates `runs` runs of `model` from `seed` (as [`coverage`] does) and judges a pin of `pin_al` at the
+/// default tolerance and `level` on each, as `alsim eval` does with the run's windows as its time series.
+///
+/// # Errors
+/// [`Error::Invalid`] for an invalid model, pin or level.
+pub fn verdicts(model: &PhaseModel, pin_al: f64, runs: usize, seed: u64, level: f64) -> Result<Verdicts> {
+    let truth = model.true_al();
+    let k = model.easy.len();
+    let pin = PinUnderTest::new(pin_al, k, super::verdict::DEFAULT_TOLERANCE, level, "simulated")?;
+    let (band_lo, band_hi) = (pin.al - pin.tolerance, pin.al + pin.tolerance);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut covered, mut wrong, mut undecided, mut outside) = (0usize, 0usize, 0usize, 0usize);
+    for _ in 0..runs {
+        let windows = model.run(&mut rng)?;
+        let evidence = Evidence {
+            location: Location::in_file("simulated", None),
+            engine: Engine::Vllm,
+            format: InputFormat::Prometheus,
+            k: None,
+            total: Window::sum(&windows).ok_or_else(|| Error::invalid("windows", "a run needs windows"))?,
+            batches: windows,
+            notes: Vec::new(),
+        };
+        let report = evaluate(&pin, &[evidence])?;
+        let ci = report.files[0].estimate.decisive().confidence_interval;
+        covered += usize::from(ci.lower_bound <= truth && truth <= ci.upper_bound);
+        wrong += usize::from(report.overall.differs());
+        undecided += usize::from(report.overall == Verdict::Inconclusive);
+        outside += usize::from(ci.upper_bound < band_lo || ci.lower_bound > band_hi);
+    }
+    let share = |n: usize| n as f64 / runs.max(1) as f64;
+    Ok(Verdicts {
+        runs,
+        covered: share(covered),
+        wrong: share(wrong),
+        undecided: share(undecided),
+        outside: share(outside),
     })
 }

@@ -59,6 +59,8 @@ pub fn read(reader: impl BufRead, origin: &str, options: &ReadOptions) -> Result
 pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &mut Reducer) -> Result<()> {
     let mut current = Snapshot::new(origin);
     let mut pushed = 0usize;
+    // The first series seen twice, which began the second scrape: its line and name.
+    let mut repeated: Option<(usize, String)> = None;
     // The line the input ends inside, and whether it begins the next scrape.
     let mut cut: Option<(usize, bool)> = None;
     let lines = super::for_each_line(reader, origin, |line_no, line, end| {
@@ -98,6 +100,7 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &
         };
         let (mut labels, value) = parse_sample(&line[name_len..]).map_err(|m| here(format!("{name}: {m}")))?;
         if !current.add(family, &mut labels, value, split, Some(line_no))? {
+            repeated.get_or_insert_with(|| (line_no, name.to_string()));
             reducer.push(std::mem::replace(&mut current, Snapshot::new(origin)))?;
             pushed += 1;
             current.add(family, &mut labels, value, split, Some(line_no))?;
@@ -128,9 +131,22 @@ pub fn parse(reader: impl BufRead, origin: &str, split: Option<&str>, reducer: &
         )),
         None => {}
     }
-    if !current.is_empty() {
+    let empty = current.is_empty();
+    if !empty {
         reducer.push(current)?;
-    } else if pushed == 0 {
+    }
+    // A series listed twice on one page (or scrapes taken before anything happened) reads as scrapes with
+    // nothing between them: say where, rather than only that no step was counted.
+    if let Some((line, name)) = repeated.filter(|_| reducer.counted_nothing()) {
+        return Err(Error::parse(
+            origin,
+            Some(line),
+            format!(
+                "{name} appears again here, which begins another scrape, but no counter moved since the one before, so no verification step was counted (D = 0): a page lists each series once; concatenate scrapes taken at different times"
+            ),
+        ));
+    }
+    if empty && pushed == 0 {
         return Err(Error::parse(
             origin,
             (lines > 0).then_some(lines),
@@ -348,6 +364,14 @@ mod tests {
             "{:?}",
             e[0].notes
         );
+    }
+
+    #[test]
+    fn a_page_that_repeats_a_series_says_where() {
+        let page = "vllm:spec_decode_num_drafts_total 1000\nvllm:spec_decode_num_accepted_tokens_total 1800\n";
+        let err = read(&format!("{page}{page}")).unwrap_err().to_string();
+        assert!(err.starts_with("t.prom:3: vllm:spec_decode_num_drafts_total appears again here"), "{err}");
+        assert!(!err.contains("the run drafted nothing"), "{err}");
     }
 
     #[test]

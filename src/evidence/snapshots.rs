@@ -68,6 +68,8 @@ pub struct Reducer<'a> {
     /// The latest snapshot, with the series it lacked kept at their last reading.
     previous: Option<Snapshot>,
     snapshots: usize,
+    /// Verification steps counted between snapshots, over every group.
+    steps_between: f64,
     groups: BTreeMap<Option<String>, Group>,
     notes: Vec<Note>,
     /// Whether any sample carried the `--split` label.
@@ -83,6 +85,7 @@ impl<'a> Reducer<'a> {
             engine: None,
             previous: None,
             snapshots: 0,
+            steps_between: 0.0,
             groups: BTreeMap::new(),
             notes: Vec::new(),
             split_seen: false,
@@ -181,7 +184,9 @@ impl<'a> Reducer<'a> {
                 let at = Location::in_file(group_name(&origin, &group_key, options), line);
                 group.note(Note::new(NoteKind::SeriesBreak, at, message));
             }
-            group.series.push(window(engine, &delta.counts, k_value, &origin, options)?);
+            let between = window(engine, &delta.counts, k_value, &origin, options)?;
+            self.steps_between += between.steps;
+            group.series.push(between);
         }
         if let Some(before) = &previous {
             snapshot.carry(before)?;
@@ -189,6 +194,11 @@ impl<'a> Reducer<'a> {
         self.previous = Some(snapshot);
         self.snapshots += 1;
         Ok(())
+    }
+
+    /// Whether several snapshots were pushed and no verification step was counted between any two.
+    pub(crate) fn counted_nothing(&self) -> bool {
+        self.snapshots >= 2 && self.steps_between == 0.0
     }
 
     /// The evidence of every split group.

@@ -173,7 +173,7 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
     };
     let notes = |results: &[&FileResult]| -> Vec<Note> { results.iter().flat_map(|f| f.notes.clone()).collect() };
     let all: Vec<&FileResult> = report.files.iter().collect();
-    Ok(match (&report.pooled, report.files.as_slice()) {
+    let mut point = match (&report.pooled, report.files.as_slice()) {
         (Some(pooled), _) => {
             let mut pooled_notes = notes(&all);
             pooled_notes.extend(pooled.notes.iter().cloned());
@@ -193,7 +193,11 @@ pub fn estimate_k(k: usize, runs: &[Evidence], confidence: f64) -> Result<KEstim
             result.read_back = several.iter().find_map(|f| f.read_back.clone());
             result
         }
-    })
+    };
+    // An AL lies in [1, k + 1]: a wide interval (two runs' Student-t, one degree of freedom) stops there.
+    let ci = &mut point.al.confidence_interval;
+    (ci.lower_bound, ci.upper_bound) = (ci.lower_bound.max(1.0), ci.upper_bound.min(k as f64 + 1.0));
+    Ok(point)
 }
 
 /// What the collected curve is for: the facts its header records.
@@ -251,6 +255,12 @@ pub struct Collection {
 }
 
 impl Collection {
+    /// Whether the curve is written: not when the runs of some k disagree beyond their noise (their pooled
+    /// value describes none of the workloads).
+    pub fn writes_curve(&self) -> bool {
+        !self.points.iter().any(KEstimate::heterogeneous)
+    }
+
     /// Whether the check found errors in the curve or some k's runs disagree.
     pub fn has_problem(&self) -> bool {
         self.check.tally.errors > 0 || self.points.iter().any(KEstimate::heterogeneous)
@@ -348,34 +358,14 @@ fn point_comment(p: &KEstimate, confidence: f64) -> String {
     )
 }
 
-/// Refuses `path` as the output when it exists and `force` is not set, or when it is one of the `runs`
-/// (never overwritten, even with `force`). Called before any evidence is read, so a long read never ends in
-/// a refusal, and again by [`write_file`].
+/// Writes the collected file to `path`, replacing a file there only when `force` is set, and never a file
+/// this process read ([`crate::output`]).
 ///
 /// # Errors
-/// [`Error::Parameter`] naming `output`.
-pub fn check_output(path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
-    let same = |run: &&Path| match (run.canonicalize(), path.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if runs.iter().any(same) {
-        return Err(Error::parameter(
-            "output",
-            format!("{} is one of the runs read: it is never overwritten", path.display()),
-        ));
-    }
-    crate::input::refuse_to_overwrite(path, force, "output")?;
-    Ok(())
-}
-
-/// Writes the collected file to `path` after [`check_output`].
-///
-/// # Errors
-/// As [`check_output`]; [`Error::Io`] when the file cannot be written.
-pub fn write_file(collection: &Collection, path: &Path, force: bool, runs: &[&Path]) -> Result<()> {
-    check_output(path, force, runs)?;
-    std::fs::write(path, &collection.text).map_err(|e| Error::io(path, e))
+/// [`Error::Parameter`] naming `output` when the path cannot be written or is a file read; settled by
+/// `force` when the file exists.
+pub fn write_file(collection: &Collection, path: &Path, force: bool) -> Result<()> {
+    crate::output::write_one("output", path, force, collection.text.as_bytes())
 }
 
 #[cfg(test)]

@@ -93,6 +93,12 @@ pub struct CheckReport {
     pub strict: bool,
     /// The outcome.
     pub status: Status,
+    /// The allow entries applied (the allow-list's and the inline ones), for `--base` to compare.
+    #[serde(skip)]
+    pub allow: AllowList,
+    /// The files read, relative to the root.
+    #[serde(skip)]
+    pub files: Vec<String>,
 }
 
 /// Checks the repository at `repo`.
@@ -215,6 +221,8 @@ pub fn check_inventory(
         summary,
         strict: options.strict,
         status,
+        allow,
+        files: inventory.files,
     }
 }
 

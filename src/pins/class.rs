@@ -51,6 +51,8 @@ pub enum Class {
     Inert,
     /// An allow-list entry that matched nothing.
     StaleAllow,
+    /// Under `--base`: an allow entry the change adds, or widens to more files or a whole file.
+    AllowChanged,
     /// Under `--base`: a file the base checked that the working tree still has, but its ignore files,
     /// excludes or configuration drop.
     DroppedFile,
@@ -58,7 +60,7 @@ pub enum Class {
 
 impl Class {
     /// Every class, in order.
-    pub const ALL: [Class; 19] = [
+    pub const ALL: [Class; 20] = [
         Class::WrongK,
         Class::WrongDrafter,
         Class::WrongThinkingMode,
@@ -77,6 +79,7 @@ impl Class {
         Class::DuplicateKey,
         Class::Inert,
         Class::StaleAllow,
+        Class::AllowChanged,
         Class::DroppedFile,
     ];
 
@@ -101,6 +104,7 @@ impl Class {
             Class::DuplicateKey => "duplicate-key",
             Class::Inert => "inert",
             Class::StaleAllow => "stale-allow",
+            Class::AllowChanged => "allow-changed",
             Class::DroppedFile => "dropped-file",
         }
     }
@@ -153,6 +157,9 @@ impl Class {
             Class::DuplicateKey => "write the key once: YAML readers keep only the last value",
             Class::Inert => "remove the setting, or enable speculative decoding for the role it is meant for",
             Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",
+            Class::AllowChanged => {
+                "have the new or wider allow entry reviewed, or sanction only the findings it is for"
+            }
             Class::DroppedFile => {
                 "check the file again: narrow the ignore entry or exclude, or allow the finding with its reason"
             }

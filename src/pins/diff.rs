@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::rules::dropped_file::{self, DroppedBy};
 use super::walk::{self, Excludes};
-use super::{AllowList, CheckReport, CheckSummary, Class, Finding, Status, Tally};
+use super::{AllowList, CheckReport, CheckSummary, Class, Finding, Status, Tally, rules};
 use crate::error::{Error, Result};
 
 /// How a finding of the working tree stands against the base revision.
@@ -127,6 +127,10 @@ pub fn compare(head: CheckReport, base: &CheckReport, base_rev: &str, base_commi
         *at_base.entry(key_of(f)).or_default() += 1;
     }
     let mut findings = Vec::with_capacity(head.findings.len());
+    // An allow entry the change brings or widens sanctions findings no one reviewed: a new finding itself.
+    for f in rules::allow_changed::findings(&head.allow, &base.allow, &head.files) {
+        findings.push(ComparedFinding { change: Change::New, finding: f });
+    }
     for f in &head.findings {
         let change = match at_base.get_mut(&key_of(f)) {
             Some(n) if *n > 0 => {
@@ -341,6 +345,8 @@ mod tests {
             summary: CheckSummary { tally: Tally { errors, ..Default::default() }, ..Default::default() },
             strict: false,
             status: if errors > 0 { Status::Fail } else { Status::Pass },
+            allow: AllowList::default(),
+            files: Vec::new(),
         }
     }
 

@@ -408,6 +408,9 @@ pub struct Inventory {
     /// The inline allows (`# alsim: allow CLASS -- REASON`) written in the files read.
     #[serde(skip)]
     pub inline_allows: AllowList,
+    /// The files read, relative to the root: what an allow entry's `file` pattern is matched against.
+    #[serde(skip)]
+    pub files: Vec<String>,
 }
 
 /// Scans the repository at `root`: walks it (without what `excludes` names), builds the launch graph, discovers every pin and resolves

@@ -37,7 +37,7 @@ fn result_row(r: &FileResult) -> Vec<Cell> {
             (Some(d), Some(deff)) => {
                 format!("{} deff {deff:.2} ({} {})", estimate_text(d, 3), e.batches, e.batch_source).into()
             }
-            (Some(d), None) => format!("{} ({} {})", estimate_text(d, 3), e.batches, e.batch_source).into(),
+            (Some(d), None) => format!("{} deff n/a ({} {})", estimate_text(d, 3), e.batches, e.batch_source).into(),
             _ => "-".into(),
         },
         verdict_cell(r).into(),

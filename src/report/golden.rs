@@ -16,9 +16,10 @@ fn steps(value: Option<f64>) -> String {
 impl Report for Collection {
     fn tables(&self) -> Vec<Table> {
         let id = &self.identity;
+        let written = if self.writes_curve() { "written to" } else { "NOT written (the runs disagree) to" };
         let mut t = Table::new(
             format!(
-                "Golden curve {} ({}, {}, {}, {} draft sampling) written to {}",
+                "Golden curve {} ({}, {}, {}, {} draft sampling) {written} {}",
                 id.model, id.mode, id.drafter, id.method, id.draft_sampling, self.output
             ),
             &["k", "AL", "SE", "basis", &format!("{:.0}% CI", self.confidence * 100.0), "steps", "runs", "runs agree"],
@@ -59,8 +60,11 @@ impl Report for Collection {
         for p in &self.points {
             let k = p.k;
             if p.heterogeneous() {
+                let runs: Vec<String> =
+                    p.runs.iter().map(|r| format!("{} AL {}", r.location, fixed(r.al, 3))).collect();
                 notes.push(format!(
-                    "k = {k}: the runs disagree beyond noise; the value is their pooled counts with the between-run standard error, and describes none of the workloads well"
+                    "k = {k}: the runs disagree beyond their noise ({}), so no curve was written: their pooled value describes none of the workloads; collect each workload's curve from its own runs",
+                    runs.join(", ")
                 ));
             }
             notes.extend(p.undecided.iter().map(|u| format!("k = {k}: no interval can be trusted yet: {u}")));

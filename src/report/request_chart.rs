@@ -1,8 +1,6 @@
 //! The per-request chart of `alsim simulate --plot`: the distribution of TPOT or per-user speed under real
 //! acceptance and under each pin.
 
-use std::path::Path;
-
 use plotters::prelude::*;
 
 use super::chart::titled;
@@ -43,16 +41,12 @@ impl PlotMetric {
     }
 }
 
-/// Draws the empirical distribution (CDF) of a per-request metric — TPOT or per-user speed — for every
-/// source of `report` as an SVG at `path`.
+/// The empirical distribution (CDF) of a per-request metric — TPOT or per-user speed — for every source of
+/// `report`, as SVG text.
 ///
 /// # Errors
-/// [`Error::Io`] when the folder does not exist or the file cannot be written.
-pub fn plot_requests(report: &SimReport, metric: PlotMetric, path: &Path) -> Result<()> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::NotFound, "the folder does not exist")));
-    }
+/// [`Error::Invalid`] when the chart cannot be drawn.
+pub fn plot_requests(report: &SimReport, metric: PlotMetric) -> Result<String> {
     let sorted: Vec<(String, Vec<f64>)> = report
         .sources
         .iter()
@@ -66,8 +60,9 @@ pub fn plot_requests(report: &SimReport, metric: PlotMetric, path: &Path) -> Res
     let low = sorted.iter().map(|(_, v)| quantile(v, 0.0)).fold(f64::INFINITY, f64::min);
     let high = sorted.iter().map(|(_, v)| quantile(v, 0.999)).fold(f64::NEG_INFINITY, f64::max);
     let pad = ((high - low) * 0.05).max(1e-3);
-    let draw = || -> std::result::Result<(), Box<dyn std::error::Error>> {
-        let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    let mut svg = String::new();
+    let mut draw = || -> std::result::Result<(), Box<dyn std::error::Error>> {
+        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
         root.fill(&WHITE)?;
         let title = format!("{}, step {} ms, {}", metric.title(), report.step_ms, report.output_lengths.describe());
         let below = titled(&root, &title, 20)?;
@@ -105,5 +100,6 @@ pub fn plot_requests(report: &SimReport, metric: PlotMetric, path: &Path) -> Res
         root.present()?;
         Ok(())
     };
-    draw().map_err(|e| Error::io(path, std::io::Error::other(e.to_string())))
+    draw().map_err(|e| Error::invalid("plot", format!("drawing the chart failed: {e}")))?;
+    Ok(svg)
 }

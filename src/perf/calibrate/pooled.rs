@@ -54,9 +54,8 @@ pub(super) fn pooled_fits(
 ///
 /// # Errors
 /// [`Error::Parameter`] naming `output` when nothing was fitted (no rows, a profile scored as it is, or an
-/// exchange file, whose fit no profile column holds),
-/// settled by `force` when the file exists ([`crate::input::refuse_to_overwrite`]); [`Error::Io`] on write
-/// failure.
+/// exchange file, whose fit no profile column holds), settled by `force` when the file exists; as
+/// [`crate::output::write_one`] when it cannot be written.
 pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Result<()> {
     if calibration.mode == Mode::Score {
         return Err(Error::parameter(
@@ -73,7 +72,6 @@ pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Res
     if calibration.pooled.is_empty() {
         return Err(Error::parameter("output", "no spec-off rows could be fitted, so there is no profile to write"));
     }
-    crate::input::refuse_to_overwrite(path, force, "output")?;
     let mut text = format!(
         "# alsim calibrated hardware profiles, fitted on {}.\n# Use with: alsim predict --profile {}\n",
         calibration.origin,
@@ -94,5 +92,5 @@ pub fn write_profile(calibration: &Calibration, path: &Path, force: bool) -> Res
         text.push_str(&p.profile.csv_row());
         text.push('\n');
     }
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    crate::output::write_one("output", path, force, text.as_bytes())
 }

@@ -397,6 +397,25 @@ mod tests {
         names.filter(|n| n.ends_with(TEMP_SUFFIX)).collect()
     }
 
+    /// As `sed -i`: a group the user is not in is given up with a warning naming it; an owner is never.
+    #[cfg(unix)]
+    #[test]
+    fn a_group_that_cannot_be_kept_is_given_up_with_a_warning() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::create(dir.path().join("new")).unwrap();
+        let (uid, gid) = (file.metadata().unwrap().uid(), file.metadata().unwrap().gid());
+        let refused = |_: &std::fs::File, _: Option<u32>, _: Option<u32>| Err(std::io::Error::other("EPERM"));
+        use super::write::keep_owner;
+        let said = keep_owner(&file, (uid, gid + 1), refused).unwrap().unwrap();
+        assert_eq!(
+            said,
+            format!("its group (gid {}) could not be kept: it is written with your group (gid {gid})", gid + 1)
+        );
+        assert!(keep_owner(&file, (uid + 1, gid), refused).is_err(), "another owner is never given up");
+        assert_eq!(keep_owner(&file, (uid, gid), refused).unwrap(), None, "nothing to change");
+    }
+
     #[test]
     fn a_rename_failing_midway_names_the_files_written_and_not() {
         let dir = tempfile::tempdir().unwrap();

@@ -13,6 +13,7 @@ use tempfile::NamedTempFile;
 use super::{FixPlan, Replacement, apply, locate, os_path};
 use crate::error::{Error, Result};
 use crate::input::{SMALL_FILE_LIMIT, read_text};
+use crate::output::sync_dir;
 
 /// What names a temporary file of ours, after `.NAME.` and the random part: no candidate of the walk ends
 /// so, and a leftover (from a crash) says what made it.
@@ -50,6 +51,8 @@ struct Staged {
     old: String,
     temp: NamedTempFile,
     changes: usize,
+    /// What of the old file could not be kept (its group), said as a warning.
+    not_kept: Option<String>,
 }
 
 /// A plan's files written to temporary files, none replaced yet ([`prepare`]); dropped, it removes them.
@@ -65,6 +68,8 @@ pub struct Written {
     pub names: Vec<String>,
     /// Literals changed in it.
     pub changes: usize,
+    /// What of the old file could not be kept (its group, where the user is not in it), as `sed -i` warns.
+    pub not_kept: Option<String>,
 }
 
 /// Reads every file `plan` changes in the repository at `repo` again, makes its edits in what is there now
@@ -158,25 +163,43 @@ fn stage(file: Reached) -> Result<Staged> {
         tempfile::Builder::new().prefix(&prefix).suffix(TEMP_SUFFIX).tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
     let file = temp.as_file();
     #[cfg(unix)]
-    keep_owner(file, meta).map_err(|e| {
+    let not_kept = {
         use std::os::unix::fs::MetadataExt;
-        Error::invalid(name, format!("its owner (uid {}, gid {}) cannot be kept: {e}", meta.uid(), meta.gid()))
-    })?;
+        keep_owner(file, (meta.uid(), meta.gid()), |f, u, g| std::os::unix::fs::fchown(f, u, g)).map_err(|e| {
+            Error::invalid(name, format!("its owner (uid {}, gid {}) cannot be kept: {e}", meta.uid(), meta.gid()))
+        })?
+    };
+    #[cfg(not(unix))]
+    let not_kept = None;
     // After the owner: changing it clears set-id bits.
     file.set_permissions(meta.permissions()).map_err(|e| Error::io(temp.path(), e))?;
     temp.write_all(new.as_bytes()).map_err(|e| Error::io(temp.path(), e))?;
     temp.as_file().sync_all().map_err(|e| Error::io(temp.path(), e))?;
-    Ok(Staged { names, paths, id, changes: placed.len(), old, temp })
+    Ok(Staged { names, paths, id, changes: placed.len(), old, temp, not_kept })
 }
 
+/// Gives the new file the old one's owner `uid` and group `gid` through `chown`. A group the user is not in cannot be
+/// kept: the file is then written with the user's group, and what changed is returned for a warning, as
+/// `sed -i` does; an owner that cannot be kept refuses the file.
 #[cfg(unix)]
-fn keep_owner(file: &std::fs::File, meta: &Metadata) -> std::io::Result<()> {
+pub(super) fn keep_owner(
+    file: &std::fs::File,
+    (uid, gid): (u32, u32),
+    chown: impl Fn(&std::fs::File, Option<u32>, Option<u32>) -> std::io::Result<()>,
+) -> std::io::Result<Option<String>> {
     use std::os::unix::fs::MetadataExt;
     let now = file.metadata()?;
-    if (now.uid(), now.gid()) == (meta.uid(), meta.gid()) {
-        return Ok(());
+    if (now.uid(), now.gid()) == (uid, gid) {
+        return Ok(None);
     }
-    std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()))
+    match chown(file, Some(uid), Some(gid)) {
+        Ok(()) => Ok(None),
+        Err(_) if now.uid() == uid => Ok(Some(format!(
+            "its group (gid {gid}) could not be kept: it is written with your group (gid {})",
+            now.gid()
+        ))),
+        Err(e) => Err(e),
+    }
 }
 
 impl StagedFix {
@@ -209,7 +232,7 @@ impl StagedFix {
         let mut done = Vec::new();
         let mut staged = self.staged.into_iter();
         while let Some(file) = staged.next() {
-            let Staged { names, paths, temp, changes, .. } = file;
+            let Staged { names, paths, temp, changes, not_kept, .. } = file;
             let mut replaced = 0;
             let result = replace(temp, &paths, &mut replaced, &mut before_rename);
             written.extend(names.iter().filter(|(_, i)| *i < replaced).map(|(n, _)| n.clone()));
@@ -231,7 +254,7 @@ impl StagedFix {
                     ),
                 ));
             }
-            done.push(Written { names: names.into_iter().map(|(n, _)| n).collect(), changes });
+            done.push(Written { names: names.into_iter().map(|(n, _)| n).collect(), changes, not_kept });
         }
         dirs.sort();
         dirs.dedup();
@@ -290,12 +313,4 @@ impl Staged {
 
 fn listed(names: &[String]) -> String {
     if names.is_empty() { "none".into() } else { names.join(", ") }
-}
-
-/// Syncs a directory, so that the renames in it survive a power loss. Best effort: the renames are done,
-/// each file is whole whether or not this succeeds, and some systems cannot open a directory to sync it.
-fn sync_dir(dir: &Path) {
-    if let Ok(handle) = std::fs::File::open(dir) {
-        let _ = handle.sync_all();
-    }
 }

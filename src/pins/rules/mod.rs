@@ -18,6 +18,7 @@
 //! nothing are judged by the check once the pins are ([`curve_problem::run`], [`stale_allow::unused`]).
 //! Pull-request mode's own class (a dropped file) is decided by comparing the two walks ([`dropped_file`]).
 
+pub(crate) mod allow_changed;
 pub(crate) mod assumption;
 pub(crate) mod curve_problem;
 pub(crate) mod drift;

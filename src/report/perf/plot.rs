@@ -1,8 +1,6 @@
 //! The chart InferenceX readers know: throughput per GPU (y) against per-user speed (x), one curve per k
 //! through the concurrencies, the Pareto frontier over all of them, and the chosen k per concurrency ringed.
 
-use std::path::Path;
-
 use plotters::prelude::*;
 
 use super::setup;
@@ -10,29 +8,32 @@ use crate::error::{Error, Result};
 use crate::perf::{PredictReport, Sweep};
 use crate::report::chart::titled;
 
-/// Draws one panel per sweep of `alsim predict`'s report.
+/// One panel per sweep of `alsim predict`'s report, as SVG text.
 ///
 /// # Errors
-/// [`Error::Io`] when the file cannot be written.
-pub fn plot_svg(report: &PredictReport, path: &Path) -> Result<()> {
-    plot_sweeps_svg(&report.sweeps, report.min_user_tps, path)
+/// [`Error::Invalid`] when the chart cannot be drawn.
+pub fn plot_svg(report: &PredictReport) -> Result<String> {
+    plot_sweeps_svg(&report.sweeps, report.min_user_tps)
 }
 
-/// Draws one panel per sweep (one entry's points in `alsim sweep`), with the per-user floor when one is set.
+/// One panel per sweep (one entry's points in `alsim sweep`), with the per-user floor when one is set, as
+/// SVG text.
 ///
 /// # Errors
-/// [`Error::Io`] when the file cannot be written.
-pub fn plot_sweeps_svg(sweeps: &[Sweep], min_user_tps: Option<f64>, path: &Path) -> Result<()> {
+/// [`Error::Invalid`] when the chart cannot be drawn.
+pub fn plot_sweeps_svg(sweeps: &[Sweep], min_user_tps: Option<f64>) -> Result<String> {
     let height = 560 * sweeps.len().max(1) as u32;
-    let root = SVGBackend::new(path, (980, height)).into_drawing_area();
-    let draw_error =
-        |e: &dyn std::fmt::Display| Error::io(path, std::io::Error::other(format!("drawing the chart failed: {e}")));
-    root.fill(&WHITE).map_err(|e| draw_error(&e))?;
-    for (panel, sweep) in root.split_evenly((sweeps.len().max(1), 1)).iter().zip(sweeps) {
-        draw_sweep(panel, sweep, min_user_tps).map_err(|e| draw_error(&e))?;
+    let mut svg = String::new();
+    let draw_error = |e: &dyn std::fmt::Display| Error::invalid("plot", format!("drawing the chart failed: {e}"));
+    {
+        let root = SVGBackend::with_string(&mut svg, (980, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| draw_error(&e))?;
+        for (panel, sweep) in root.split_evenly((sweeps.len().max(1), 1)).iter().zip(sweeps) {
+            draw_sweep(panel, sweep, min_user_tps).map_err(|e| draw_error(&e))?;
+        }
+        root.present().map_err(|e| draw_error(&e))?;
     }
-    root.present().map_err(|e| draw_error(&e))?;
-    Ok(())
+    Ok(svg)
 }
 
 fn draw_sweep<DB: DrawingBackend>(

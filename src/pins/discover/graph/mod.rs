@@ -504,6 +504,7 @@ fn prefix_models(entries: &[Entry]) -> BTreeMap<String, EntryRef> {
 /// The inventory of a built graph: its pins and what was recorded, with the inline allows of `files`.
 fn inventory(graph: Graph, files: &Files) -> Inventory {
     let files_read = files.texts.len();
+    let files_seen = files.texts.iter().map(|f| f.rel.clone()).collect();
     let config_entries = graph.entries.clone();
     let entries = config_entries.len();
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
@@ -523,6 +524,7 @@ fn inventory(graph: Graph, files: &Files) -> Inventory {
         observed,
         tables: tables_found,
         inline_allows,
+        files: files_seen,
     }
 }
 
