@@ -187,14 +187,14 @@ pub fn check_inventory(
     let scan_level: Vec<(Location, Class, String)> =
         findings[..discovered].iter().map(|f| (f.location.clone(), f.class, f.message.clone())).collect();
     if judge_curves {
-        findings.extend(rules::curve_problem::run(curves::problems(curves, repo), &used));
+        findings.extend(rules::curves(&curves::problems(curves, repo), &used));
     }
     findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
     findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
     let mut allow = options.allow.clone().unwrap_or_default();
     allow.extend(inventory.inline_allows);
     let unused = allow.apply(&mut findings);
-    findings.extend(rules::stale_allow::unused(&unused));
+    findings.extend(rules::allow_list(&unused));
     for (checked, own) in pins.iter_mut().zip(&own) {
         checked.problems = findings
             .iter()

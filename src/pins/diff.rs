@@ -18,7 +18,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::rules::dropped_file::{self, DroppedBy};
+use super::rules::DroppedBy;
 use super::walk::{self, Excludes};
 use super::{AllowList, CheckReport, CheckSummary, Class, Finding, Status, Tally, rules};
 use crate::error::{Error, Result};
@@ -128,7 +128,7 @@ pub fn compare(head: CheckReport, base: &CheckReport, base_rev: &str, base_commi
     }
     let mut findings = Vec::with_capacity(head.findings.len());
     // An allow entry the change brings or widens sanctions findings no one reviewed: a new finding itself.
-    for f in rules::allow_changed::findings(&head.allow, &base.allow, &head.files) {
+    for f in rules::allow_changes(&head.allow, &base.allow, &head.files) {
         findings.push(ComparedFinding { change: Change::New, finding: f });
     }
     for f in &head.findings {
@@ -211,9 +211,9 @@ pub fn dropped_files(
     let mut found: Vec<Finding> = base_files
         .covered()
         .filter(|rel| keep(rel) && !covered.contains(rel) && still_there(rel))
-        .map(|rel| {
+        .flat_map(|rel| {
             let by = if head.1.drops(rel) { DroppedBy::Exclude } else { DroppedBy::IgnoreFile };
-            dropped_file::dropped(rel, base_rev, by)
+            rules::dropped(rel, base_rev, by)
         })
         .collect();
     for finding in &mut found {

@@ -18,12 +18,12 @@ use crate::pins::curves::{CurveEntry, CurveProblem};
 use crate::pins::{Class, Finding, Location, Severity};
 
 /// The findings of `problems`, each told whether a pin's expected value rests on its entry (`used`).
-pub(crate) fn run(problems: Vec<CurveProblem>, used: &[CurveEntry]) -> Vec<Finding> {
+pub(crate) fn run(problems: &[CurveProblem], used: &[CurveEntry]) -> Vec<Finding> {
     problems
-        .into_iter()
+        .iter()
         .map(|p| {
-            let rests_on_a_pin = p.entry.map(|entry| used.contains(&entry));
-            finding(p.at, p.text, p.severity, rests_on_a_pin)
+            let rests_on_a_pin = p.entry.as_ref().map(|entry| used.contains(entry));
+            finding(p.at.clone(), p.text.clone(), p.severity, rests_on_a_pin)
         })
         .collect()
 }

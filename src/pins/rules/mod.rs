@@ -2,21 +2,21 @@
 //! discovery resolved and words its class's findings. No finding of the pin check is made outside these
 //! modules (a test below holds the rest of `pins` to that).
 //!
-//! A pin's value is judged by [`judge`] over its [`Resolution`]: a fact that stayed undecided is
-//! `unresolved`, unless the value is out of [1, k+1] whatever the golden value. With every fact known, the
-//! decisive rules run in the order of docs/pins.md's annotations — an effort the curve was not collected
-//! at, a value outside [1, k+1], a rates list the engine refuses or that is another k's chain, a chain off
-//! its golden positions; a value on its golden AL is then `ok` (with the caveats of what was assumed), one
-//! right only under the other draft sampling `unconfirmed`, and one off its golden AL takes the class of
-//! the first explanation that matches ([`EXPLANATIONS`]), else `mismatch`.
+//! One registry ([`REGISTRY`], as ruff's `codes.rs` names every rule) gives each class its rules and the
+//! stage of the check that runs each ([`Rule`]), and every stage dispatches through it: the scan has the
+//! rules over the inventory judge it ([`run`]): discovery records what it read as plain records
+//! (`crate::pins::observed`) and pins, and each rule decides from those alone whether they are findings of
+//! its class. The check judges each pin's value ([`judge`]), then the golden curves' own problems
+//! ([`curves`]) and the allow-list entries that sanction nothing ([`allow_list`]); the comparison under
+//! `--base` judges what only two trees decide ([`allow_changes`], [`dropped`]).
 //!
-//! The rest are rules over the inventory ([`run`], one per class in [`INVENTORY_RULES`]): discovery records
-//! what it read as plain records (`crate::pins::observed`) and pins, and each rule decides from those alone
-//! whether they are findings of its class — eval leaks, values never passed, missing pins, drift, inert
-//! settings, unreadable files, duplicate keys, incomplete spellings, unresolved files and includes, inline
-//! allows that cannot be read. The golden curves' own problems and the allow-list entries that sanction
-//! nothing are judged by the check once the pins are ([`curve_problem::run`], [`stale_allow::unused`]).
-//! Pull-request mode's own class (a dropped file) is decided by comparing the two walks ([`dropped_file`]).
+//! A pin's value is judged over its [`Resolution`], step by step ([`Step`]), each step's rules in the
+//! registry's order: a fact that stayed undecided is `unresolved`, unless the value is out of [1, k+1]
+//! whatever the golden value. With every fact known, the decisive rules run — an effort the curve was not
+//! collected at, a value outside [1, k+1], a rates list the engine refuses or that is another k's chain, a
+//! chain off its golden positions; a value on its golden AL is then `ok` (with the caveats of what was
+//! assumed), one right only under the other draft sampling `unconfirmed`, and one off its golden AL takes
+//! the class of the first explanation that matches, else `mismatch`.
 
 pub(crate) mod allow_changed;
 pub(crate) mod assumption;
@@ -39,32 +39,142 @@ pub(crate) mod wrong_k;
 pub(crate) mod wrong_model;
 pub(crate) mod wrong_thinking_mode;
 
+pub(crate) use dropped_file::DroppedBy;
+
+use super::allow::{AllowEntry, AllowList};
+use super::curves::{CurveEntry, CurveProblem};
 use super::rates;
-use super::resolve::subject::{Resolution, Subject};
+use super::resolve::subject::{Resolution, Subject, Undecided};
 use super::verdict::ValueVerdict;
 use super::{Class, Finding, Inventory, Knob, Pin, plain_number};
 use crate::pins::resolve::lookup::{describe_query, short};
 
-/// A rule over the whole inventory: the findings of its records and pins, before any golden value.
-type InventoryRule = fn(&Inventory) -> Vec<Finding>;
+/// A class's rule, by the stage of the check that runs it (as ruff's `codes.rs` names each rule's source).
+#[derive(Clone, Copy)]
+pub(crate) enum Rule {
+    /// The scan, once discovery has recorded the tree: the findings of the inventory's records and pins
+    /// ([`run`]).
+    Inventory(fn(&Inventory) -> Vec<Finding>),
+    /// The check of each pin's value ([`judge`]), at one of its steps.
+    Value(Step),
+    /// The check, once every pin is judged: the golden curves' own problems, told the entries that pins'
+    /// expected values rest on ([`curves`]).
+    Curves(fn(&[CurveProblem], &[CurveEntry]) -> Vec<Finding>),
+    /// The check, once the allow-list is applied: the entries that sanctioned nothing ([`allow_list`]).
+    AllowList(fn(&[&AllowEntry]) -> Vec<Finding>),
+    /// The comparison under `--base`, of what only two trees decide.
+    Comparison(Comparison),
+}
 
-/// The rules over the inventory, by the class each makes (a pin's value is judged by [`judge`]).
-const INVENTORY_RULES: [(Class, InventoryRule); 10] = [
-    (Class::Spelling, spelling::run),
-    (Class::NeverPassed, never_passed::run),
-    (Class::EvalLeak, eval_leak::run),
-    (Class::MissingPin, missing_pin::run),
-    (Class::Drift, drift::run),
-    (Class::Unreadable, unreadable::run),
-    (Class::Unresolved, unresolved::run),
-    (Class::DuplicateKey, duplicate_key::run),
-    (Class::Inert, inert::run),
-    (Class::StaleAllow, stale_allow::run),
+/// A rule over one pin's value, by the step of [`judge`] that runs it. Within a step the rules run in the
+/// registry's order, and the first that applies decides.
+#[derive(Clone, Copy)]
+pub(crate) enum Step {
+    /// A fact stayed undecided: the verdict, when the rule applies (else the value is `unresolved`).
+    Undecided(fn(&Pin, &Undecided) -> Option<Judgement>),
+    /// Every fact known: the verdict, when the rule applies, before the value is compared with its golden AL.
+    Decides(fn(&Subject<'_>) -> Option<Judgement>),
+    /// A value on its golden AL: the caveats of what was assumed.
+    Caveats(fn(&Subject<'_>) -> Vec<Finding>),
+    /// A value off its golden AL: the verdict, when it is right under what was not confirmed.
+    Unconfirmed(fn(&Subject<'_>) -> Option<Judgement>),
+    /// A value off its golden AL: why, when it is another curve's (else it is a `mismatch`).
+    Explains(fn(&Subject<'_>) -> Option<String>),
+}
+
+/// A rule of the comparison under `--base`.
+#[derive(Clone, Copy)]
+pub(crate) enum Comparison {
+    /// The working tree's allow entries that no entry of the base covers over the tree's files
+    /// ([`allow_changes`]).
+    AllowChanges(fn(&AllowList, &AllowList, &[String]) -> Vec<Finding>),
+    /// A file the base checked that the working tree still has but drops ([`dropped`]).
+    Dropped(fn(&str, &str, DroppedBy) -> Finding),
+}
+
+/// Every class and its rules, one entry per class. The order is the order the rules of a stage run in:
+/// for a pin's value it decides which class a value takes (the effort the curve was not collected at
+/// before a value outside [1, k+1], and the explanations of a value off its golden AL in the order of
+/// docs/pins.md's classes about a value: spelling, drafter, thinking mode, k, model).
+pub(crate) const REGISTRY: [(Class, &[Rule]); 20] = [
+    (Class::Spelling, &[Rule::Inventory(spelling::run), Rule::Value(Step::Explains(spelling::value))]),
+    (Class::WrongDrafter, &[Rule::Value(Step::Explains(wrong_drafter::value))]),
+    (
+        Class::WrongThinkingMode,
+        &[
+            Rule::Value(Step::Decides(wrong_thinking_mode::effort)),
+            Rule::Value(Step::Explains(wrong_thinking_mode::value)),
+        ],
+    ),
+    (
+        Class::OutOfRange,
+        &[
+            Rule::Value(Step::Undecided(out_of_range::undecided)),
+            Rule::Value(Step::Decides(out_of_range::value)),
+            Rule::Value(Step::Decides(out_of_range::refused_list)),
+        ],
+    ),
+    (Class::WrongK, &[Rule::Value(Step::Decides(wrong_k::list)), Rule::Value(Step::Explains(wrong_k::value))]),
+    (Class::WrongModel, &[Rule::Value(Step::Explains(wrong_model::value))]),
+    (Class::Mismatch, &[Rule::Value(Step::Decides(mismatch::chain))]),
+    (
+        Class::Assumption,
+        &[Rule::Value(Step::Caveats(assumption::caveats)), Rule::Value(Step::Unconfirmed(assumption::unconfirmed))],
+    ),
+    (Class::NeverPassed, &[Rule::Inventory(never_passed::run)]),
+    (Class::EvalLeak, &[Rule::Inventory(eval_leak::run)]),
+    (Class::MissingPin, &[Rule::Inventory(missing_pin::run)]),
+    (Class::Drift, &[Rule::Inventory(drift::run)]),
+    (Class::Unreadable, &[Rule::Inventory(unreadable::run)]),
+    (Class::Unresolved, &[Rule::Inventory(unresolved::run)]),
+    (Class::DuplicateKey, &[Rule::Inventory(duplicate_key::run)]),
+    (Class::Inert, &[Rule::Inventory(inert::run)]),
+    (Class::StaleAllow, &[Rule::Inventory(stale_allow::run), Rule::AllowList(stale_allow::unused)]),
+    (Class::CurveProblem, &[Rule::Curves(curve_problem::run)]),
+    (Class::AllowChanged, &[Rule::Comparison(Comparison::AllowChanges(allow_changed::findings))]),
+    (Class::DroppedFile, &[Rule::Comparison(Comparison::Dropped(dropped_file::dropped))]),
 ];
+
+/// The rules of the registry that `pick` takes (one stage's), in the registry's order.
+fn rules<T>(pick: impl Fn(Rule) -> Option<T>) -> impl Iterator<Item = T> {
+    REGISTRY.iter().flat_map(|(_, rules)| rules.iter().copied()).filter_map(pick)
+}
+
+/// The rules of the step of [`judge`] that `pick` takes, in the registry's order.
+fn steps<T>(pick: impl Fn(Step) -> Option<T>) -> impl Iterator<Item = T> {
+    rules(move |rule| if let Rule::Value(step) = rule { pick(step) } else { None })
+}
 
 /// Every finding the inventory's records and pins make, rule by rule.
 pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
-    INVENTORY_RULES.iter().flat_map(|(_, rule)| rule(inventory)).collect()
+    let inventory_rules = rules(|rule| if let Rule::Inventory(rule) = rule { Some(rule) } else { None });
+    inventory_rules.flat_map(|rule| rule(inventory)).collect()
+}
+
+/// The findings of the golden curves' own `problems`, told the entries pins' expected values rest on.
+pub(crate) fn curves(problems: &[CurveProblem], used: &[CurveEntry]) -> Vec<Finding> {
+    let curve_rules = rules(|rule| if let Rule::Curves(rule) = rule { Some(rule) } else { None });
+    curve_rules.flat_map(|rule| rule(problems, used)).collect()
+}
+
+/// The findings of the allow entries that sanctioned nothing.
+pub(crate) fn allow_list(unused: &[&AllowEntry]) -> Vec<Finding> {
+    let allow_rules = rules(|rule| if let Rule::AllowList(rule) = rule { Some(rule) } else { None });
+    allow_rules.flat_map(|rule| rule(unused)).collect()
+}
+
+/// Under `--base`: the findings of the working tree's allow entries (`head`) that the base's do not cover.
+pub(crate) fn allow_changes(head: &AllowList, base: &AllowList, files: &[String]) -> Vec<Finding> {
+    let compare_rules =
+        rules(|rule| if let Rule::Comparison(Comparison::AllowChanges(rule)) = rule { Some(rule) } else { None });
+    compare_rules.flat_map(|rule| rule(head, base, files)).collect()
+}
+
+/// Under `--base`: the findings of `rel`, checked at `base`, being dropped from the working tree's check.
+pub(crate) fn dropped(rel: &str, base: &str, by: DroppedBy) -> Vec<Finding> {
+    let compare_rules =
+        rules(|rule| if let Rule::Comparison(Comparison::Dropped(rule)) = rule { Some(rule) } else { None });
+    compare_rules.map(|rule| rule(rel, base, by)).collect()
 }
 
 /// A value's verdict and the findings it rests on.
@@ -82,49 +192,37 @@ impl Judgement {
     }
 }
 
-/// A rule that decides a value's verdict when it applies.
-type Decisive = fn(&Subject<'_>) -> Option<Judgement>;
-
-/// The decisive rules, in the order their findings outrank each other.
-const DECISIVE: [Decisive; 5] =
-    [wrong_thinking_mode::effort, out_of_range::value, out_of_range::refused_list, wrong_k::list, mismatch::chain];
-
-/// A rule that explains a value off its golden AL: the class and why, when the value is another curve's.
-type Explanation = fn(&Subject<'_>) -> Option<String>;
-
-/// The explanations of a value off its golden AL, in the order of docs/pins.md's classes about a value.
-const EXPLANATIONS: [(Class, Explanation); 5] = [
-    (Class::Spelling, spelling::value),
-    (Class::WrongDrafter, wrong_drafter::value),
-    (Class::WrongThinkingMode, wrong_thinking_mode::value),
-    (Class::WrongK, wrong_k::value),
-    (Class::WrongModel, wrong_model::value),
-];
-
 /// The verdict on one pin's value and the findings it makes.
 pub(crate) fn judge(pin: &Pin, resolution: &Resolution<'_>) -> Judgement {
     match resolution {
         Resolution::Inert => Judgement::new(ValueVerdict::Inert, Vec::new(), false),
         Resolution::Silent => Judgement::new(ValueVerdict::Unresolved, Vec::new(), false),
-        Resolution::Undecided(u) => out_of_range::undecided(pin, u).unwrap_or_else(|| unresolved::undecided(pin, u)),
+        Resolution::Undecided(u) => steps(|step| if let Step::Undecided(rule) = step { Some(rule) } else { None })
+            .find_map(|rule| rule(pin, u))
+            .unwrap_or_else(|| unresolved::undecided(pin, u)),
         Resolution::Subject(s) => judge_subject(s),
     }
 }
 
 fn judge_subject(s: &Subject<'_>) -> Judgement {
-    if let Some(judgement) = DECISIVE.iter().find_map(|rule| rule(s)) {
+    let mut decisive = steps(|step| if let Step::Decides(rule) = step { Some(rule) } else { None });
+    if let Some(judgement) = decisive.find_map(|rule| rule(s)) {
         return judgement;
     }
     if s.matches(s.expected()) {
-        return Judgement::new(ValueVerdict::Ok, assumption::caveats(s), false);
+        let caveats = steps(|step| if let Step::Caveats(rule) = step { Some(rule) } else { None });
+        return Judgement::new(ValueVerdict::Ok, caveats.flat_map(|rule| rule(s)).collect(), false);
     }
-    if let Some(judgement) = assumption::unconfirmed(s) {
+    let mut unconfirmed = steps(|step| if let Step::Unconfirmed(rule) = step { Some(rule) } else { None });
+    if let Some(judgement) = unconfirmed.find_map(|rule| rule(s)) {
         return judgement;
     }
-    let (class, why) = EXPLANATIONS
-        .iter()
-        .find_map(|(class, explain)| explain(s).map(|why| (*class, why)))
-        .unwrap_or_else(|| (Class::Mismatch, mismatch::UNEXPLAINED.to_string()));
+    let explained = REGISTRY.iter().find_map(|(class, rules)| {
+        let mut explains =
+            rules.iter().filter_map(|rule| if let Rule::Value(Step::Explains(e)) = rule { Some(e) } else { None });
+        explains.find_map(|explain| explain(s)).map(|why| (*class, why))
+    });
+    let (class, why) = explained.unwrap_or_else(|| (Class::Mismatch, mismatch::UNEXPLAINED.to_string()));
     Judgement::new(ValueVerdict::Mismatch, vec![off_golden(s, class, why)], true)
 }
 
@@ -265,6 +363,67 @@ mod tests {
         assert_eq!((off.verdict, off.fix), (ValueVerdict::Mismatch, true));
         assert_eq!(off.findings[0].class, Class::Mismatch);
         assert!(off.findings[0].message.contains(mismatch::UNEXPLAINED), "{}", off.findings[0].message);
+    }
+
+    /// The classes whose rules run at a step of a pin's value, in the order the step tries them.
+    fn value_order(at_step: fn(&Step) -> bool) -> Vec<Class> {
+        let at = |class: &Class, rules: &[Rule]| {
+            let n = rules.iter().filter(|rule| matches!(rule, Rule::Value(step) if at_step(step))).count();
+            std::iter::repeat_n(*class, n)
+        };
+        REGISTRY.iter().flat_map(|(class, rules)| at(class, rules)).collect()
+    }
+
+    /// The registry's order is the order a value's rules are tried in, which decides a value's class: an
+    /// effort before a range, and a value off its golden AL explained by spelling, then drafter, thinking
+    /// mode, k and model (docs/pins.md's classes about a value), else a mismatch.
+    #[test]
+    fn the_registry_tries_a_values_rules_in_the_documented_order() {
+        use Class::*;
+        assert_eq!(value_order(|s| matches!(s, Step::Undecided(_))), [OutOfRange]);
+        assert_eq!(
+            value_order(|s| matches!(s, Step::Decides(_))),
+            [WrongThinkingMode, OutOfRange, OutOfRange, WrongK, Mismatch]
+        );
+        assert_eq!(
+            value_order(|s| matches!(s, Step::Explains(_))),
+            [Spelling, WrongDrafter, WrongThinkingMode, WrongK, WrongModel]
+        );
+        // MiniMax-M3's k = 1 value with thinking off is also another model's: the thinking mode, tried
+        // first, names it.
+        let both = subject(pin(golden(1, ThinkingMode::Off), 1, ThinkingMode::On));
+        assert!(wrong_thinking_mode::value(&both).is_some() && wrong_model::value(&both).is_some());
+        let judged = judge_subject(&both);
+        assert_eq!(judged.findings[0].class, WrongThinkingMode, "{}", judged.findings[0].message);
+    }
+
+    /// Each class has exactly one entry in the registry, and its rules are its own rule file's functions
+    /// (read from the registry's source, since a function pointer does not name its module).
+    #[test]
+    fn each_class_has_one_registry_entry_of_its_own_rule_file() {
+        let mut classes: Vec<Class> = REGISTRY.iter().map(|(class, _)| *class).collect();
+        classes.sort();
+        let mut all = Class::ALL.to_vec();
+        all.sort();
+        assert_eq!(classes, all, "registry entries and classes");
+        assert!(REGISTRY.iter().all(|(_, rules)| !rules.is_empty()), "a class without a rule");
+        let text = include_str!("mod.rs");
+        let start = text.find("pub(crate) const REGISTRY").unwrap();
+        let registry = &text[start..start + text[start..].find("];").unwrap()];
+        let entries: Vec<&str> = registry.split("Class::").skip(1).collect();
+        assert_eq!(entries.len(), Class::ALL.len());
+        for entry in entries {
+            let variant = entry.split(',').next().unwrap();
+            let class = *Class::ALL.iter().find(|c| format!("{c:?}") == variant).unwrap();
+            let file = class.name().replace('-', "_");
+            let named: Vec<&str> = entry
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .filter_map(|path| path.split_once("::").map(|(module, _)| module))
+                .filter(|module| !["Rule", "Step", "Comparison", "Class"].contains(module))
+                .collect();
+            assert!(!named.is_empty(), "{variant}: no rule named");
+            assert!(named.iter().all(|m| *m == file), "{variant}'s entry names rules of {named:?}, not of {file}.rs");
+        }
     }
 
     /// Each class has exactly one rule file, each rule file is a class's, and the rule's doc is the class's
