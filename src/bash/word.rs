@@ -456,6 +456,10 @@ fn merge_literals(parts: Vec<Part>) -> Vec<Part> {
 }
 
 /// Applies a shell glob (`*`, `?`, `[…]` taken literally) to `text`.
+///
+/// This is bash's matching for the patterns of a script's `case` arms and `[[ == ]]` tests, which the reader
+/// evaluates as bash would; the globs a user writes to alsim (allow entries, `--exclude`, the sweep's name map)
+/// are globset's, the crate's one dialect.
 pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();

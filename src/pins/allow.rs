@@ -1,7 +1,7 @@
 //! The allow-list: sanctioned exceptions, each with a reason.
 //!
-//! An entry names a file (or a family of files with `*` globs: every DeepSeek-V4 TensorRT-LLM recipe), a
-//! class, optionally a line, and why the exception is deliberate. A finding it matches fails nothing and
+//! An entry names a file (or a family of files with a glob of globset's syntax, the crate's one dialect:
+//! every DeepSeek-V4 TensorRT-LLM recipe), a class, optionally a line, and why the exception is deliberate. A finding it matches fails nothing and
 //! is shown with the reason; an entry that matches nothing is itself reported (`stale-allow`).
 //!
 //! Entries come from a file (`--allow FILE`, or [`DEFAULT_FILE`] at the repository root) and from inline
@@ -13,15 +13,18 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{Class, Finding, Location};
-use crate::bash::word::glob;
 use crate::error::{Error, Result};
 use crate::yaml::{self, Node, Value};
 
 /// One sanctioned exception.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AllowEntry {
-    /// Path relative to the repository root; `*` matches any run of characters (`…/deepseek-v4/*`).
+    /// Path relative to the repository root, a glob of globset's syntax: `*` matches any run of characters,
+    /// `/` included (`…/deepseek-v4/*`), as the sweep's name map and `--exclude` read theirs.
     pub file: String,
+    /// `file` compiled once, where the entry is read.
+    #[serde(skip)]
+    matcher: FileMatch,
     /// Only this line, when given.
     pub line: Option<usize>,
     /// The class sanctioned.
@@ -33,11 +36,50 @@ pub struct AllowEntry {
 }
 
 impl AllowEntry {
+    /// An entry for the files the glob `file` names.
+    ///
+    /// # Errors
+    /// When globset cannot read `file` (an unclosed `[` or `{`).
+    pub(crate) fn new(
+        file: &str,
+        line: Option<usize>,
+        class: Class,
+        reason: &str,
+        at: Location,
+    ) -> std::result::Result<AllowEntry, globset::Error> {
+        let matcher = FileMatch::Glob(globset::Glob::new(file)?.compile_matcher());
+        Ok(AllowEntry { file: file.to_string(), matcher, line, class, reason: reason.to_string(), at })
+    }
+
+    /// Whether the entry names the file `rel` (relative to the repository root).
+    pub(crate) fn names(&self, rel: &str) -> bool {
+        match &self.matcher {
+            FileMatch::Glob(glob) => glob.is_match(rel),
+            FileMatch::Exact => self.file == rel,
+        }
+    }
+
     /// Whether the entry sanctions `finding`.
     pub fn matches(&self, finding: &Finding) -> bool {
         self.class == finding.class
-            && glob(&self.file, &finding.location.file)
+            && self.names(&finding.location.file)
             && self.line.is_none_or(|l| Some(l) == finding.location.line)
+    }
+}
+
+/// How an entry names its files: a glob compiled once, or (an inline allow) its own file's path.
+#[derive(Debug, Clone)]
+enum FileMatch {
+    Glob(globset::GlobMatcher),
+    Exact,
+}
+
+impl PartialEq for FileMatch {
+    fn eq(&self, other: &FileMatch) -> bool {
+        match (self, other) {
+            (FileMatch::Glob(a), FileMatch::Glob(b)) => a.glob() == b.glob(),
+            (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
+        }
     }
 }
 
@@ -105,8 +147,10 @@ impl AllowList {
                 bad.push(UnreadAllow { at: here, class_error: None });
                 continue;
             }
+            // An inline allow names its own file by path, never a family (a `[` in a name is no glob).
             list.entries.push(AllowEntry {
                 file: rel.to_string(),
+                matcher: FileMatch::Exact,
                 line: Some(if alone { i + 2 } else { i + 1 }),
                 class,
                 reason: reason.trim().to_string(),
@@ -162,7 +206,9 @@ impl AllowList {
                 ),
             };
             let at = Location::new(origin, item.entry("file").map_or(item.line, |(key, _)| key.line));
-            entries.push(AllowEntry { file: file.trim_start_matches("./").to_string(), line, class, reason, at });
+            let entry = AllowEntry::new(file.trim_start_matches("./"), line, class, &reason, at)
+                .map_err(|e| Error::invalid(field("file"), e.to_string()))?;
+            entries.push(entry);
         }
         Ok(AllowList { entries })
     }
@@ -213,5 +259,19 @@ mod tests {
         let unused = list.apply(&mut findings);
         assert_eq!(findings.iter().filter(|f| f.allowed.is_some()).count(), 2);
         assert_eq!(unused.iter().map(|e| (e.file.as_str(), e.at.line)).collect::<Vec<_>>(), [("x", Some(4))]);
+    }
+
+    #[test]
+    fn a_file_glob_is_globsets_and_a_bad_one_names_its_entry() {
+        let list =
+            AllowList::parse("- file: '*/{a,b}.sh'\n  class: drift\n  reason: two recipes\n", "allow.yaml").unwrap();
+        let entry = &list.entries[0];
+        // `*` crosses folders, as in the snapshot's `…/deepseek-v4/*`; braces are alternatives.
+        assert!(entry.names("x/y/a.sh") && entry.names("x/b.sh") && !entry.names("x/c.sh"));
+        let err = AllowList::parse("- file: 'x/[a.sh'\n  class: drift\n  reason: y\n", "allow.yaml").unwrap_err();
+        assert!(err.to_string().contains("allow.yaml: entry 1: file"), "{err}");
+        // An inline allow names its own file, a `[` in its name included.
+        let (inline, _) = AllowList::inline("a[1].sh", "x=1 # alsim: allow drift -- on purpose\n");
+        assert!(inline.entries[0].names("a[1].sh") && !inline.entries[0].names("a1.sh"));
     }
 }

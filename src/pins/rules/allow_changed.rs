@@ -19,7 +19,6 @@
 // class sanctions at least the same files of the tree (and, where it names a line, the entry does too);
 // otherwise it is new, or wider than the base's (more files, or a whole file where the base named lines).
 
-use crate::bash::word::glob;
 use crate::pins::allow::{AllowEntry, AllowList};
 use crate::pins::{Class, Finding};
 
@@ -27,10 +26,9 @@ use crate::pins::{Class, Finding};
 pub(crate) fn findings(head: &AllowList, base: &AllowList, files: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
     for entry in &head.entries {
-        let matched: Vec<&String> = files.iter().filter(|f| glob(&entry.file, f)).collect();
+        let matched: Vec<&String> = files.iter().filter(|f| entry.names(f)).collect();
         let same_class: Vec<&AllowEntry> = base.entries.iter().filter(|b| b.class == entry.class).collect();
-        let covers =
-            |b: &&AllowEntry| matched.iter().all(|f| glob(&b.file, f)) && (b.line.is_none() || entry.line.is_some());
+        let covers = |b: &&AllowEntry| matched.iter().all(|f| b.names(f)) && (b.line.is_none() || entry.line.is_some());
         if same_class.iter().any(covers) {
             continue;
         }
@@ -61,7 +59,7 @@ mod tests {
     use crate::pins::Location;
 
     fn entry(file: &str, line: Option<usize>, class: Class) -> AllowEntry {
-        AllowEntry { file: file.into(), line, class, reason: "why".into(), at: Location::new(".alsim-allow.yaml", 1) }
+        AllowEntry::new(file, line, class, "why", Location::new(".alsim-allow.yaml", 1)).unwrap()
     }
 
     fn list(entries: Vec<AllowEntry>) -> AllowList {
