@@ -232,13 +232,14 @@ impl Settings {
     }
 
     /// These settings with the flags given put over them: a flag given replaces the file's value (for
-    /// `--exclude`, the file's whole list); `--strict` can only turn strictness on.
+    /// `--exclude`, the file's whole list); `strict` is `--strict` (`Some(true)`) or `--no-strict`
+    /// (`Some(false)`), either over the file's `strict`.
     pub fn with_flags(
         mut self,
         golden: Option<PathBuf>,
         allow: Option<PathBuf>,
         exclude: &[String],
-        strict: bool,
+        strict: Option<bool>,
     ) -> Settings {
         if let Some(golden) = golden {
             self.golden = Setting { value: Some(golden), origin: Origin::Flag("--golden") };
@@ -249,8 +250,9 @@ impl Settings {
         if !exclude.is_empty() {
             self.exclude = Setting { value: exclude.to_vec(), origin: Origin::Flag("--exclude") };
         }
-        if strict {
-            self.strict = Setting { value: true, origin: Origin::Flag("--strict") };
+        if let Some(strict) = strict {
+            let flag = if strict { "--strict" } else { "--no-strict" };
+            self.strict = Setting { value: strict, origin: Origin::Flag(flag) };
         }
         self
     }
@@ -334,11 +336,12 @@ mod tests {
         assert_eq!(settings.golden.value, Some(root.join("curves")));
         assert_eq!(settings.exclude.value, ["scratch/**"]);
         assert_eq!(settings.strict.origin, Origin::File { path: root.join(FILE), line: 4 });
-        let flagged = settings.with_flags(None, None, &["old/*".to_string()], false);
+        let flagged = settings.with_flags(None, None, &["old/*".to_string()], Some(false));
         assert_eq!(
             (flagged.exclude.value.as_slice(), &flagged.exclude.origin),
             (["old/*".to_string()].as_slice(), &Origin::Flag("--exclude"))
         );
+        assert_eq!((flagged.strict.value, &flagged.strict.origin), (false, &Origin::Flag("--no-strict")));
 
         std::fs::write(root.join(FILE), "golden = \"../..\"\n").unwrap();
         let err = Settings::find(&place).unwrap_err().to_string();

@@ -160,3 +160,28 @@ fn an_ignore_entry_added_under_base_is_reported() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!report["findings"].to_string().contains("dropped-file"), "{report}");
 }
+
+#[test]
+fn a_folder_without_candidate_files_is_undecided_and_no_strict_undoes_the_files_strict() {
+    let dir = scratch(&[("agentic/a.sh", &sglang_script("3.39")), ("notes/todo.txt", "nothing to check\n")]);
+    let repo = dir.path();
+    for action in ["check", "list", "fix"] {
+        let out = alsim().current_dir(repo.join("notes")).args(["pins", action]).output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(3), "pins {action}: {stderr}");
+        assert!(stderr.contains("nothing was checked"), "pins {action}: {stderr}");
+    }
+    let (code, report, _) = check_in(&repo.join("agentic"), &["pins", "check"]);
+    assert_eq!((code, report["files_read"].as_u64()), (0, Some(1)), "{report}");
+
+    // An entry that sanctions nothing is a warning (stale-allow): it fails the check only when strict.
+    std::fs::write(repo.join("allow.yaml"), "- file: gone.sh\n  class: drift\n  reason: long gone\n").unwrap();
+    std::fs::write(repo.join("alsim.toml"), "strict = true\nallow = \"allow.yaml\"\n").unwrap();
+    let (strict, report, _) = check_in(repo, &["pins", "check"]);
+    assert_eq!((strict, &report["strict"]), (1, &Value::Bool(true)), "{report}");
+    let (lenient, report, _) = check_in(repo, &["pins", "check", "--no-strict"]);
+    assert_eq!((lenient, &report["strict"]), (0, &Value::Bool(false)), "{report}");
+    assert!(report["summary"]["warnings"].as_u64().unwrap() > 0, "{report}");
+    let (_, report, _) = check_in(repo, &["pins", "check", "--no-strict", "--strict"]);
+    assert_eq!(report["strict"], true, "the last flag given wins");
+}

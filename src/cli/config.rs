@@ -5,21 +5,20 @@ use alsim::config::Setting;
 use alsim::report;
 
 use super::Outcome;
-use super::pins::SourceArgs;
+use super::pins::{SourceArgs, StrictArgs};
 
 /// Flags of `alsim config`: those of `alsim pins check` that choose what is checked and how.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
     source: SourceArgs,
-    /// Fail on warnings too.
-    #[arg(long)]
-    strict: bool,
+    #[command(flatten)]
+    strict: StrictArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let place = args.source.place()?;
-    let settings = args.source.settings(&place, args.strict)?;
+    let settings = args.source.settings(&place, args.strict.flag())?;
     let shown = |text: String| report::one_line(&text).into_owned();
     let path = |s: &Setting<Option<std::path::PathBuf>>| s.value.as_ref().map(|p| shown(p.display().to_string()));
     let root_from = match place.marker {

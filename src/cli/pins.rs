@@ -91,9 +91,8 @@ enum CheckFormat {
 struct CheckArgs {
     #[command(flatten)]
     source: SourceArgs,
-    /// Fail on warnings too (e.g. a thinking mode only inferred from the model's default).
-    #[arg(long)]
-    strict: bool,
+    #[command(flatten)]
+    strict: StrictArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
     format: CheckFormat,
@@ -128,6 +127,28 @@ pub(super) struct SourceArgs {
     exclude: Vec<String>,
 }
 
+/// `--strict` and `--no-strict`, over the configuration's `strict`; the last given wins.
+#[derive(Debug, clap::Args)]
+pub(super) struct StrictArgs {
+    /// Fail on warnings too (e.g. a thinking mode only inferred from the model's default).
+    #[arg(long, overrides_with = "no_strict")]
+    strict: bool,
+    /// Warnings do not fail, whatever the configuration's `strict` says.
+    #[arg(long, overrides_with = "strict")]
+    no_strict: bool,
+}
+
+impl StrictArgs {
+    /// The strictness the flags set, if any.
+    pub(super) fn flag(&self) -> Option<bool> {
+        match (self.strict, self.no_strict) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+}
+
 impl SourceArgs {
     /// The root found for REPO, said on stderr when it lies above REPO.
     pub(super) fn place(&self) -> anyhow::Result<Place> {
@@ -144,7 +165,7 @@ impl SourceArgs {
     }
 
     /// The settings in force at `place`: the flags over the configuration file over alsim's defaults.
-    pub(super) fn settings(&self, place: &Place, strict: bool) -> anyhow::Result<Settings> {
+    pub(super) fn settings(&self, place: &Place, strict: Option<bool>) -> anyhow::Result<Settings> {
         let found = Settings::find(place).context("reading the configuration")?;
         Ok(found.with_flags(self.golden.clone(), self.allow.clone(), &self.exclude, strict))
     }
@@ -166,11 +187,17 @@ impl SourceArgs {
     }
 
     /// The check of the root, reported for the part named.
-    fn check(&self, strict: bool) -> anyhow::Result<(Place, CheckOptions, pins::CheckReport)> {
+    fn check(&self, strict: Option<bool>) -> anyhow::Result<(Place, CheckOptions, pins::CheckReport)> {
         let place = self.place()?;
         let options = SourceArgs::options(&self.settings(&place, strict)?)?;
         let checked = pins::check(&place.root, &options).context("checking pins")?;
-        Ok((place.clone(), options, checked.within(place.within.as_deref())))
+        let mut part = checked.within(place.within.as_deref());
+        // A part holding no candidate file checked nothing: undecided, as an empty tree is.
+        part.files_read = part.files.iter().filter(|file| place.holds(file)).count();
+        if part.files_read == 0 && part.status == pins::Status::Pass {
+            part.status = pins::Status::Undecided;
+        }
+        Ok((place, options, part))
     }
 }
 
@@ -200,21 +227,21 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
         PinsAction::List(args) => {
             let writes = args.output.export.writes()?;
             let place = args.source.place()?;
-            let options = SourceArgs::options(&args.source.settings(&place, false)?)?;
+            let options = SourceArgs::options(&args.source.settings(&place, None)?)?;
             let inventory = pins::scan(&place.root, &options.exclude)
                 .with_context(|| format!("scanning repository {}", place.root.display()))?;
-            let nothing = inventory.files_read == 0;
+            let nothing = !inventory.files.iter().any(|file| place.holds(file));
             args.output.emit(&writes, &inventory.within(place.within.as_deref()))?;
-            Ok(if nothing { nothing_checked(&place.root) } else { Outcome::Pass })
+            Ok(if nothing { nothing_checked(&args.source.repo) } else { Outcome::Pass })
         }
         PinsAction::Fix(args) => fix(args),
     }
 }
 
 fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
-    let (place, _, checked) = args.source.check(false)?;
+    let (place, _, checked) = args.source.check(None)?;
     if checked.files_read == 0 {
-        return Ok(nothing_checked(&place.root));
+        return Ok(nothing_checked(&args.source.repo));
     }
     let plan = pins::plan_fixes(&checked, &place.root).context("planning fixes")?;
     match args.format {
@@ -247,9 +274,9 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
     let writes = args.export.writes()?;
-    let (place, options, checked) = args.source.check(args.strict)?;
+    let (place, options, checked) = args.source.check(args.strict.flag())?;
     if checked.files_read == 0 {
-        nothing_checked(&place.root);
+        nothing_checked(&args.source.repo);
     }
     // Annotations stop at 10 errors a step; the job summary GitHub renders on the run's page holds the whole
     // report.
@@ -269,7 +296,7 @@ fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
             let at_base = Place { root: tree.root().to_path_buf(), ..place.clone() };
             let base_settings =
                 Settings::find(&at_base).with_context(|| format!("reading the configuration at {rev}"))?;
-            let base_settings = base_settings.with_flags(None, None, &args.source.exclude, false);
+            let base_settings = base_settings.with_flags(None, None, &args.source.exclude, None);
             let base_options = CheckOptions {
                 exclude: Excludes::new(&base_settings.exclude.value)
                     .with_context(|| format!("{} at {rev}", base_settings.exclude.origin))?,
