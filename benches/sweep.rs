@@ -19,8 +19,14 @@ fn bench(c: &mut Criterion) {
     let fixture_map = NameMap::read(&root.join("tests/fixtures/benchrepo_sweep_map.csv"), &profiles)
         .expect("the fixture's map reads")
         .before(embedded.clone());
-    let options =
-        |map: NameMap| Options { golden: None, map, profiles: profiles.clone(), band: Band::default(), strict: true };
+    let options = |map: NameMap| Options {
+        golden: None,
+        exclude: Default::default(),
+        map,
+        profiles: profiles.clone(),
+        band: Band::default(),
+        strict: true,
+    };
     let (committed, with_fixture_map) = (options(embedded), options(fixture_map));
     let mut group = c.benchmark_group("sweep");
     group.sample_size(20).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));

@@ -243,3 +243,34 @@ fn nothing_predicted_is_undecided_and_bad_input_is_a_usage_error() {
     let (code, _, stderr) = run(&["sweep", "/nonexistent/repo"]);
     assert!(code == 2 && stderr.contains("/nonexistent/repo"), "{stderr}");
 }
+
+#[test]
+fn the_configuration_found_upward_gives_golden_and_exclude_and_flags_override_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    crate::pins_cli::copy_dir(&fixture(), root);
+    let map_arg = map();
+    let sweep = |args: &[&str]| {
+        let from = root.join("configs");
+        let mut all = vec!["sweep", from.to_str().unwrap(), "--map", &map_arg, "--format", "json"];
+        all.extend(args);
+        check_json(&all)
+    };
+    let (code, whole) = sweep(&[]);
+    assert!(!whole["rows"].as_array().unwrap().is_empty() && code != 2, "{whole}");
+
+    std::fs::write(root.join("alsim.toml"), "exclude = [\"configs/*-master.yaml\"]\n").unwrap();
+    let (code, excluded) = sweep(&[]);
+    assert_eq!(code, 3, "every master config is excluded: {}", excluded["status"]);
+    assert!(excluded["rows"].as_array().unwrap().is_empty());
+    let (_, flagged) = sweep(&["--exclude", "nothing/**"]);
+    assert_eq!(flagged, whole, "--exclude replaces the configuration's list");
+
+    // A golden folder with no curve the pins need: every pin's value has nothing to be checked against.
+    std::fs::create_dir(root.join("empty-golden")).unwrap();
+    std::fs::write(root.join("alsim.toml"), "golden = \"empty-golden\"\n").unwrap();
+    let (_, by_file) = sweep(&[]);
+    assert_ne!(by_file, whole, "the configuration's golden folder is read");
+    let (_, by_flag) = sweep(&["--golden", root.join("golden_al_distribution").to_str().unwrap()]);
+    assert_eq!(by_flag["rows"], whole["rows"], "--golden overrides it");
+}

@@ -3,8 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use alsim::config::Settings;
 use alsim::matrix::map::NameMap;
 use alsim::matrix::{self, MatrixReport, Options};
+use alsim::pins::walk::Excludes;
 use alsim::report;
 use anyhow::Context;
 
@@ -35,9 +37,14 @@ pub struct Args {
     /// found upward (a .git, or golden_al_distribution/) and its whole matrix swept.
     #[arg(default_value = ".")]
     repo: PathBuf,
-    /// Golden directory to use instead of the repository's golden_al_distribution/.
+    /// Golden directory to use instead of the repository's golden_al_distribution/ (or the configuration's
+    /// `golden`).
     #[arg(long, value_name = "DIR")]
     golden: Option<PathBuf>,
+    /// Do not read paths matching GLOB, beside what .gitignore and .ignore files drop (as `alsim pins
+    /// check --exclude`). Repeatable; replaces the configuration's `exclude`.
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// Mapping table (the columns of profiles/sweep_map.csv: kind, pattern, profile, source), tried before
     /// the embedded rows.
     #[arg(long, value_name = "FILE")]
@@ -74,7 +81,6 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.map {
         map = NameMap::read(path, &profiles).context("--map")?.before(map);
     }
-    let options = Options { golden: args.golden.clone(), map, profiles, band, strict: args.strict };
     // The matrix is the root's master configs whatever part of the repository is named.
     let place = alsim::config::locate(&args.repo).context("finding the repository root")?;
     if place.found_upward() {
@@ -84,6 +90,15 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             place.marker.unwrap_or_default()
         );
     }
+    // The configuration `pins check` reads there: its golden folder and excludes, under the flags.
+    let settings = Settings::find(&place).context("reading the configuration")?.with_flags(
+        args.golden.clone(),
+        None,
+        &args.exclude,
+        None,
+    );
+    let exclude = Excludes::new(&settings.exclude.value).with_context(|| format!("{}", settings.exclude.origin))?;
+    let options = Options { golden: settings.golden.value, exclude, map, profiles, band, strict: args.strict };
     let report = matrix::sweep(&place.root, &options).context("sweeping the benchmark matrix")?;
     if let Some(dir) = &args.plot {
         plot(&report, dir, args.force, &mut writes)?;

@@ -34,6 +34,7 @@ use crate::perf::profile::{DrafterProfile, ModelProfile, Precision, Profiles};
 use crate::perf::workload::{DEFAULT_ISL, DEFAULT_OSL};
 use crate::perf::{AcceptanceSource, Band, DEFAULT_MAX_K, Sweep};
 use crate::pins::discover::graph::config::{Entry, Point};
+use crate::pins::walk::Excludes;
 use crate::pins::{CheckOptions, CheckedPin};
 use crate::pins::{Location, Role, Status, model_key, thinking};
 
@@ -42,6 +43,8 @@ use crate::pins::{Location, Role, Status, model_key, thinking};
 pub struct Options {
     /// `--golden DIR`: golden curves instead of the repository's own.
     pub golden: Option<PathBuf>,
+    /// Paths the walk does not read (`--exclude`, the configuration's `exclude`), beside the ignore files.
+    pub exclude: Excludes,
     /// The mapping table (the user's rows first, then the embedded ones).
     pub map: NameMap,
     /// Hardware, model and drafter profiles.
@@ -224,7 +227,7 @@ struct Mapped<'a> {
 /// # Errors
 /// [`crate::Error::Io`] when `repo` cannot be read; errors reading the golden directory (naming the file).
 pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
-    let mut inventory = crate::pins::scan(repo, &Default::default())?;
+    let mut inventory = crate::pins::scan(repo, &options.exclude)?;
     let entries = std::mem::take(&mut inventory.config_entries);
     let golden = crate::pins::golden_curves(repo, options.golden.as_deref())?;
     let checked = crate::pins::check_inventory(
