@@ -385,25 +385,45 @@ impl<'a> Walk<'a> {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let member = format!("{prefix}{name}");
             let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io(&path, e))?;
-            if meta.file_type().is_symlink() {
-                self.skip(&member, "a symbolic link: not followed");
-            } else if meta.is_dir() {
+            if meta.is_dir() {
                 if depth + 1 >= FOLDER_DEPTH {
                     self.skip(&member, format!("a folder more than {FOLDER_DEPTH} levels deep: not walked"));
                 } else {
                     self.folder(&path, &format!("{member}/"), depth + 1)?;
                 }
-            } else if !meta.is_file() {
-                self.skip(&member, "not a regular file");
-            } else if let Plan::Skip(reason) = plan(&member, false) {
-                self.skip(&member, reason);
-            } else if meta.len() > MEMBER_LIMIT {
-                self.skip(&member, format!("larger than the {} MiB member limit", MEMBER_LIMIT >> 20));
-            } else {
-                let at = path.display().to_string();
-                let bytes = self.take(crate::input::open_regular(&path)?, &at)?;
-                self.member(&member, &at, &bytes, 0, false)?;
+                continue;
             }
+            let entry = Entry::of(meta.file_type().is_symlink(), meta.is_file(), meta.len());
+            let at = path.display().to_string();
+            self.admit(&member, entry, at, 0, false, || crate::input::open_regular(&path))?;
+        }
+        Ok(())
+    }
+
+    /// Reads one entry of a folder or archive, found at `at`, unless it is a link, a special file, a member
+    /// [`plan`] skips, or larger than [`MEMBER_LIMIT`]; `open` gives its bytes only when they are read.
+    fn admit<R: Read>(
+        &mut self,
+        member: &str,
+        entry: Entry,
+        at: String,
+        depth: usize,
+        in_tar: bool,
+        open: impl FnOnce() -> Result<R>,
+    ) -> Result<()> {
+        match entry {
+            Entry::Link => self.skip(member, "a link: not followed"),
+            Entry::Special => self.skip(member, "not a regular file"),
+            Entry::Regular { size } => match plan(member, in_tar) {
+                Plan::Skip(reason) => self.skip(member, reason),
+                _ if size > MEMBER_LIMIT => {
+                    self.skip(member, format!("larger than the {} MiB member limit", MEMBER_LIMIT >> 20))
+                }
+                _ => {
+                    let bytes = self.take(open()?, &at)?;
+                    self.member(member, &at, &bytes, depth, in_tar)?;
+                }
+            },
         }
         Ok(())
     }
@@ -452,19 +472,9 @@ impl<'a> Walk<'a> {
             }
             // The file-type bits of a Unix mode: only regular files (or none stated) are read.
             let special = file.unix_mode().is_some_and(|m| m & 0o170000 != 0 && m & 0o170000 != 0o100000);
-            if file.is_symlink() {
-                self.skip(&member, "a symbolic link: not followed");
-            } else if special {
-                self.skip(&member, "not a regular file");
-            } else if let Plan::Skip(reason) = plan(&member, false) {
-                self.skip(&member, reason);
-            } else if file.size() > MEMBER_LIMIT {
-                self.skip(&member, format!("larger than the {} MiB member limit", MEMBER_LIMIT >> 20));
-            } else {
-                let at = format!("{}!{member}", self.artifact);
-                let content = self.take(&mut file, &at)?;
-                self.member(&member, &at, &content, depth, false)?;
-            }
+            let entry = Entry::of(file.is_symlink(), !special, file.size());
+            let at = format!("{}!{member}", self.artifact);
+            self.admit(&member, entry, at, depth, false, || Ok(&mut file))?;
         }
         Ok(())
     }
@@ -510,19 +520,11 @@ impl<'a> Walk<'a> {
             if kind.is_dir() || relative.as_os_str().is_empty() {
                 continue;
             }
-            if kind.is_symlink() || kind.is_hard_link() {
-                self.skip(&member, "a link: not followed");
-            } else if !(kind.is_file() || kind.is_contiguous()) {
-                self.skip(&member, "not a regular file");
-            } else if let Plan::Skip(reason) = plan(&member, true) {
-                self.skip(&member, reason);
-            } else if entry.size() > MEMBER_LIMIT {
-                self.skip(&member, format!("larger than the {} MiB member limit", MEMBER_LIMIT >> 20));
-            } else {
-                let at = format!("{}!{member}", self.artifact);
-                let content = self.take(&mut entry, &at)?;
-                self.member(&member, &at, &content, depth, true)?;
-            }
+            let size = entry.size();
+            let kind =
+                Entry::of(kind.is_symlink() || kind.is_hard_link(), kind.is_file() || kind.is_contiguous(), size);
+            let at = format!("{}!{member}", self.artifact);
+            self.admit(&member, kind, at, depth, true, || Ok(&mut entry))?;
         }
         Ok(())
     }
@@ -597,6 +599,25 @@ impl Read for Budget<'_> {
             std::io::Error::other(format!("the archive expands past the {} GiB artifact limit", ARTIFACT_LIMIT >> 30))
         })?;
         Ok(n)
+    }
+}
+
+/// What a folder's or archive's entry is, for `Walk::admit`: only regular files are read.
+enum Entry {
+    Link,
+    Special,
+    Regular { size: u64 },
+}
+
+impl Entry {
+    fn of(link: bool, regular: bool, size: u64) -> Entry {
+        if link {
+            Entry::Link
+        } else if regular {
+            Entry::Regular { size }
+        } else {
+            Entry::Special
+        }
     }
 }
 
