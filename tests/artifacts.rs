@@ -224,6 +224,22 @@ fn an_unpacked_artifact_reads_as_its_zip() {
     assert_eq!(members(&report, "read"), ["multinode_server_logs.tar.gz!decode_mi3x-02.log"]);
 }
 
+/// `--repo` reads the repository as `pins check` does: a folder inside it finds the root upward and the same
+/// pin as the root itself.
+#[test]
+fn a_folder_inside_the_repository_finds_the_pin_the_root_finds() {
+    let folder = fixture("eval_server_logs_dsv4_tp8_conc4_kvnone_spec-mtp_fp8_atom");
+    let (_, from_root, _) = eval(&[&folder], &["--repo", REPO]);
+    let (code, from_inside, stderr) = eval(&[&folder], &["--repo", "tests/fixtures/benchrepo/configs"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(from_inside["overall"], "consistent");
+    // The root found upward is named by its full path; the entry, the pin and its golden value are the same.
+    let here = format!("{}/", std::env::current_dir().unwrap().display());
+    let pin = |report: &serde_json::Value| report["pin"].to_string().replace(&here, "");
+    assert_eq!(pin(&from_inside), pin(&from_root));
+    assert!(pin(&from_root).contains("entry dsv4-fp8-mi3x-atom-agentic at configs/demo-master.yaml:180"));
+}
+
 /// Where the facts name no entry, or several, the facts read are listed and --pin asked for; an artifact
 /// with no acceptance in it says what each member was.
 #[test]

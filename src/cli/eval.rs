@@ -183,7 +183,14 @@ fn repo_pin(repo: &Path, args: &Args) -> anyhow::Result<PinUnderTest> {
         format!("facts read: {} (from {})", facts.words().join(", "), facts.from.join(", "))
     };
     let ask = "give the pin with --pin AL --k K";
-    let inventory = pins::scan(repo, &Default::default())?;
+    // The repository as `pins check` reads it: its root found upward, its configuration's golden folder and
+    // excludes.
+    let place = alsim::config::locate(repo).context("finding the repository root")?;
+    let settings = alsim::config::Settings::find(&place).context("reading the configuration")?;
+    let exclude = alsim::pins::walk::Excludes::new(&settings.exclude.value)
+        .with_context(|| format!("{}", settings.exclude.origin))?;
+    let repo = place.root.as_path();
+    let inventory = pins::scan(repo, &exclude)?;
     let entries = pins::entries_for_run(&inventory, &facts);
     let (entry, recipes): (EntryRef, Vec<String>) = match entries.as_slice() {
         [one] => one.clone(),
@@ -194,7 +201,7 @@ fn repo_pin(repo: &Path, args: &Args) -> anyhow::Result<PinUnderTest> {
             many.iter().map(|(e, _)| format!("{} at {}", e.name, e.at)).collect::<Vec<_>>().join(", ")
         ),
     };
-    let golden = pins::golden_curves(repo, None)?;
+    let golden = pins::golden_curves(repo, settings.golden.value.as_deref())?;
     let report =
         pins::check_inventory(inventory, &golden.curves, golden.source, golden.own, repo, &CheckOptions::default());
     let runs = |p: &&CheckedPin| {
