@@ -4,10 +4,10 @@
 //! reported beside today's per-token charge. With `--choice-al`, also score the k it picks against the k the
 //! measured rows pick — on one file, or on every step-time file of a directory in sample and leaving one file out.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use alsim::curve::ThinkingMode;
-use alsim::perf::calibrate::choice_score::{ChoiceAl, KitFile, fit_for_choice, score_choice, score_kit};
+use alsim::perf::calibrate::choice_score::{ChoiceAl, fit_for_choice, read_kit, score_choice, score_kit};
 use alsim::perf::calibrate::{self, Measured, write_profile};
 use alsim::perf::profile::ProfileKind;
 use alsim::report;
@@ -131,37 +131,4 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     args.format.emit(&writes, &calibration)?;
     Ok(Outcome::Pass)
-}
-
-/// Every step-time file of a kit directory that carries k ≥ 1 rows, in name order, with a remark for each
-/// CSV left out (another kind of table: serving pairs, error listings, per-layer timings).
-fn read_kit(dir: &Path) -> anyhow::Result<(Vec<KitFile>, Vec<String>)> {
-    let entries = std::fs::read_dir(dir).map_err(|e| alsim::Error::io(dir, e))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
-        .collect();
-    paths.sort();
-    let (mut files, mut notes) = (Vec::new(), Vec::new());
-    for path in paths {
-        let origin = path.display().to_string();
-        let reader = alsim::input::open_limited(&path, alsim::input::TABLE_FILE_LIMIT)?;
-        match calibrate::read(reader, &origin, None) {
-            Ok((Measured::Steps(rows), _)) if rows.iter().any(|r| r.k > 0) => files.push(KitFile { origin, rows }),
-            Ok((Measured::Steps(_), _)) => notes.push(format!("{origin}: no k ≥ 1 rows, no choice to score")),
-            Ok((Measured::Serving(_), _)) => notes.push(format!("{origin}: serving pairs, not step times")),
-            Ok((Measured::Exchange(_), _)) => {
-                notes.push(format!("{origin}: expert-parallel exchanges, not step times"))
-            }
-            // A header that is not the step-time format is another table; a bad row of one is an error.
-            Err(alsim::Error::Parse { line: None, message, .. }) => {
-                notes.push(format!("{origin}: not step-time rows ({message})"))
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    if files.is_empty() {
-        anyhow::bail!("{}: no step-time file with k ≥ 1 rows", dir.display());
-    }
-    Ok((files, notes))
 }

@@ -15,6 +15,8 @@
 //! [`score_kit`] scores several files in-sample (each fitted on its own k = 0 rows) and held out (each
 //! scored with a fit on the other files' k = 0 rows alone: leave one file out).
 
+use std::path::{Path, PathBuf};
+
 use serde::Serialize;
 
 use super::steps::StepRow;
@@ -437,6 +439,44 @@ pub struct ChoiceKit {
     pub files: Vec<KitFileChoice>,
     /// Remarks: files not scored, and why.
     pub notes: Vec<String>,
+}
+
+/// Reads a kit directory: every step-time file in it that carries k ≥ 1 rows, in name order, with a remark for each
+/// CSV left out (another kind of table: serving pairs, error listings, per-layer timings).
+///
+/// # Errors
+/// [`Error::Io`] when the directory cannot be read; a file's own read or parse error, except a header that is
+/// not the step-time format (that table is left out with a remark); [`Error::Invalid`] when no file has k ≥ 1
+/// rows.
+pub fn read_kit(dir: &Path) -> Result<(Vec<KitFile>, Vec<String>)> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .collect();
+    paths.sort();
+    let (mut files, mut notes) = (Vec::new(), Vec::new());
+    for path in paths {
+        let origin = path.display().to_string();
+        let reader = crate::input::open_limited(&path, crate::input::TABLE_FILE_LIMIT)?;
+        match super::read(reader, &origin, None) {
+            Ok((Measured::Steps(rows), _)) if rows.iter().any(|r| r.k > 0) => files.push(KitFile { origin, rows }),
+            Ok((Measured::Steps(_), _)) => notes.push(format!("{origin}: no k ≥ 1 rows, no choice to score")),
+            Ok((Measured::Serving(_), _)) => notes.push(format!("{origin}: serving pairs, not step times")),
+            Ok((Measured::Exchange(_), _)) => {
+                notes.push(format!("{origin}: expert-parallel exchanges, not step times"))
+            }
+            // A header that is not the step-time format is another table; a bad row of one is an error.
+            Err(Error::Parse { line: None, message, .. }) => {
+                notes.push(format!("{origin}: not step-time rows ({message})"))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::invalid(dir.display().to_string(), "no step-time file with k ≥ 1 rows"));
+    }
+    Ok((files, notes))
 }
 
 /// Scores the choice on every file of a kit, in sample and leaving one file out.
