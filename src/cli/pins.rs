@@ -191,12 +191,7 @@ impl SourceArgs {
         let place = self.place()?;
         let options = SourceArgs::options(&self.settings(&place, strict)?)?;
         let checked = pins::check(&place.root, &options).context("checking pins")?;
-        let mut part = checked.within(place.within.as_deref());
-        // A part holding no candidate file checked nothing: undecided, as an empty tree is.
-        part.files_read = part.files.iter().filter(|file| place.holds(file)).count();
-        if part.files_read == 0 && part.status == pins::Status::Pass {
-            part.status = pins::Status::Undecided;
-        }
+        let part = checked.within(place.within.as_deref());
         Ok((place, options, part))
     }
 }

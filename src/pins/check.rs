@@ -113,14 +113,19 @@ pub fn check(repo: &Path, options: &CheckOptions) -> Result<CheckReport> {
 
 impl CheckReport {
     /// The report of `part` of the repository (a folder or a file, relative to the root as findings show
-    /// it; `None`: all of it): the pins and findings located there, with their counts and status (nothing
-    /// found there passes).
+    /// it; `None`: all of it): the pins and findings located there, with their counts and status, and the
+    /// files read there. Nothing found there passes; a part holding no candidate file checked nothing and is
+    /// undecided, as an empty tree is.
     pub fn within(mut self, part: Option<&str>) -> CheckReport {
         let Some(part) = part else { return self };
         self.pins.retain(|p| walk::lies_in(&p.pin.location.file, part));
         self.findings.retain(|f| walk::lies_in(&f.location.file, part));
         self.summary = summarize(&self.pins, &self.findings);
         self.status = self.summary.tally.status(self.strict, self.summary.unresolved > 0);
+        self.files_read = self.files.iter().filter(|file| walk::lies_in(file, part)).count();
+        if self.files_read == 0 && self.status == Status::Pass {
+            self.status = Status::Undecided;
+        }
         self
     }
 }
