@@ -13,6 +13,9 @@
 //! mismatch entry; it sanctions 5 of the tree's 5 files without review`, and exits 1.
 //!
 //! Fix: have the entry reviewed and merged on its own, or narrow it to the findings it is meant for.
+//!
+//! Allow: none. No allow entry sanctions an `allow-changed` finding, or a pull request could sanction
+//! its own new entry; the entry passes once it is merged, as the base then has it.
 
 // `allow-changed` (an error, made under `--base` only): an allow entry the change brings sanctions
 // findings no reviewer saw. An entry of the working tree is covered when an entry of the base with its

@@ -10,6 +10,10 @@
 //! default, and warned about because older builds defaulted to 16.
 //!
 //! Fix: state the draft sampling (or k) explicitly in the recipe.
+//!
+//! Allow: `# alsim: allow assumption -- REASON` at the end of the line the finding names, or alone on
+//! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: benchmarks/llama_cpp/*, class: assumption, reason: every build we run defaults to k = 3}`.
 //
 // The rule finds a verdict that rests on a fact no file states and no documentation settles — greedy
 // drafting where no draft sampling is written, llama.cpp's unwritten draft limit. A warning, failing only under

@@ -7,6 +7,10 @@
 //! `SYNTHETIC_ACCEPT_LEN=2.51`: a run with `SPEC_NUM_TOKENS=3` keeps the k = 2 value.
 //!
 //! Fix: derive the AL from k (a `case` on k, or `alsim pin` at run time), and correct the prose.
+//!
+//! Allow: in Markdown, `<!-- alsim: allow drift -- REASON -->` at the end of the line the finding names
+//! or alone on the line above it (`# alsim: allow drift -- REASON` in scripts); or an entry of the
+//! allow-list file: `- {file: CHANGELOG.md, class: drift, reason: the entry records the old value}`.
 //
 // The rule finds k and AL set independently (an override of k keeps the old k's value), or a comment
 // or prose line naming another AL than the code pins.

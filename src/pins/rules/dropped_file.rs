@@ -9,6 +9,10 @@
 //!
 //! Fix: narrow the ignore entry or exclude so the file is checked again; where dropping it is
 //! deliberate, allow the finding with its reason.
+//!
+//! Allow: an entry of the working tree's allow-list file (the dropped file is not read, so it holds no
+//! inline allow): `- {file: benchmarks/old/*, class: dropped-file, reason: retired, no job runs it}`. A
+//! new or wider entry is itself an `allow-changed` finding until it is merged.
 
 // `dropped-file` (an error, under `--base` only): a file the base revision checked that the working tree
 // still has but no longer checks, because its ignore files (`.gitignore`, `.ignore`), excludes or

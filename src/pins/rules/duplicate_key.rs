@@ -7,6 +7,11 @@
 //! recipe.
 //!
 //! Fix: delete the duplicate.
+//!
+//! Allow: `# alsim: allow duplicate-key -- REASON` at the end of the line the finding names, or alone
+//! on the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: recipes/vllm/agg.yaml, line: 30, class: duplicate-key, reason: generated; the last value
+//! is meant}`.
 //
 // The rule finds a YAML key written twice in one mapping of a recipe; the last value is the one
 // used, as PyYAML reads it.

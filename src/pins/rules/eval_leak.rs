@@ -11,6 +11,11 @@
 //! Fix: put the pin behind `if [ "${EVAL_ONLY}" != "true" ]` in scripts, inject it from the master
 //! config (the injector skips eval runs) instead of hard-coding it, or give the config an eval twin
 //! without it.
+//!
+//! Allow: `# alsim: allow eval-leak -- REASON` at the end of the line the finding names, or alone on
+//! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: benchmarks/multi_node/srt-slurm-recipes/*, class: eval-leak, reason: these configs never
+//! run evals}`.
 //
 // The rule finds a pin that also reaches `EVAL_ONLY` runs (eval scores would be measured with
 // synthetic acceptance), or an eval twin that carries one. Discovery decides the route (`EvalRoute`); this rule

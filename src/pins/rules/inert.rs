@@ -6,6 +6,10 @@
 //! Example (InferenceX): GLM-5.2 SGLang recipes set `SGLANG_ENABLE_THINKING`, which changes nothing.
 //!
 //! Fix: delete it, or use the setting the engine reads.
+//!
+//! Allow: `# alsim: allow inert -- REASON` at the end of the line the finding names, or alone on the
+//! line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: recipes/sglang/glm5.yaml, class: inert, reason: kept for older SGLang builds}`.
 //
 // The rule finds a pin or setting that does nothing — written into a role that runs no speculative
 // decoding, a setting the engine ignores, config files archived where no job runs them.

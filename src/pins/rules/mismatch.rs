@@ -5,6 +5,11 @@
 //! shape than the golden chain (such as `[1.00, 0.83, 0.00]`) is a mismatch too.
 //!
 //! Fix: pin the golden value; if the value was measured anew, update the golden curve first.
+//!
+//! Allow: `# alsim: allow mismatch -- REASON` at the end of the line the finding names, or alone on the
+//! line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: benchmarks/single_node/launch.sh, line: 7, class: mismatch, reason: measured anew, curve
+//! update pending}`.
 //
 // The rule finds a value no golden curve explains, or a rates list that keeps its golden AL but not
 // its per-position chain.

@@ -4,6 +4,11 @@
 //! code has no entry for the k a config runs: the run silently measures real acceptance.
 //!
 //! Fix: add the pin (`alsim pin …`), or the missing table entry.
+//!
+//! Allow: `# alsim: allow missing-pin -- REASON` at the end of the line the finding names, or alone on
+//! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: configs/nvidia-master.yaml, line: 120, class: missing-pin, reason: this entry measures
+//! real acceptance on purpose}`.
 //
 // The rule finds a speculative run whose acceptance nothing pins — an agentic entry's recipe or
 // script, or a k with no arm in a lookup table — so it measures real acceptance.

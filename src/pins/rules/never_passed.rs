@@ -7,6 +7,11 @@
 //! `--spec-decode-acceptance-length "$SPEC_DECODE_AL"`.
 //!
 //! Fix: pass the variable to the engine, or delete it.
+//!
+//! Allow: `# alsim: allow never-passed -- REASON` at the end of the line the finding names, or alone on
+//! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: benchmarks/single_node/launch.sh, class: never-passed, reason: the engine reads it from
+//! the environment}`.
 //
 // The rule finds a value computed or written but never handed to the engine — an injected length the
 // injector skips, a knob never exported, a variable holding the pin that no command reads.

@@ -9,6 +9,11 @@
 //! is 1.84.
 //!
 //! Fix: pin the golden value for that role's k; a role that runs no speculative decoding needs no pin.
+//!
+//! Allow: `# alsim: allow out-of-range -- REASON` at the end of the line the finding names, or alone on
+//! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: recipes/sglang/disagg.yaml, line: 12, class: out-of-range, reason: this role's pin is
+//! removed in the next recipe}`.
 //
 // The rule finds a value whose AL lies outside [1, k+1] for the role's own k, or a rates list the
 // engine refuses (an entry outside [0, 1], a rise, another length that is no golden chain).

@@ -13,6 +13,11 @@
 //!   without it the run does not pin (recent vLLM versions refuse such a config at start-up).
 //!
 //! Fix: write the setting `alsim pin … --engine E` prints.
+//!
+//! Allow: `# alsim: allow spelling -- REASON` at the end of the line the finding names, or alone on the
+//! line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: benchmarks/launch_trt.sh, line: 41, class: spelling, reason: our patched build reads it as
+//! AL}`.
 //
 // The rule finds a value written in another knob's unit (TRT-LLM's count of accepted drafts not AL −
 // 1, ATOM's rate not (AL − 1)/k, a length without its bonus token), an SGLang triple without its companions, or a

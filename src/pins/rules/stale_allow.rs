@@ -4,6 +4,11 @@
 //! A stale allow would silently sanction a future problem.
 //!
 //! Fix: delete the entry, or correct its file, line or class.
+//!
+//! Allow: an entry that sanctions nothing cannot be allowed (it is found once the allow-list has been
+//! applied): delete or correct it. An inline allow that cannot be read is found before, so an entry of
+//! the allow-list file sanctions it:
+//! `- {file: run.sh, line: 3, class: stale-allow, reason: written by a tool we do not own}`.
 //
 // The rule finds an allow-list entry or inline allow that sanctions nothing — no finding matches it,
 // it names no class, or it gives no reason.

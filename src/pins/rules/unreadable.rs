@@ -4,6 +4,10 @@
 //! repository, a syntax error). The check never skips a file silently.
 //!
 //! Fix: repair the file, or move it out of the tree the check reads.
+//!
+//! Allow: an entry of the allow-list file, naming the file without a line (a file that cannot be read
+//! holds no inline allow the check reads):
+//! `- {file: benchmarks/legacy/run.sh, class: unreadable, reason: Latin-1 notes, no pin}`.
 //
 // The rule finds a candidate file that could not be read, decoded or parsed, so its pins are not
 // checked (a note where the file cannot hold a pin the check would read).

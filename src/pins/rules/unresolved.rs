@@ -8,6 +8,11 @@
 //!
 //! Fix: state the fact where the check can read it, such as a literal k or the model in the config
 //! entry.
+//!
+//! Allow: `# alsim: allow unresolved -- REASON` at the end of the line the finding names, or alone on
+//! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: benchmarks/single_node/minimaxm3_fp4_b200_trt_mtp.sh, class: unresolved, reason: the
+//! harness sets the thinking mode}`. An allowed `unresolved` no longer makes the exit status 3.
 //
 // The rule finds a fact the check could not decide — a pin's value, k, model, golden curve or
 // thinking mode, or a file a run needs that the repository does not hold — so what rests on it is not checked.

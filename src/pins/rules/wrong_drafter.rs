@@ -9,6 +9,11 @@
 //! curve gives 2.78.
 //!
 //! Fix: pin the value from the curve of the drafter the run loads (`alsim pin --drafter …`).
+//!
+//! Allow: `# alsim: allow wrong-drafter -- REASON` at the end of the line the finding names, or alone
+//! on the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: recipes/vllm/minimax-m3-gqa.yaml, class: wrong-drafter, reason: the GQA drafter's curve is
+//! not collected yet}`.
 //
 // The rule finds the value of another drafter's curve, or of the curve collected under the other
 // draft sampling.

@@ -9,6 +9,11 @@
 //!
 //! Fix: set the value for the k the run uses (`alsim pins fix`), or set k to the length the value was
 //! measured for. Often k was changed later and the pin was not: see also [`drift`](#drift).
+//!
+//! Allow: `# alsim: allow wrong-k -- REASON` at the end of the line the finding names, or alone on the
+//! line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: configs/nvidia-master.yaml, line: 7744, class: wrong-k, reason: k = 2 runs the k = 3 value
+//! on purpose}`.
 //
 // The rule finds the value is the golden AL (or the rates list the golden chain) for another draft
 // length than the role runs.

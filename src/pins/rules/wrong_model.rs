@@ -3,6 +3,11 @@
 //! The value is another model's golden value, typically copied from a sibling recipe.
 //!
 //! Fix: pin the value from this model's curve.
+//!
+//! Allow: `# alsim: allow wrong-model -- REASON` at the end of the line the finding names, or alone on
+//! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
+//! `- {file: recipes/vllm/glm5.yaml, class: wrong-model, reason: a stand-in until this model's curve is
+//! collected}`.
 //
 // The rule finds another model's golden value at the same k.
 

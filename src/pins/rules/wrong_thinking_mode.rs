@@ -20,6 +20,12 @@
 //! Fix: pin the value of the mode the run serves, or state the mode in the recipe; run the effort
 //! the curve was collected at, or collect a curve at yours. Where the mismatch is deliberate, allow it
 //! with a reason (see [Allowing a finding](#allowing-a-finding)).
+//!
+//! Allow: `# alsim: allow wrong-thinking-mode -- REASON` at the end of the line the finding names, or
+//! alone on the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or
+//! `--allow FILE`):
+//! `- {file: benchmarks/multi_node/srt-slurm-recipes/trtllm/deepseek-v4/*, class: wrong-thinking-mode,
+//! reason: these recipes pin the thinking_on value on purpose}`.
 //
 // The rule finds the other thinking mode's golden value, or a run at a reasoning effort its curve
 // was not collected at (no golden value exists for it).
