@@ -1,4 +1,5 @@
-//! The pin check of a repository: its golden curves (`--golden`, the repository's own, or alsim's embedded
+//! The pin check of a repository: the scan ([`scan`]: the walk, discovery, and the rules over what it
+//! recorded), its golden curves (`--golden`, the repository's own, or alsim's embedded
 //! ones), every pin's facts resolved (`src/pins/subject.rs`) and judged by the rules (`src/pins/rules/`: the
 //! golden value is looked up by model key, drafter, draft sampling and thinking mode, never by a file name
 //! alone; a value off it takes the class of the first explanation that matches), the allow-list applied,
@@ -10,6 +11,7 @@ use serde::Serialize;
 
 use super::allow::AllowList;
 use super::curves::{self, CurveEntry};
+use super::discover;
 use super::resolve::subject::{self, Resolution};
 use super::rules;
 use super::verdict::{GoldenRef, ValueVerdict};
@@ -109,6 +111,23 @@ pub fn check(repo: &Path, options: &CheckOptions) -> Result<CheckReport> {
     let inventory = super::scan(repo, &options.exclude)?;
     let golden = golden_curves(repo, options.golden.as_deref())?;
     Ok(check_inventory(inventory, &golden.curves, golden.source, golden.own, repo, options))
+}
+
+/// Scans the repository at `root`: walks it (without what `excludes` names), builds the launch graph, discovers every pin and resolves
+/// its facts, then has the rules judge what was recorded. Never executes anything it reads.
+///
+/// # Errors
+/// [`crate::Error::Io`] when `root` itself cannot be read.
+pub fn scan(root: &Path, excludes: &walk::Excludes) -> Result<Inventory> {
+    let files = walk::walk(root, excludes)?;
+    let mut inventory = discover::graph::discover(&files, root);
+    inventory.repo = root.display().to_string();
+    let mut found = rules::run(&inventory);
+    inventory.findings.append(&mut found);
+    inventory.pins.sort_by(|a, b| (&a.location, &a.branch, a.role).cmp(&(&b.location, &b.branch, b.role)));
+    inventory.findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
+    inventory.findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
+    Ok(inventory)
 }
 
 impl CheckReport {

@@ -13,7 +13,7 @@
 //!   decided ([`How`]). What else it sees it records as plain records (`observed`), never as findings;
 //! - resolve (`resolve`): each pin's golden query (model key, drafter, draft sampling, thinking mode and
 //!   its defaults, `thinking`) looked up in the golden curves;
-//! - judge (`rules`, run by the scan over the inventory and by [`check`] for each pin's value, the golden
+//! - judge (`rules`, run by [`check`]: by the scan over the inventory, then for each pin's value, the golden
 //!   curves' own problems, `curves`, and the allow-list, [`allow`]): the classes of docs/pins.md
 //!   ([`Class`]), one rule file each, with tolerances ([`AL_TOLERANCE`], [`RATE_TOLERANCE`]) and
 //!   severities; rate lists (`rates`) compared position by position with the golden curve's own chain;
@@ -44,13 +44,12 @@ mod verdict;
 pub mod walk;
 
 use std::fmt;
-use std::path::Path;
 
 use serde::Serialize;
 
 pub use allow::{AllowEntry, AllowList, UnreadAllow};
 pub use check::{
-    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenSet, check, check_inventory, golden_curves,
+    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenSet, check, check_inventory, golden_curves, scan,
 };
 pub use class::Class;
 pub use fix::{FixPlan, plan_fixes};
@@ -62,7 +61,6 @@ pub use crate::bash::How;
 use crate::curve::ThinkingMode;
 pub use crate::diagnostic::{FindingClass, Location, Severity, Status, Tally};
 use crate::engine::Engine;
-use crate::error::Result;
 pub use crate::units::plain_number;
 
 /// Tolerance on an acceptance length: golden values are written with two decimals
@@ -411,23 +409,6 @@ pub struct Inventory {
     /// The files read, relative to the root: what an allow entry's `file` pattern is matched against.
     #[serde(skip)]
     pub files: Vec<String>,
-}
-
-/// Scans the repository at `root`: walks it (without what `excludes` names), builds the launch graph, discovers every pin and resolves
-/// its facts, then has the rules judge what was recorded. Never executes anything it reads.
-///
-/// # Errors
-/// [`crate::Error::Io`] when `root` itself cannot be read.
-pub fn scan(root: &Path, excludes: &walk::Excludes) -> Result<Inventory> {
-    let files = walk::walk(root, excludes)?;
-    let mut inventory = discover::graph::discover(&files, root);
-    inventory.repo = root.display().to_string();
-    let mut found = rules::run(&inventory);
-    inventory.findings.append(&mut found);
-    inventory.pins.sort_by(|a, b| (&a.location, &a.branch, a.role).cmp(&(&b.location, &b.branch, b.role)));
-    inventory.findings.sort_by(|a, b| (&a.location, a.class).cmp(&(&b.location, b.class)));
-    inventory.findings.dedup_by(|a, b| a.location == b.location && a.class == b.class && a.message == b.message);
-    Ok(inventory)
 }
 
 impl Inventory {

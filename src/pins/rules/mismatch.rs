@@ -24,6 +24,12 @@ use crate::pins::{Class, Finding, RATE_TOLERANCE, plain_number};
 /// Why a value off its golden AL is a plain mismatch.
 pub(crate) const UNEXPLAINED: &str = "no golden curve explains the value";
 
+/// A value off its golden AL that no other class's rule explained: the registry's last explanation, so it
+/// always applies.
+pub(crate) fn unexplained(_: &Subject<'_>) -> Option<String> {
+    Some(UNEXPLAINED.to_string())
+}
+
 /// A rates list on its golden AL whose positions are off the golden chain: the pinned run does not
 /// reproduce real per-position acceptance.
 pub(crate) fn chain(s: &Subject<'_>) -> Option<Judgement> {

@@ -16,7 +16,9 @@
 //! collected at, a value outside [1, k+1], a rates list the engine refuses or that is another k's chain, a
 //! chain off its golden positions; a value on its golden AL is then `ok` (with the caveats of what was
 //! assumed), one right only under the other draft sampling `unconfirmed`, and one off its golden AL takes
-//! the class of the first explanation that matches, else `mismatch`.
+//! the class of the first explanation that matches, else `mismatch`. The two last resorts are registry
+//! rules too, the last of their steps, that always apply: `unresolved`'s for an undecided fact, and
+//! `mismatch`'s for a value no other curve explains.
 
 pub(crate) mod allow_changed;
 pub(crate) mod assumption;
@@ -70,7 +72,7 @@ pub(crate) enum Rule {
 /// registry's order, and the first that applies decides.
 #[derive(Clone, Copy)]
 pub(crate) enum Step {
-    /// A fact stayed undecided: the verdict, when the rule applies (else the value is `unresolved`).
+    /// A fact stayed undecided: the verdict, when the rule applies (`unresolved`'s, the last, always does).
     Undecided(fn(&Pin, &Undecided) -> Option<Judgement>),
     /// Every fact known: the verdict, when the rule applies, before the value is compared with its golden AL.
     Decides(fn(&Subject<'_>) -> Option<Judgement>),
@@ -78,7 +80,7 @@ pub(crate) enum Step {
     Caveats(fn(&Subject<'_>) -> Vec<Finding>),
     /// A value off its golden AL: the verdict, when it is right under what was not confirmed.
     Unconfirmed(fn(&Subject<'_>) -> Option<Judgement>),
-    /// A value off its golden AL: why, when it is another curve's (else it is a `mismatch`).
+    /// A value off its golden AL: why, when it is another curve's (`mismatch`'s, the last, always says).
     Explains(fn(&Subject<'_>) -> Option<String>),
 }
 
@@ -116,7 +118,10 @@ pub(crate) const REGISTRY: [(Class, &[Rule]); 20] = [
     ),
     (Class::WrongK, &[Rule::Value(Step::Decides(wrong_k::list)), Rule::Value(Step::Explains(wrong_k::value))]),
     (Class::WrongModel, &[Rule::Value(Step::Explains(wrong_model::value))]),
-    (Class::Mismatch, &[Rule::Value(Step::Decides(mismatch::chain))]),
+    (
+        Class::Mismatch,
+        &[Rule::Value(Step::Decides(mismatch::chain)), Rule::Value(Step::Explains(mismatch::unexplained))],
+    ),
     (
         Class::Assumption,
         &[Rule::Value(Step::Caveats(assumption::caveats)), Rule::Value(Step::Unconfirmed(assumption::unconfirmed))],
@@ -126,7 +131,7 @@ pub(crate) const REGISTRY: [(Class, &[Rule]); 20] = [
     (Class::MissingPin, &[Rule::Inventory(missing_pin::run)]),
     (Class::Drift, &[Rule::Inventory(drift::run)]),
     (Class::Unreadable, &[Rule::Inventory(unreadable::run)]),
-    (Class::Unresolved, &[Rule::Inventory(unresolved::run)]),
+    (Class::Unresolved, &[Rule::Inventory(unresolved::run), Rule::Value(Step::Undecided(unresolved::undecided))]),
     (Class::DuplicateKey, &[Rule::Inventory(duplicate_key::run)]),
     (Class::Inert, &[Rule::Inventory(inert::run)]),
     (Class::StaleAllow, &[Rule::Inventory(stale_allow::run), Rule::AllowList(stale_allow::unused)]),
@@ -199,7 +204,7 @@ pub(crate) fn judge(pin: &Pin, resolution: &Resolution<'_>) -> Judgement {
         Resolution::Silent => Judgement::new(ValueVerdict::Unresolved, Vec::new(), false),
         Resolution::Undecided(u) => steps(|step| if let Step::Undecided(rule) = step { Some(rule) } else { None })
             .find_map(|rule| rule(pin, u))
-            .unwrap_or_else(|| unresolved::undecided(pin, u)),
+            .expect("the registry's last undecided rule, unresolved's, judges every undecided pin"),
         Resolution::Subject(s) => judge_subject(s),
     }
 }
@@ -222,7 +227,7 @@ fn judge_subject(s: &Subject<'_>) -> Judgement {
             rules.iter().filter_map(|rule| if let Rule::Value(Step::Explains(e)) = rule { Some(e) } else { None });
         explains.find_map(|explain| explain(s)).map(|why| (*class, why))
     });
-    let (class, why) = explained.unwrap_or_else(|| (Class::Mismatch, mismatch::UNEXPLAINED.to_string()));
+    let (class, why) = explained.expect("the registry's last explanation, mismatch's, explains every value");
     Judgement::new(ValueVerdict::Mismatch, vec![off_golden(s, class, why)], true)
 }
 
@@ -380,14 +385,14 @@ mod tests {
     #[test]
     fn the_registry_tries_a_values_rules_in_the_documented_order() {
         use Class::*;
-        assert_eq!(value_order(|s| matches!(s, Step::Undecided(_))), [OutOfRange]);
+        assert_eq!(value_order(|s| matches!(s, Step::Undecided(_))), [OutOfRange, Unresolved]);
         assert_eq!(
             value_order(|s| matches!(s, Step::Decides(_))),
             [WrongThinkingMode, OutOfRange, OutOfRange, WrongK, Mismatch]
         );
         assert_eq!(
             value_order(|s| matches!(s, Step::Explains(_))),
-            [Spelling, WrongDrafter, WrongThinkingMode, WrongK, WrongModel]
+            [Spelling, WrongDrafter, WrongThinkingMode, WrongK, WrongModel, Mismatch]
         );
         // MiniMax-M3's k = 1 value with thinking off is also another model's: the thinking mode, tried
         // first, names it.
@@ -452,9 +457,10 @@ mod tests {
     }
 
     /// Every finding of the pin check is made by a rule: no other file of `pins` calls `Finding::new` or
-    /// names a rule outside its tests, and only the check's three stages enter the judge (the scan, for the
-    /// inventory's findings; the check, for each pin's value, the curves and the allow-list; the comparison
-    /// under `--base`, for the classes only two trees decide: allow-changed and dropped-file).
+    /// names a rule outside its tests, and only two files enter the judge, each through the registry's
+    /// dispatch: the check (the scan, for the inventory's findings; each pin's value, the curves and the
+    /// allow-list) and the comparison under `--base` (the classes only two trees decide: allow-changed and
+    /// dropped-file).
     #[test]
     fn no_finding_is_made_outside_the_rules() {
         fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
@@ -493,10 +499,6 @@ mod tests {
             .map(|path| path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().display().to_string())
             .collect();
         callers.sort();
-        assert_eq!(
-            callers,
-            ["src/pins/check.rs", "src/pins/diff.rs", "src/pins/mod.rs"],
-            "files of pins that enter the judge"
-        );
+        assert_eq!(callers, ["src/pins/check.rs", "src/pins/diff.rs"], "files of pins that enter the judge");
     }
 }

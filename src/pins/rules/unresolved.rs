@@ -40,10 +40,10 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
     found.collect()
 }
 
-/// A pin whose facts stopped at `u`.
-pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Judgement {
+/// A pin whose facts stopped at `u`: the registry's last rule for an undecided fact, so it always applies.
+pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Option<Judgement> {
     let finding = fact(pin.location.clone(), u.what, &u.why);
-    Judgement::new(ValueVerdict::Unresolved, vec![finding], false)
+    Some(Judgement::new(ValueVerdict::Unresolved, vec![finding], false))
 }
 
 /// A pin's fact `what` undecided for `why`.
@@ -99,7 +99,7 @@ mod tests {
     #[test]
     fn an_undecided_fact_is_named_with_why() {
         let u = Undecided { what: "k", why: "NUM_SPEC comes from the caller".into(), range: None, range_judged: false };
-        let j = undecided(&pin(2.0, 3, ThinkingMode::On), &u);
+        let j = undecided(&pin(2.0, 3, ThinkingMode::On), &u).expect("the last rule always applies");
         assert_eq!((j.verdict, j.findings[0].class), (ValueVerdict::Unresolved, Class::Unresolved));
         assert_eq!(j.findings[0].message, "k unresolved (NUM_SPEC comes from the caller): the pin cannot be checked");
     }
