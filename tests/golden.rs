@@ -1,6 +1,6 @@
 //! `alsim golden collect` and `alsim golden check`: eval-only runs simulated from a known curve with the
 //! `sim` module's sampler (seeded), written as vLLM Prometheus scrapes in a temp dir, collected back into a
-//! curve, and checked for drift.
+//! curve, and the curve retested against them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,7 +10,7 @@ use alsim::accept::Acceptance;
 use alsim::curve::{Curve, CurveFile, ThinkingMode};
 use alsim::evidence::{self, ReadOptions, Verdict};
 use alsim::golden::collect::{self, Identity, Run};
-use alsim::golden::drift::drift;
+use alsim::golden::retest::retest;
 use alsim::sim::{StepSampler, request_rng};
 use proptest::prelude::*;
 use rand::Rng;
@@ -144,17 +144,17 @@ fn collected_intervals_cover_the_known_curve_at_the_stated_rate() {
     assert!((7..=35).contains(&misses), "{misses} of 400 intervals miss the known curve");
 }
 
-/// Drift's false-alarm rate: 150 sets of runs drawn from the committed curve itself, checked with no
+/// A retest's false-alarm rate: 150 sets of runs drawn from the committed curve itself, checked with no
 /// tolerance (so any interval that excludes the value calls the curve off), call it off at most at the
 /// family rate α = 5% (Bonferroni over the 8 k): at most 16 of 150 (the 99.9% binomial bound). Without the
 /// correction each k would alarm at 5% and a set of 8 at about 34%.
 #[test]
-fn drift_false_alarms_stay_within_the_family_rate() {
+fn a_retests_false_alarms_stay_within_the_family_rate() {
     let truth = known_curve();
     let mut alarms = 0;
     for seed in 1_000..1_150 {
         let dir = tempfile::tempdir().unwrap();
-        let d = drift(&truth, "golden.yaml", &runs(dir.path(), 3_000, seed), 0.0, 0.95).unwrap();
+        let d = retest(&truth, "golden.yaml", &runs(dir.path(), 3_000, seed), 0.0, 0.95).unwrap();
         assert_eq!(d.correction, "Bonferroni");
         assert!((d.per_k_confidence - (1.0 - 0.05 / 8.0)).abs() < 1e-12);
         alarms += usize::from(d.overall.differs());
@@ -162,15 +162,15 @@ fn drift_false_alarms_stay_within_the_family_rate() {
     assert!(alarms <= 16, "{alarms} of 150 honest curves called off");
 }
 
-/// Drift is found: the same runs against a curve 0.15 too high at k = 5 call it off there and only there.
+/// A stale value is found: the same runs against a curve 0.15 too high at k = 5 call it off there and only there.
 #[test]
-fn drift_finds_a_stale_value() {
+fn a_retest_finds_a_stale_value() {
     let dir = tempfile::tempdir().unwrap();
     let by_k = runs(dir.path(), 20_000, 7);
     let mut points: BTreeMap<usize, f64> = known_curve().points().clone();
     *points.get_mut(&5).unwrap() += 0.15;
     let stale = Curve::new("m", ThinkingMode::On, points).unwrap();
-    let d = drift(&stale, "golden.yaml", &by_k, 0.05, 0.95).unwrap();
+    let d = retest(&stale, "golden.yaml", &by_k, 0.05, 0.95).unwrap();
     assert_eq!(d.overall, Verdict::PinTooHigh);
     for p in &d.points {
         assert_eq!(p.verdict == Verdict::PinTooHigh, p.k == 5, "k = {}: {:?}", p.k, p.verdict);

@@ -1,11 +1,11 @@
-//! `alsim golden collect|check`: golden curves from eval-only runs, and drift of a committed curve.
+//! `alsim golden collect|check`: golden curves from eval-only runs, and a committed curve retested against new runs.
 
 use std::path::PathBuf;
 
 use alsim::curve::{CurveFile, ThinkingMode};
 use alsim::evidence::{self, Verdict};
 use alsim::golden::collect::{self, ByK, DEFAULT_TARGET_SE, Identity, Run};
-use alsim::golden::drift::drift;
+use alsim::golden::retest::retest;
 use alsim::report;
 
 use super::Outcome;
@@ -210,7 +210,7 @@ fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
         ),
     };
     let by_k = args.runs.read()?;
-    let result = drift(curve, &file.origin, &by_k, args.tolerance, args.runs.confidence)?;
+    let result = retest(curve, &file.origin, &by_k, args.tolerance, args.runs.confidence)?;
     args.format.emit(&writes, &result)?;
     Ok(match result.overall {
         Verdict::Consistent => Outcome::Pass,

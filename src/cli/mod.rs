@@ -53,7 +53,7 @@ enum Command {
     /// logs, AIPerf exports)? Verdict, intervals, throughput error, per-position departures.
     Eval(eval::Args),
     /// Golden curves from eval-only runs: collect one (with per-k steps, standard errors and intervals), or
-    /// check a committed one for drift against new runs.
+    /// retest a committed one against new runs.
     #[command(subcommand)]
     Golden(golden::Args),
     /// Check or list pinned synthetic acceptance values across a benchmark repository.

@@ -1,9 +1,9 @@
-//! Tables for golden curves from eval runs: `alsim golden collect` and `alsim golden check` (drift).
+//! Tables for golden curves from eval runs: `alsim golden collect` and `alsim golden check` (a retest).
 
 use super::{Cell, Report, Table, fixed};
 use crate::evidence::Verdict;
 use crate::golden::collect::Collection;
-use crate::golden::drift::Drift;
+use crate::golden::retest::Retest;
 
 fn interval(lower: f64, upper: f64, digits: usize) -> String {
     format!("[{}, {}]", fixed(lower, digits), fixed(upper, digits))
@@ -76,7 +76,7 @@ impl Report for Collection {
 }
 
 /// The verdict's words for a curve rather than a pin.
-fn drift_label(verdict: Verdict) -> &'static str {
+fn retest_label(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Consistent => "consistent",
         Verdict::PinTooHigh => "curve too high",
@@ -86,13 +86,13 @@ fn drift_label(verdict: Verdict) -> &'static str {
     }
 }
 
-impl Report for Drift {
+impl Report for Retest {
     fn tables(&self) -> Vec<Table> {
         let mut t = Table::new(
             format!(
                 "Drift of {}: {} (tolerance ±{}, {:.0}% family confidence, {} over {} k: {:.4} per k)",
                 self.curve,
-                drift_label(self.overall),
+                retest_label(self.overall),
                 self.tolerance,
                 self.confidence * 100.0,
                 self.correction,
@@ -115,7 +115,7 @@ impl Report for Drift {
                 Cell::number(p.golden, 3),
                 measured,
                 difference,
-                drift_label(p.verdict).into(),
+                retest_label(p.verdict).into(),
                 Cell::number(p.steps, 0),
                 p.runs.to_string().into(),
                 p.further_steps.map_or_else(Cell::missing, |s| Cell::number(s, 0)),

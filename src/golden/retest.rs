@@ -1,5 +1,5 @@
-//! Drift of a committed golden curve (`alsim golden check`): is AL(k) still what new eval-only runs
-//! measure, at every k they cover?
+//! A committed golden curve retested against new runs (`alsim golden check`): is AL(k) still what new
+//! eval-only runs measure, at every k they cover?
 //!
 //! Each k is `alsim eval`'s question with the curve's value as the pin: [`evidence::evaluate`] estimates
 //! AL from that k's runs (pooling them only when Cochran's test finds no heterogeneity) and gives the
@@ -25,7 +25,7 @@ pub const CORRECTION: &str = "Bonferroni";
 
 /// One draft length compared.
 #[derive(Debug, Clone, Serialize)]
-pub struct DriftPoint {
+pub struct RetestPoint {
     /// Draft length.
     pub k: usize,
     /// The curve's AL(k).
@@ -50,7 +50,7 @@ pub struct DriftPoint {
 
 /// The outcome of `alsim golden check`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Drift {
+pub struct Retest {
     /// The curve's file and key.
     pub curve: String,
     /// Tolerance δ on AL.
@@ -62,7 +62,7 @@ pub struct Drift {
     /// Confidence of each k's interval, 1 − α/m.
     pub per_k_confidence: f64,
     /// Per k, by increasing k.
-    pub points: Vec<DriftPoint>,
+    pub points: Vec<RetestPoint>,
     /// The curve's k that no run covers.
     pub not_measured: Vec<usize>,
     /// Off (some k differs), undecided (none differs, some cannot tell) or consistent (every k is).
@@ -74,7 +74,7 @@ pub struct Drift {
 /// # Errors
 /// [`Error::Invalid`] when a run's k is not on the curve, or for a bad tolerance or confidence; evidence
 /// errors as [`evidence::evaluate`].
-pub fn drift(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidence: f64) -> Result<Drift> {
+pub fn retest(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidence: f64) -> Result<Retest> {
     if !(confidence > 0.0 && confidence < 1.0) {
         return Err(Error::parameter("confidence", format!("{confidence} must be strictly between 0 and 1")));
     }
@@ -108,7 +108,7 @@ pub fn drift(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidence
                 confidence_level: m.confidence_interval.confidence_level,
             },
         });
-        points.push(DriftPoint {
+        points.push(RetestPoint {
             k,
             golden,
             runs: runs.len(),
@@ -139,7 +139,7 @@ pub fn drift(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidence
     } else {
         Verdict::Inconclusive
     };
-    Ok(Drift {
+    Ok(Retest {
         curve: format!("{origin} {}", curve.name()),
         tolerance,
         confidence,
