@@ -160,7 +160,7 @@ impl Writes {
     pub fn emit<R: Report>(&self, text: &str, report: &R) -> anyhow::Result<()> {
         self.outputs.check_inputs()?;
         if self.outputs.take_stdout() {
-            eprint!("{text}");
+            anstream::eprint!("{text}");
         } else {
             super::emit(text)?;
         }

@@ -1,6 +1,11 @@
 //! How human output fits a terminal: the width it is laid out for, text wrapped to that width, tables that
 //! wrap their cells or, when their columns cannot share the width, print one record per row, and
 //! diagnostics as one block each (`file:line: severity[class]: message`, then `help:`), as rustc and ruff do.
+//! A word never breaks: a path or URL wider than a line stays whole on a line of its own, so a terminal
+//! can still open it (`file:line`), and a location is never shortened.
+//!
+//! A diagnostic's severity carries an ANSI style; the command line writes through `anstream`, which drops
+//! the styles where colour is off (a pipe or file, `NO_COLOR`), as clap's own help does.
 //!
 //! Only the human formats are laid out; Markdown, CSV, JSON and annotations keep their whole lines, since
 //! a browser or a parser does its own layout.
@@ -27,18 +32,18 @@ pub fn width() -> usize {
 }
 
 /// `text` wrapped to `width` columns: the first line starts with `first`, the others with `rest`. A word
-/// longer than a line (a path) is broken, so no line is wider than `width`; trailing spaces are dropped.
-/// Ends with a newline.
+/// longer than a line (a path, a URL) is never broken: it stands whole on a line of its own, wider than
+/// `width`. Trailing spaces are dropped. Ends with a newline.
 pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
-    // Lines break at spaces only: a model name such as `deepseek-v4-pro` or a path stays whole unless it is
-    // wider than a line.
+    // Lines break at spaces only: a model name such as `deepseek-v4-pro`, a path or a URL stays whole, even
+    // wider than a line, since a broken path can no longer be clicked or pasted.
     let options = textwrap::Options::new(width)
         .initial_indent(first)
         .subsequent_indent(rest)
         .word_separator(textwrap::WordSeparator::AsciiSpace)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
-        .break_words(true);
+        .break_words(false);
     let mut out = String::new();
     for line in textwrap::wrap(&one_line(text), options) {
         out.push_str(line.trim_end());
@@ -150,7 +155,9 @@ fn records(headers: &[String], rows: &[Vec<String>], width: usize) -> String {
 }
 
 /// One finding as a block: `location: severity[code]: message` wrapped with a hanging indent, then
-/// `help: …` when there is help to give.
+/// `help: …` when there is help to give. A location too long to share its line with the label ends its own
+/// line (`location:`), whole, and the label starts the next, so the path stays one clickable `file:line`.
+/// The label is styled by its severity (the last word of `severity`, e.g. `new error`).
 pub(crate) fn diagnostic(
     location: &str,
     severity: &str,
@@ -159,38 +166,38 @@ pub(crate) fn diagnostic(
     help: Option<&str>,
     width: usize,
 ) -> String {
-    let label = format!(": {severity}[{code}]:");
-    let location = shortened(location, width.saturating_sub(display_width(&label)));
-    let mut out = wrap(&format!("{location}{label} {message}"), width, "", "    ");
+    let location = one_line(location);
+    let label = format!("{severity}[{code}]:");
+    let style = severity_style(severity);
+    let styled = format!("{style}{label}{style:#}");
+    let header = format!("{location}: {label}");
+    let mut out = if display_width(&header) <= width {
+        let plain = wrap(&format!("{header} {message}"), width, "", "    ");
+        format!("{location}: {styled}{}", &plain[header.len()..])
+    } else {
+        let plain = wrap(&format!("{label} {message}"), width, "  ", "    ");
+        format!("{location}:\n  {styled}{}", &plain[2 + label.len()..])
+    };
     if let Some(help) = help {
         out.push_str(&wrap(&format!("help: {help}"), width, "  ", "        "));
     }
     out
 }
 
-/// A `/`-separated path (with a `:line` or other suffix after its last `/`) within `room` columns: as it is
-/// when it fits, else its first directory, `…`, and as many of its last parts as fit, so the file name and
-/// line stay readable.
-fn shortened(path: &str, room: usize) -> std::borrow::Cow<'_, str> {
-    if display_width(path) <= room {
-        return path.into();
+/// The style of a severity word: errors red, warnings yellow, notes cyan, the rest (allowed, fixed) dim; all
+/// bold but the dim.
+fn severity_style(severity: &str) -> anstyle::Style {
+    use anstyle::{AnsiColor, Style};
+    let bold = |colour: AnsiColor| Style::new().bold().fg_color(Some(colour.into()));
+    if severity.starts_with("fixed") {
+        return Style::new().dimmed();
     }
-    let parts: Vec<&str> = path.split('/').collect();
-    let Some((first, rest)) = parts.split_first() else { return path.into() };
-    let mut kept = 0;
-    let mut used = display_width(first) + display_width("/…");
-    for part in rest.iter().rev() {
-        let more = 1 + display_width(part);
-        if kept > 0 && used + more > room {
-            break;
-        }
-        used += more;
-        kept += 1;
+    match severity.rsplit(' ').next().unwrap_or(severity) {
+        "error" => bold(AnsiColor::Red),
+        "warning" => bold(AnsiColor::Yellow),
+        "note" => bold(AnsiColor::Cyan),
+        _ => Style::new().dimmed(),
     }
-    if kept >= rest.len() {
-        return path.into();
-    }
-    format!("{first}/…/{}", rest[rest.len() - kept..].join("/")).into()
 }
 
 #[cfg(test)]
@@ -227,35 +234,66 @@ mod tests {
     #[test]
     fn many_columns_become_records_within_the_width() {
         let headers: Vec<String> = (0..14).map(|i| format!("column {i}")).collect();
-        let rows = vec![(0..14).map(|i| format!("value-{i}-{}", "x".repeat(i * 9))).collect::<Vec<_>>(); 2];
+        let rows =
+            vec![
+                (0..14).map(|i| format!("value-{i}-{} {}", "x".repeat(i * 9), "y ".repeat(i * 9))).collect::<Vec<_>>();
+                2
+            ];
         let out = grid(&headers, &rows, 60);
-        assert!(widest_line(&out) <= 60, "{out}");
         assert!(out.starts_with("── 1 of 2\n"), "{out}");
         assert!(out.contains("  column 13  value-13-"), "{out}");
         assert_eq!(out.matches("value-").count(), 28);
+        // Prose wraps within the width; a word wider than a line (as a path) stays whole on its own line.
+        let whole = format!("value-13-{}", "x".repeat(117));
+        assert!(out.lines().any(|l| l.trim_start().strip_prefix("column 13  ") == Some(&whole)), "{out}");
+        assert!(out.lines().filter(|l| !l.contains("xxxx")).all(|l| display_width(l) <= 60), "{out}");
+    }
+
+    /// The diagnostic as a pipe receives it: `anstream` drops the styles there.
+    fn plain_diagnostic(location: &str, message: &str, help: Option<&str>, width: usize) -> String {
+        anstream::adapter::strip_str(&diagnostic(location, "error", "wrong-k", message, help, width)).to_string()
     }
 
     #[test]
-    fn a_diagnostic_wraps_under_its_first_line_and_breaks_nothing_wider_than_the_width() {
-        let path = format!("{}/launch.sh:12", "deep/".repeat(30));
-        let out = diagnostic(&path, "error", "wrong-k", &"too high ".repeat(20), Some("pin the value"), 50);
+    fn a_diagnostic_wraps_under_its_first_line_and_keeps_its_location_whole() {
+        let message = "too high ".repeat(20);
+        let out = plain_diagnostic("configs/launch.sh:12", &message, Some("pin the value"), 50);
         assert!(widest_line(&out) <= 50, "{out}");
+        assert!(out.starts_with("configs/launch.sh:12: error[wrong-k]: too high"), "{out}");
         assert!(out.lines().skip(1).all(|l| l.starts_with("    ") || l.starts_with("  help: ")), "{out}");
         assert_eq!(out.split_whitespace().filter(|w| *w == "high").count(), 20, "{out}");
         assert!(out.ends_with("  help: pin the value\n"), "{out}");
+        // A path wider than the line: whole on a line of its own, the label under it.
+        let path = format!("{}launch.sh:12", "deep/".repeat(30));
+        let out = plain_diagnostic(&path, &message, None, 50);
+        assert!(out.starts_with(&format!("{path}:\n  error[wrong-k]: too high")), "{out}");
+        assert!(out.lines().skip(1).all(|l| display_width(l) <= 50), "{out}");
+        assert_eq!(out.split_whitespace().filter(|w| *w == "high").count(), 20, "{out}");
     }
 
     #[test]
-    fn a_long_location_keeps_its_first_directory_and_its_file() {
+    fn a_long_location_is_never_shortened() {
         let path = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72";
-        assert_eq!(shortened(path, 200), path);
-        assert_eq!(shortened(path, 60), "benchmarks/…/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72");
-        assert_eq!(shortened(path, 10), "benchmarks/…/agg-gb300-tp4-mtp.yaml:72", "the file is never dropped");
-        let out = diagnostic(path, "error", "eval-leak", "leaks", None, 80);
-        assert!(
-            out.starts_with("benchmarks/…/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72: error[eval-leak]:\n"),
-            "{out}"
-        );
+        let out = plain_diagnostic(path, "leaks", None, 80);
+        assert_eq!(out, format!("{path}:\n  error[wrong-k]: leaks\n"));
+        let wide = plain_diagnostic(path, "leaks", None, 120);
+        assert_eq!(wide, format!("{path}: error[wrong-k]: leaks\n"));
+    }
+
+    #[test]
+    fn a_severity_is_styled_and_only_the_label() {
+        let out = diagnostic("a.sh:1", "new error", "wrong-k", "m", None, 80);
+        let red = anstyle::Style::new().bold().fg_color(Some(anstyle::AnsiColor::Red.into()));
+        assert_eq!(out, format!("a.sh:1: {red}new error[wrong-k]:{red:#} m\n"));
+        let warning = diagnostic("a.sh:1", "warning", "x", "m", None, 80);
+        assert!(warning.contains("\u{1b}[1m\u{1b}[33m"), "{warning:?}");
+    }
+
+    #[test]
+    fn a_url_wider_than_a_line_is_not_broken() {
+        let url = format!("https://huggingface.co/datasets/{}/resolve/main/x.json", "a".repeat(60));
+        let out = wrap(&format!("source: {url} (read 2026-05-01)"), 40, "", "  ");
+        assert!(out.lines().any(|l| l.trim() == url), "{out}");
     }
 
     #[test]
