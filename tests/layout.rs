@@ -69,3 +69,23 @@ fn findings_are_blocks_errors_first_each_with_its_help() {
     }
     assert!(severities.contains(&"note") && severities.contains(&"warning"), "{severities:?}");
 }
+
+/// Lines `alsim` prints at 80 columns.
+fn lines_at_80(args: &[&str]) -> usize {
+    at_width(80, args).lines().count()
+}
+
+#[test]
+fn predict_and_sweep_answer_on_one_screen_and_long_shows_every_row() {
+    // predict's defaults: 5 concurrencies × 9 k, which the full tables gave as 583 lines at 80 columns.
+    let short = lines_at_80(&["predict"]);
+    assert!(short <= 30, "predict: {short} lines");
+    assert!(lines_at_80(&["predict", "--long"]) > 10 * short);
+    // sweep of the fixture repository: 28 rows and 15 points not predicted (549 lines in full).
+    let map = crate::sweep::map();
+    let repo = fixture();
+    let sweep = ["sweep", repo.to_str().unwrap(), "--map", &map];
+    let short = lines_at_80(&sweep);
+    assert!(short <= 60, "sweep: {short} lines");
+    assert!(lines_at_80(&[&sweep[..], &["--long"]].concat()) > 5 * short);
+}

@@ -77,6 +77,46 @@ pub(crate) fn grid(headers: &[String], rows: &[Vec<String>], width: usize) -> St
     }
 }
 
+/// A borderless grid of short cells, right-aligned under their headers, one space apart (as a terminal
+/// shows a matrix): the first `keep` columns label each row, and when the rest do not fit `width` beside
+/// them, they go in blocks one under another, each with the label columns again.
+pub(crate) fn matrix(headers: &[String], rows: &[Vec<String>], keep: usize, width: usize) -> String {
+    let column = |i: usize| {
+        std::iter::once(&headers[i]).chain(rows.iter().filter_map(move |r| r.get(i))).map(|c| display_width(c))
+    };
+    let widths: Vec<usize> = (0..headers.len()).map(|i| column(i).max().unwrap_or(0)).collect();
+    let keep = keep.min(headers.len());
+    let label: usize = widths[..keep].iter().map(|w| w + 1).sum();
+    let mut blocks: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = label;
+    for (i, w) in widths.iter().enumerate().skip(keep) {
+        if blocks.last().is_some_and(|b| !b.is_empty()) && used + w + 1 > width {
+            blocks.push(Vec::new());
+            used = label;
+        }
+        blocks.last_mut().expect("one block at least").push(i);
+        used += w + 1;
+    }
+    let line = |cells: &dyn Fn(usize) -> String, block: &[usize]| {
+        let shown: Vec<String> = (0..keep)
+            .chain(block.iter().copied())
+            .map(|i| format!("{:>w$}", one_line(&cells(i)), w = widths[i]))
+            .collect();
+        format!("{}\n", shown.join(" ").trim_end())
+    };
+    let mut out = String::new();
+    for (b, block) in blocks.iter().enumerate() {
+        if b > 0 {
+            out.push('\n');
+        }
+        out.push_str(&line(&|i| headers[i].clone(), block));
+        for row in rows {
+            out.push_str(&line(&|i| row.get(i).cloned().unwrap_or_default(), block));
+        }
+    }
+    out
+}
+
 /// Widths within `room` that break no word: each column starts at the least it needs and the rest is
 /// filled up level, column by column, as far as each one's widest cell wants.
 fn column_widths(headers: &[String], rows: &[Vec<String>], room: usize) -> Option<Vec<usize>> {
@@ -229,6 +269,26 @@ mod tests {
         // Too narrow for the path beside a readable message: records.
         let narrow = grid(&headers, &rows, 80);
         assert!(widest_line(&narrow) <= 80 && narrow.starts_with("── 1 of 1\n"), "{narrow}");
+    }
+
+    #[test]
+    fn a_matrix_too_wide_for_the_width_goes_in_blocks_that_repeat_the_label() {
+        let mut headers = strings(&["concurrency"]);
+        headers.extend((1..=12).map(|k| format!("k={k}")));
+        let rows: Vec<Vec<String>> = [1, 64]
+            .iter()
+            .map(|b| {
+                std::iter::once(b.to_string()).chain((1..=12).map(|k| format!("{:.2}x*", k as f64 / 4.0))).collect()
+            })
+            .collect();
+        let wide = matrix(&headers, &rows, 1, 200);
+        assert_eq!(wide.lines().count(), 3, "{wide}");
+        assert!(wide.starts_with("concurrency    k=1    k=2"), "{wide}");
+        assert!(wide.lines().nth(2).is_some_and(|l| l.starts_with("         64 0.25x* 0.50x*")), "{wide}");
+        let narrow = matrix(&headers, &rows, 1, 50);
+        assert!(widest_line(&narrow) <= 50, "{narrow}");
+        assert_eq!(narrow.matches("concurrency").count(), 3, "blocks of 5, 5 and 2 k: {narrow}");
+        assert_eq!(narrow.matches("x*").count(), 24, "every cell once: {narrow}");
     }
 
     #[test]
