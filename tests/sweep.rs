@@ -165,7 +165,8 @@ fn the_terminal_counts_rows_by_verdict_and_names_the_entries_furthest_from_their
     assert_eq!(count("k in the band"), of(Value::Bool(true)), "{out}");
     assert_eq!(count("k outside the band"), of(Value::Bool(false)), "{out}");
     assert_eq!(count("k not known from a pin"), rows.iter().filter(|r| r["k"].is_null()).count(), "{out}");
-    // Every row outside the band is of an entry the list names (fewer than ten here), its location whole.
+    // Every row outside the band is of an entry the list names (fewer than ten here), its location whole and
+    // as it opens from the current directory (the tests run in the crate's root).
     let outside: std::collections::BTreeSet<String> = rows
         .iter()
         .filter(|r| r["in_band"] == false)
@@ -173,7 +174,8 @@ fn the_terminal_counts_rows_by_verdict_and_names_the_entries_furthest_from_their
         .collect();
     assert!(!outside.is_empty());
     for entry in &outside {
-        assert!(out.lines().any(|l| l == entry), "{entry} is not listed:\n{out}");
+        let from_here = format!("tests/fixtures/benchrepo/{entry}");
+        assert!(out.lines().any(|l| l == from_here), "{from_here} is not listed:\n{out}");
     }
     assert!(out.contains("Every row: --long"), "{out}");
 }

@@ -194,6 +194,28 @@ fn records(headers: &[String], rows: &[Vec<String>], width: usize) -> String {
     out
 }
 
+/// A location in the repository at `repo` (its file relative to the root, as reports hold it) as a user
+/// opens it from the current directory, as rustc and ruff show paths: the file as it is when the check ran
+/// at the root (`repo` is `.`), else under `repo` as given, made relative to the current directory when
+/// that lies inside the repository (`../configs/a.yaml:7` from `benchmarks/`).
+pub(crate) fn clickable(repo: &str, location: &crate::diagnostic::Location) -> String {
+    let root = std::path::Path::new(repo);
+    if repo.is_empty() || root == std::path::Path::new(".") {
+        return location.to_string();
+    }
+    let path = root.join(&location.file);
+    let shown = match std::env::current_dir() {
+        Ok(cwd) if root.is_absolute() => match (path.strip_prefix(&cwd), cwd.strip_prefix(root)) {
+            (Ok(below), _) => below.to_path_buf(),
+            (_, Ok(inside)) => inside.components().map(|_| "..").collect::<std::path::PathBuf>().join(&location.file),
+            _ => path,
+        },
+        _ => path,
+    };
+    let located = crate::diagnostic::Location { file: shown.display().to_string(), line: location.line };
+    located.to_string()
+}
+
 /// One finding as a block: `location: severity[code]: message` wrapped with a hanging indent, then
 /// `help: …` when there is help to give. A location too long to share its line with the label ends its own
 /// line (`location:`), whole, and the label starts the next, so the path stays one clickable `file:line`.
@@ -354,6 +376,20 @@ mod tests {
         let url = format!("https://huggingface.co/datasets/{}/resolve/main/x.json", "a".repeat(60));
         let out = wrap(&format!("source: {url} (read 2026-05-01)"), 40, "", "  ");
         assert!(out.lines().any(|l| l.trim() == url), "{out}");
+    }
+
+    #[test]
+    fn a_location_is_shown_from_the_current_directory() {
+        use crate::diagnostic::Location;
+        let at = Location::new("configs/a.yaml", 7);
+        assert_eq!(clickable(".", &at), "configs/a.yaml:7");
+        assert_eq!(clickable("bench", &at), "bench/configs/a.yaml:7");
+        let cwd = std::env::current_dir().unwrap();
+        let root = cwd.join("bench").display().to_string();
+        assert_eq!(clickable(&root, &at), "bench/configs/a.yaml:7");
+        // From a folder inside the repository, up to its root and down again.
+        let parent = cwd.parent().unwrap().display().to_string();
+        assert_eq!(clickable(&parent, &at), "../configs/a.yaml:7");
     }
 
     #[test]

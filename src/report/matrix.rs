@@ -140,8 +140,8 @@ const VERDICTS: [&str; 4] = ["k in the band", "k outside the band", "k known, no
 const FURTHEST: usize = 10;
 
 /// The sweep on one screen: the rows counted by verdict, the entries whose k gives up the most predicted
-/// throughput against their best k (each at its worst concurrency, its location first so a terminal can
-/// open it), why points were not predicted, and the notes. `--long` and `--format json|csv|md` hold every
+/// throughput against their best k (each at its worst concurrency, its location first, from the current
+/// directory, so a terminal can open it), why points were not predicted, and the notes. `--long` and `--format json|csv|md` hold every
 /// row.
 #[cfg(feature = "cli")]
 fn sweep_screen(report: &MatrixReport, width: usize) -> String {
@@ -180,7 +180,8 @@ fn sweep_screen(report: &MatrixReport, width: usize) -> String {
         );
         out.push_str(&wrap(&title, width, "", "  "));
         for (lost, r) in &worst[..shown] {
-            out.push_str(&wrap(&format!("{}: {}", r.at, r.entry), width, "", "    "));
+            let at = super::layout::clickable(&report.repo, &r.at);
+            out.push_str(&wrap(&format!("{at}: {}", r.entry), width, "", "    "));
             let line = format!(
                 "runs k = {}, best k = {} (band {}) at concurrency {} on {} ({}): {}x against {}x, {} % given up",
                 or_dash(r.k),

@@ -347,7 +347,7 @@ fn rank(f: &Finding) -> u8 {
 #[cfg(feature = "cli")]
 pub fn human(report: &CheckReport, width: usize) -> String {
     let findings: Vec<(Option<Change>, &Finding)> = report.findings.iter().map(|f| (None, f)).collect();
-    let mut out = blocks(&findings, None, width);
+    let mut out = blocks(&findings, &report.repo, None, width);
     out.push_str(&human_summary(report, width));
     out
 }
@@ -363,7 +363,7 @@ pub fn human_against(comparison: &Comparison, width: usize) -> String {
         .filter(|c| c.change != Change::Unchanged)
         .map(|c| (Some(c.change), &c.finding))
         .collect();
-    let mut out = blocks(&findings, Some(&comparison.base), width);
+    let mut out = blocks(&findings, &comparison.report.repo, Some(&comparison.base), width);
     let unchanged: Vec<&Finding> =
         comparison.findings.iter().filter(|c| c.change == Change::Unchanged).map(|c| &c.finding).collect();
     if !unchanged.is_empty() {
@@ -399,14 +399,17 @@ fn by_severity(findings: &[&Finding]) -> String {
 }
 
 #[cfg(feature = "cli")]
-fn blocks(findings: &[(Option<Change>, &Finding)], base: Option<&str>, width: usize) -> String {
+/// Each finding as a block, its location as the user opens it from the current directory (`repo` is the
+/// checked repository's root).
+fn blocks(findings: &[(Option<Change>, &Finding)], repo: &str, base: Option<&str>, width: usize) -> String {
     let mut order: Vec<&(Option<Change>, &Finding)> = findings.iter().collect();
     order.sort_by_key(|(change, f)| (*change, rank(f), class_rank(f.class)));
     let mut out = String::new();
     for (change, f) in order {
+        let at = layout::clickable(repo, &f.location);
         let location = match (change, base) {
-            (Some(Change::Fixed), Some(base)) => format!("{} (at {base})", f.location),
-            _ => f.location.to_string(),
+            (Some(Change::Fixed), Some(base)) => format!("{at} (at {base})"),
+            _ => at,
         };
         let severity = match change {
             Some(c) => format!("{} {}", c.name(), severity_word(f)),
