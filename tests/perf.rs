@@ -234,9 +234,23 @@ fn eagle3_against_eagle3_gqa_per_concurrency_and_context() {
     assert_eq!(long["toss_up"], false);
     assert!(long["margin_pct"].as_f64().unwrap() > 20.0, "{long}");
     assert_eq!(at("2048", 1)["toss_up"], true);
-    let (code, table, _) = run(&["predict", "--versus", "Inferact/MiniMax-M3-EAGLE3-GQA", "--concurrency", "8"]);
+    let versus = ["predict", "--versus", "Inferact/MiniMax-M3-EAGLE3-GQA", "--concurrency", "8"];
+    let (code, table, _) = run(&versus);
     assert_eq!(code, 0);
     assert!(table.contains("Drafters compared"), "{table}");
+    // On a terminal, a row per concurrency: each drafter's best k and throughput, the winner by its letter.
+    let c = &json(&versus)["comparison"][0];
+    let row =
+        table.lines().skip_while(|l| !l.starts_with("concurrency A: k")).nth(1).unwrap_or_else(|| panic!("{table}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    let drafters = c["drafters"].as_array().unwrap();
+    assert_eq!(
+        (cells[0], cells[1], cells[3]),
+        ("8", &*drafters[0]["best_k"].to_string(), &*drafters[1]["best_k"].to_string()),
+        "{table}"
+    );
+    let winner = if c["winner"] == drafters[0]["drafter"] { "A" } else { "B" };
+    assert_eq!(cells[5], winner, "{table}");
 }
 
 fn acceptance(v: &serde_json::Value) -> Vec<Option<f64>> {

@@ -60,10 +60,7 @@ impl Report for PredictReport {
         );
         out.push_str(&super::layout::wrap(&legend, width, "", "  "));
         out.push('\n');
-        if let Some(table) = comparison_table(self) {
-            out.push_str(&table.text(width));
-            out.push('\n');
-        }
+        out.push_str(&comparison_grid(self, width));
         for note in self.notes() {
             out.push_str(&super::layout::wrap(&note, width, "note: ", "      "));
         }
@@ -232,6 +229,52 @@ fn comparison_table(report: &PredictReport) -> Option<Table> {
         table.row(row);
     }
     Some(table)
+}
+
+/// `--versus` on a terminal: per hardware and workload, a row per concurrency with each drafter's best k
+/// and throughput, the drafters lettered in the title (their names would not fit as headers).
+#[cfg(feature = "cli")]
+fn comparison_grid(report: &PredictReport, width: usize) -> String {
+    let Some(first) = report.comparison.first() else { return String::new() };
+    let letters: Vec<char> = ('A'..='Z').take(first.drafters.len()).collect();
+    let mut headers = vec!["concurrency".to_string()];
+    for letter in &letters {
+        headers.extend([format!("{letter}: k"), format!("{letter}: tok/s/GPU")]);
+    }
+    headers.extend(["winner".into(), "margin".into(), "decision".into()]);
+    let mut out = String::new();
+    for group in report.comparison.chunk_by(|a, b| a.hardware == b.hardware && a.workload == b.workload) {
+        let named: Vec<String> =
+            letters.iter().zip(&group[0].drafters).map(|(l, d)| format!("{l} = {}", d.drafter)).collect();
+        let title = format!(
+            "Drafters compared on {}, {}, each with its own acceptance curve (toss-up within {} %): {}",
+            group[0].hardware,
+            group[0].workload,
+            fixed(report.model_error * 100.0, 0),
+            named.join(", ")
+        );
+        let letter_of = |name: &str| {
+            group[0].drafters.iter().position(|d| d.drafter == name).map_or("-".to_string(), |i| letters[i].to_string())
+        };
+        let rows: Vec<Vec<String>> = group
+            .iter()
+            .map(|c| {
+                let mut row = vec![c.concurrency.to_string()];
+                for d in &c.drafters {
+                    row.push(d.best_k.map_or("-".into(), |k| k.to_string()));
+                    row.push(d.throughput_per_gpu.map_or("-".into(), |t| fixed(t, 1)));
+                }
+                row.push(c.winner.as_deref().map_or("-".into(), letter_of));
+                row.push(c.margin_pct.map_or("-".into(), |m| format!("{}%", fixed(m, 1))));
+                row.push(if c.toss_up { "toss-up" } else { "clear" }.into());
+                row
+            })
+            .collect();
+        out.push_str(&super::layout::wrap(&title, width, "", "  "));
+        out.push_str(&super::layout::matrix(&headers, &rows, 1, width));
+        out.push('\n');
+    }
+    out
 }
 
 /// One sweep's speedups, a row per concurrency and a column per k > 0, the best k marked `*` and the rest
