@@ -89,3 +89,24 @@ fn predict_and_sweep_answer_on_one_screen_and_long_shows_every_row() {
     assert!(short <= 60, "sweep: {short} lines");
     assert!(lines_at_80(&[&sweep[..], &["--long"]].concat()) > 5 * short);
 }
+
+#[test]
+fn severities_are_coloured_only_where_colour_is_wanted() {
+    let repo = fixture();
+    let check = |env: &[(&str, &str)]| {
+        let mut cmd = alsim();
+        cmd.args(["pins", "check", repo.to_str().unwrap()]).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        String::from_utf8(cmd.output().expect("alsim runs").stdout).expect("stdout is UTF-8")
+    };
+    // A pipe gets plain text; CLICOLOR_FORCE (as a CI log that renders colour sets it) the styles, on the
+    // severity label alone.
+    let plain = check(&[]);
+    assert!(!plain.contains('\u{1b}') && plain.contains("error[wrong-k]:"), "{plain}");
+    let forced = check(&[("CLICOLOR_FORCE", "1")]);
+    assert!(forced.contains("\u{1b}[1m\u{1b}[31merror[wrong-k]:\u{1b}[0m"), "{forced:?}");
+    assert!(forced.contains("\u{1b}[1m\u{1b}[33mwarning["), "{forced:?}");
+    assert_eq!(anstream::adapter::strip_str(&forced).to_string(), plain, "nothing but the styles differs");
+}
