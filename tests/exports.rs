@@ -20,7 +20,7 @@ fn predict_prints_a_table_and_exports_every_other_format() {
         &path("old.csv"),
     ]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(table.contains('┆'), "the main output is the table: {table}");
+    assert!(table.contains("concurrency    k=1") && table.contains("best k"), "the main output is the grid: {table}");
     let (_, json, _) = run(&["predict", "--concurrency", "4,16", "--format", "json"]);
     assert_eq!(std::fs::read_to_string(path("p.json")).unwrap(), json, "the export is --format json");
     let md = std::fs::read_to_string(path("p.md")).unwrap();

@@ -8,9 +8,51 @@ fn best(v: &serde_json::Value) -> &Vec<serde_json::Value> {
     v["sweeps"][0]["best"].as_array().unwrap()
 }
 
+/// The cells of `predict`'s grid of speedups: per concurrency, each k's cell (`2.49x*`).
+fn grid(stdout: &str) -> Vec<(u64, Vec<(u64, String)>)> {
+    let header = stdout.lines().find(|l| l.starts_with("concurrency ")).unwrap_or_else(|| panic!("{stdout}"));
+    let ks: Vec<u64> =
+        header.split_whitespace().filter_map(|h| h.strip_prefix("k=")).map(|k| k.parse().unwrap()).collect();
+    stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("concurrency "))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            let cells_of_k = ks.iter().zip(&cells[1..]).map(|(k, c)| (*k, c.to_string())).collect();
+            (cells[0].parse().unwrap(), cells_of_k)
+        })
+        .collect()
+}
+
+#[test]
+fn the_default_answer_is_a_grid_with_the_best_k_and_its_band_marked() {
+    let (code, stdout, stderr) = run(&["predict"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("tok/s/user") && stdout.contains("--long"), "the grid alone: {stdout}");
+    let v = json(&["predict"]);
+    let grid = grid(&stdout);
+    assert_eq!(grid.len(), best(&v).len(), "a row per concurrency: {stdout}");
+    for ((concurrency, cells), b) in grid.iter().zip(best(&v)) {
+        assert_eq!(*concurrency, b["concurrency"].as_u64().unwrap());
+        let marked =
+            |mark: char| -> Vec<u64> { cells.iter().filter(|(_, c)| c.ends_with(mark)).map(|(k, _)| *k).collect() };
+        assert_eq!(marked('*'), vec![b["best_k"].as_u64().unwrap()], "{stdout}");
+        let mut band = marked('+');
+        band.extend(marked('*'));
+        band.sort_unstable();
+        let want: Vec<u64> = b["band"].as_array().unwrap().iter().map(|k| k.as_u64().unwrap()).collect();
+        assert_eq!(band, want, "{stdout}");
+        // The best k's cell is its speedup.
+        let shown = &cells.iter().find(|(_, c)| c.ends_with('*')).unwrap().1;
+        assert_eq!(shown.trim_end_matches(['x', '*']), format!("{:.2}", b["speedup"].as_f64().unwrap()));
+    }
+}
+
 #[test]
 fn seed_case_gives_best_k_band_and_frontier() {
-    let (code, stdout, stderr) = run(&["predict"]);
+    let (code, stdout, stderr) = run(&["predict", "--long"]);
     assert_eq!(code, 0, "{stderr}");
     for want in [
         "AMD Instinct MI355X x4",
@@ -192,9 +234,23 @@ fn eagle3_against_eagle3_gqa_per_concurrency_and_context() {
     assert_eq!(long["toss_up"], false);
     assert!(long["margin_pct"].as_f64().unwrap() > 20.0, "{long}");
     assert_eq!(at("2048", 1)["toss_up"], true);
-    let (code, table, _) = run(&["predict", "--versus", "Inferact/MiniMax-M3-EAGLE3-GQA", "--concurrency", "8"]);
+    let versus = ["predict", "--versus", "Inferact/MiniMax-M3-EAGLE3-GQA", "--concurrency", "8"];
+    let (code, table, _) = run(&versus);
     assert_eq!(code, 0);
     assert!(table.contains("Drafters compared"), "{table}");
+    // On a terminal, a row per concurrency: each drafter's best k and throughput, the winner by its letter.
+    let c = &json(&versus)["comparison"][0];
+    let row =
+        table.lines().skip_while(|l| !l.starts_with("concurrency A: k")).nth(1).unwrap_or_else(|| panic!("{table}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    let drafters = c["drafters"].as_array().unwrap();
+    assert_eq!(
+        (cells[0], cells[1], cells[3]),
+        ("8", &*drafters[0]["best_k"].to_string(), &*drafters[1]["best_k"].to_string()),
+        "{table}"
+    );
+    let winner = if c["winner"] == drafters[0]["drafter"] { "A" } else { "B" };
+    assert_eq!(cells[5], winner, "{table}");
 }
 
 fn acceptance(v: &serde_json::Value) -> Vec<Option<f64>> {

@@ -136,7 +136,8 @@ fn every_format_shows_the_change_and_github_annotates_only_new_findings() {
     let errors: Vec<&str> = github.lines().filter(|l| l.starts_with("::error")).collect();
     assert_eq!(errors.len(), 1, "{github}");
     assert!(errors[0].contains("file=agentic/c.sh") && errors[0].contains("[new]"), "{github}");
-    assert!(github.lines().any(|l| l.starts_with("::notice file=agentic/b.sh") && l.contains("[unchanged]")));
+    // The unchanged b.sh is counted in the closing line, not annotated.
+    assert!(!github.contains("agentic/b.sh") && !github.contains("[unchanged]"), "{github}");
     assert!(github.lines().any(|l| l.starts_with("::notice title=") && l.contains("[fixed]::agentic/a.sh:3 at")));
     assert!(github.trim_end().ends_with("1 new (1 errors, 0 warnings), 1 fixed, 1 unchanged"), "{github}");
 
@@ -151,8 +152,11 @@ fn every_format_shows_the_change_and_github_annotates_only_new_findings() {
     for row in ["new,error,mismatch,agentic/c.sh:3,", "unchanged,error,mismatch,agentic/b.sh:5,", "fixed,error,"] {
         assert!(csv.lines().any(|l| l.starts_with(row)), "{row}: {csv}");
     }
-    let (_, table, _) = check(repo, tmp.path(), &["--base", "HEAD~1"]);
-    assert!(table.contains("agentic/a.sh:3 (at HEAD~1)"), "{table}");
+    // On a terminal: the new and the fixed finding as blocks, the unchanged one counted.
+    let (_, human, _) = check(repo, tmp.path(), &["--base", "HEAD~1"]);
+    assert!(human.contains("agentic/a.sh:3 (at HEAD~1)") && human.contains("agentic/c.sh:3"), "{human}");
+    assert!(!human.contains("agentic/b.sh"), "{human}");
+    assert!(human.contains("1 unchanged since HEAD~1 (1 error), not shown"), "{human}");
 }
 
 #[test]

@@ -15,7 +15,7 @@ fn repo() -> String {
 }
 
 /// The fixture's own labels and model names (`--map`): its clusters are named after no real GPU.
-fn map() -> String {
+pub fn map() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/benchrepo_sweep_map.csv").to_str().unwrap().into()
 }
 
@@ -152,6 +152,35 @@ fn the_k_an_entry_runs_comes_from_its_pins_and_some_lie_outside_their_band() {
 }
 
 #[test]
+fn the_terminal_counts_rows_by_verdict_and_names_the_entries_furthest_from_their_best_k() {
+    let (_, report) = check_json(&["sweep", &repo(), "--map", &map(), "--format", "json"]);
+    let rows = report["rows"].as_array().unwrap();
+    let (code, out, _) = run(&["sweep", &repo(), "--map", &map()]);
+    assert_eq!(code, 0);
+    let count = |verdict: &str| -> usize {
+        let line = out.lines().find(|l| l.contains(&format!("│ {verdict} "))).unwrap_or_else(|| panic!("{out}"));
+        line.split('┆').nth(1).unwrap().trim().parse().unwrap()
+    };
+    let of = |in_band: Value| rows.iter().filter(|r| r["in_band"] == in_band).count();
+    assert_eq!(count("k in the band"), of(Value::Bool(true)), "{out}");
+    assert_eq!(count("k outside the band"), of(Value::Bool(false)), "{out}");
+    assert_eq!(count("k not known from a pin"), rows.iter().filter(|r| r["k"].is_null()).count(), "{out}");
+    // Every row outside the band is of an entry the list names (fewer than ten here), its location whole and
+    // as it opens from the current directory (the tests run in the crate's root).
+    let outside: std::collections::BTreeSet<String> = rows
+        .iter()
+        .filter(|r| r["in_band"] == false)
+        .map(|r| format!("{}:{}: {}", r["at"]["file"].as_str().unwrap(), r["at"]["line"], r["entry"].as_str().unwrap()))
+        .collect();
+    assert!(!outside.is_empty());
+    for entry in &outside {
+        let from_here = format!("tests/fixtures/benchrepo/{entry}");
+        assert!(out.lines().any(|l| l == from_here), "{from_here} is not listed:\n{out}");
+    }
+    assert!(out.contains("Every row: --long"), "{out}");
+}
+
+#[test]
 fn every_format_carries_the_same_rows() {
     let (_, report) = check_json(&["sweep", &repo(), "--map", &map(), "--format", "json"]);
     let rows = report["rows"].as_array().unwrap().len();
@@ -188,7 +217,7 @@ fn every_format_carries_the_same_rows() {
     let points: u64 = report["skipped"].as_array().unwrap().iter().map(|s| s["points"].as_u64().unwrap()).sum();
     assert_eq!(left_out, points);
     assert!(md.contains("- runner `cluster:gbx`: "), "{md}");
-    let (code, table, _) = run(&["sweep", &repo(), "--map", &map()]);
+    let (code, table, _) = run(&["sweep", &repo(), "--map", &map(), "--long"]);
     assert_eq!(code, 0);
     assert!(table.contains("NO") && table.contains("yes") && table.contains("note: "), "{table}");
     assert_eq!(report["schema_version"], "3");

@@ -98,7 +98,17 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// Prints `report` in the chosen format, then writes every export.
     pub fn emit<R: Report>(&self, writes: &Writes, report: &R) -> anyhow::Result<()> {
-        writes.emit(&report::render(report, self.format), report)
+        self.emit_long(writes, report, false)
+    }
+
+    /// [`OutputArgs::emit`], the human format showing every table (`--long`) where `long` is set, rather than
+    /// the report's one-screen answer.
+    pub fn emit_long<R: Report>(&self, writes: &Writes, report: &R, long: bool) -> anyhow::Result<()> {
+        let text = match self.format {
+            Format::Table if long => report::tables_text(report, report::layout::width()),
+            format => report::render(report, format),
+        };
+        writes.emit(&text, report)
     }
 }
 
@@ -160,7 +170,7 @@ impl Writes {
     pub fn emit<R: Report>(&self, text: &str, report: &R) -> anyhow::Result<()> {
         self.outputs.check_inputs()?;
         if self.outputs.take_stdout() {
-            eprint!("{text}");
+            anstream::eprint!("{text}");
         } else {
             super::emit(text)?;
         }

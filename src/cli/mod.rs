@@ -190,10 +190,10 @@ fn man_sections(sub: &clap::Command, parent: &str, page: &mut Vec<u8>) -> std::i
     Ok(())
 }
 
-/// Writes command output to stdout. A closed pipe (`alsim … | head`) surfaces as an error that
-/// [`main`] treats as success.
+/// Writes command output to stdout, its styles kept on a terminal and dropped elsewhere (`anstream`). A
+/// closed pipe (`alsim … | head`) surfaces as an error that [`main`] treats as success.
 pub fn emit(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = anstream::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())

@@ -87,6 +87,10 @@ pub struct Args {
     /// what it costs, and the parts that cost most (JSON carries each position's `marginal` regardless).
     #[arg(long)]
     why: bool,
+    /// Show every (concurrency, k) prediction, the best-k table and the Pareto frontier instead of the grid
+    /// of speedups (`--format json|csv|md` always hold them).
+    #[arg(long)]
+    long: bool,
     /// Pick the best k among those with at least this many tokens/s per request.
     #[arg(long, allow_negative_numbers = true)]
     min_user_tps: Option<f64>,
@@ -230,7 +234,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(slot) = plot {
         writes.write(slot, report::plot_svg(&report)?.as_bytes())?;
     }
-    args.output.emit(&writes, &report)?;
+    args.output.emit_long(&writes, &report, args.long)?;
     Ok(Outcome::Pass)
 }
 

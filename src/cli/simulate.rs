@@ -188,8 +188,9 @@ fn thread_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
     Ok(rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build()?)
 }
 
-/// A progress bar on stderr that appears only once a run has taken a second, and only when both stdout and
-/// stderr are terminals (piped or captured output stays clean).
+/// A progress bar on stderr that appears only once a run has taken a second, and only when stderr is a
+/// terminal: `alsim simulate … > out.txt` shows it, since the bar never enters stdout, while a captured
+/// stderr (CI logs, `2> err.txt`) stays clean.
 struct Progress {
     bar: ProgressBar,
     start: Instant,
@@ -207,7 +208,7 @@ impl Progress {
             bar,
             start: Instant::now(),
             visible: AtomicBool::new(false),
-            allowed: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+            allowed: std::io::stderr().is_terminal(),
         }
     }
 

@@ -56,6 +56,10 @@ pub struct Args {
     /// Fail (exit 1) when an entry's k lies outside its band; without it that is a warning (exit 0).
     #[arg(long)]
     strict: bool,
+    /// Show every (entry, concurrency) row and every point not predicted, as tables, instead of the counts by
+    /// verdict and the entries furthest from their best k (`--format json|csv` always hold every row).
+    #[arg(long)]
+    long: bool,
     /// Also draw each covered entry's chart (throughput per GPU against per-user speed, one panel per
     /// point) to DIR/ENTRY.svg; DIR is created when missing.
     #[arg(long, value_name = "DIR")]
@@ -103,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(dir) = &args.plot {
         plot(&report, dir, args.force, &mut writes)?;
     }
-    args.output.emit(&writes, &report)?;
+    args.output.emit_long(&writes, &report, args.long)?;
     Ok(report.status.into())
 }
 

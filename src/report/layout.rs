@@ -1,6 +1,11 @@
 //! How human output fits a terminal: the width it is laid out for, text wrapped to that width, tables that
 //! wrap their cells or, when their columns cannot share the width, print one record per row, and
 //! diagnostics as one block each (`file:line: severity[class]: message`, then `help:`), as rustc and ruff do.
+//! A word never breaks: a path or URL wider than a line stays whole on a line of its own, so a terminal
+//! can still open it (`file:line`), and a location is never shortened.
+//!
+//! A diagnostic's severity carries an ANSI style; the command line writes through `anstream`, which drops
+//! the styles where colour is off (a pipe or file, `NO_COLOR`), as clap's own help does.
 //!
 //! Only the human formats are laid out; Markdown, CSV, JSON and annotations keep their whole lines, since
 //! a browser or a parser does its own layout.
@@ -27,18 +32,18 @@ pub fn width() -> usize {
 }
 
 /// `text` wrapped to `width` columns: the first line starts with `first`, the others with `rest`. A word
-/// longer than a line (a path) is broken, so no line is wider than `width`; trailing spaces are dropped.
-/// Ends with a newline.
+/// longer than a line (a path, a URL) is never broken: it stands whole on a line of its own, wider than
+/// `width`. Trailing spaces are dropped. Ends with a newline.
 pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
-    // Lines break at spaces only: a model name such as `deepseek-v4-pro` or a path stays whole unless it is
-    // wider than a line.
+    // Lines break at spaces only: a model name such as `deepseek-v4-pro`, a path or a URL stays whole, even
+    // wider than a line, since a broken path can no longer be clicked or pasted.
     let options = textwrap::Options::new(width)
         .initial_indent(first)
         .subsequent_indent(rest)
         .word_separator(textwrap::WordSeparator::AsciiSpace)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
-        .break_words(true);
+        .break_words(false);
     let mut out = String::new();
     for line in textwrap::wrap(&one_line(text), options) {
         out.push_str(line.trim_end());
@@ -70,6 +75,46 @@ pub(crate) fn grid(headers: &[String], rows: &[Vec<String>], width: usize) -> St
         Some(widths) => comfy(headers, rows, Some(&widths)),
         None => records(headers, rows, width),
     }
+}
+
+/// A borderless grid of short cells, right-aligned under their headers, one space apart (as a terminal
+/// shows a matrix): the first `keep` columns label each row, and when the rest do not fit `width` beside
+/// them, they go in blocks one under another, each with the label columns again.
+pub(crate) fn matrix(headers: &[String], rows: &[Vec<String>], keep: usize, width: usize) -> String {
+    let column = |i: usize| {
+        std::iter::once(&headers[i]).chain(rows.iter().filter_map(move |r| r.get(i))).map(|c| display_width(c))
+    };
+    let widths: Vec<usize> = (0..headers.len()).map(|i| column(i).max().unwrap_or(0)).collect();
+    let keep = keep.min(headers.len());
+    let label: usize = widths[..keep].iter().map(|w| w + 1).sum();
+    let mut blocks: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = label;
+    for (i, w) in widths.iter().enumerate().skip(keep) {
+        if blocks.last().is_some_and(|b| !b.is_empty()) && used + w + 1 > width {
+            blocks.push(Vec::new());
+            used = label;
+        }
+        blocks.last_mut().expect("one block at least").push(i);
+        used += w + 1;
+    }
+    let line = |cells: &dyn Fn(usize) -> String, block: &[usize]| {
+        let shown: Vec<String> = (0..keep)
+            .chain(block.iter().copied())
+            .map(|i| format!("{:>w$}", one_line(&cells(i)), w = widths[i]))
+            .collect();
+        format!("{}\n", shown.join(" ").trim_end())
+    };
+    let mut out = String::new();
+    for (b, block) in blocks.iter().enumerate() {
+        if b > 0 {
+            out.push('\n');
+        }
+        out.push_str(&line(&|i| headers[i].clone(), block));
+        for row in rows {
+            out.push_str(&line(&|i| row.get(i).cloned().unwrap_or_default(), block));
+        }
+    }
+    out
 }
 
 /// Widths within `room` that break no word: each column starts at the least it needs and the rest is
@@ -149,8 +194,32 @@ fn records(headers: &[String], rows: &[Vec<String>], width: usize) -> String {
     out
 }
 
+/// A location in the repository at `repo` (its file relative to the root, as reports hold it) as a user
+/// opens it from the current directory, as rustc and ruff show paths: the file as it is when the check ran
+/// at the root (`repo` is `.`), else under `repo` as given, made relative to the current directory when
+/// that lies inside the repository (`../configs/a.yaml:7` from `benchmarks/`).
+pub(crate) fn clickable(repo: &str, location: &crate::diagnostic::Location) -> String {
+    let root = std::path::Path::new(repo);
+    if repo.is_empty() || root == std::path::Path::new(".") {
+        return location.to_string();
+    }
+    let path = root.join(&location.file);
+    let shown = match std::env::current_dir() {
+        Ok(cwd) if root.is_absolute() => match (path.strip_prefix(&cwd), cwd.strip_prefix(root)) {
+            (Ok(below), _) => below.to_path_buf(),
+            (_, Ok(inside)) => inside.components().map(|_| "..").collect::<std::path::PathBuf>().join(&location.file),
+            _ => path,
+        },
+        _ => path,
+    };
+    let located = crate::diagnostic::Location { file: shown.display().to_string(), line: location.line };
+    located.to_string()
+}
+
 /// One finding as a block: `location: severity[code]: message` wrapped with a hanging indent, then
-/// `help: …` when there is help to give.
+/// `help: …` when there is help to give. A location too long to share its line with the label ends its own
+/// line (`location:`), whole, and the label starts the next, so the path stays one clickable `file:line`.
+/// The label is styled by its severity (the last word of `severity`, e.g. `new error`).
 pub(crate) fn diagnostic(
     location: &str,
     severity: &str,
@@ -159,38 +228,38 @@ pub(crate) fn diagnostic(
     help: Option<&str>,
     width: usize,
 ) -> String {
-    let label = format!(": {severity}[{code}]:");
-    let location = shortened(location, width.saturating_sub(display_width(&label)));
-    let mut out = wrap(&format!("{location}{label} {message}"), width, "", "    ");
+    let location = one_line(location);
+    let label = format!("{severity}[{code}]:");
+    let style = severity_style(severity);
+    let styled = format!("{style}{label}{style:#}");
+    let header = format!("{location}: {label}");
+    let mut out = if display_width(&header) <= width {
+        let plain = wrap(&format!("{header} {message}"), width, "", "    ");
+        format!("{location}: {styled}{}", &plain[header.len()..])
+    } else {
+        let plain = wrap(&format!("{label} {message}"), width, "  ", "    ");
+        format!("{location}:\n  {styled}{}", &plain[2 + label.len()..])
+    };
     if let Some(help) = help {
         out.push_str(&wrap(&format!("help: {help}"), width, "  ", "        "));
     }
     out
 }
 
-/// A `/`-separated path (with a `:line` or other suffix after its last `/`) within `room` columns: as it is
-/// when it fits, else its first directory, `…`, and as many of its last parts as fit, so the file name and
-/// line stay readable.
-fn shortened(path: &str, room: usize) -> std::borrow::Cow<'_, str> {
-    if display_width(path) <= room {
-        return path.into();
+/// The style of a severity word: errors red, warnings yellow, notes cyan, the rest (allowed, fixed) dim; all
+/// bold but the dim.
+fn severity_style(severity: &str) -> anstyle::Style {
+    use anstyle::{AnsiColor, Style};
+    let bold = |colour: AnsiColor| Style::new().bold().fg_color(Some(colour.into()));
+    if severity.starts_with("fixed") {
+        return Style::new().dimmed();
     }
-    let parts: Vec<&str> = path.split('/').collect();
-    let Some((first, rest)) = parts.split_first() else { return path.into() };
-    let mut kept = 0;
-    let mut used = display_width(first) + display_width("/…");
-    for part in rest.iter().rev() {
-        let more = 1 + display_width(part);
-        if kept > 0 && used + more > room {
-            break;
-        }
-        used += more;
-        kept += 1;
+    match severity.rsplit(' ').next().unwrap_or(severity) {
+        "error" => bold(AnsiColor::Red),
+        "warning" => bold(AnsiColor::Yellow),
+        "note" => bold(AnsiColor::Cyan),
+        _ => Style::new().dimmed(),
     }
-    if kept >= rest.len() {
-        return path.into();
-    }
-    format!("{first}/…/{}", rest[rest.len() - kept..].join("/")).into()
 }
 
 #[cfg(test)]
@@ -225,37 +294,102 @@ mod tests {
     }
 
     #[test]
+    fn a_matrix_too_wide_for_the_width_goes_in_blocks_that_repeat_the_label() {
+        let mut headers = strings(&["concurrency"]);
+        headers.extend((1..=12).map(|k| format!("k={k}")));
+        let rows: Vec<Vec<String>> = [1, 64]
+            .iter()
+            .map(|b| {
+                std::iter::once(b.to_string()).chain((1..=12).map(|k| format!("{:.2}x*", k as f64 / 4.0))).collect()
+            })
+            .collect();
+        let wide = matrix(&headers, &rows, 1, 200);
+        assert_eq!(wide.lines().count(), 3, "{wide}");
+        assert!(wide.starts_with("concurrency    k=1    k=2"), "{wide}");
+        assert!(wide.lines().nth(2).is_some_and(|l| l.starts_with("         64 0.25x* 0.50x*")), "{wide}");
+        let narrow = matrix(&headers, &rows, 1, 50);
+        assert!(widest_line(&narrow) <= 50, "{narrow}");
+        assert_eq!(narrow.matches("concurrency").count(), 3, "blocks of 5, 5 and 2 k: {narrow}");
+        assert_eq!(narrow.matches("x*").count(), 24, "every cell once: {narrow}");
+    }
+
+    #[test]
     fn many_columns_become_records_within_the_width() {
         let headers: Vec<String> = (0..14).map(|i| format!("column {i}")).collect();
-        let rows = vec![(0..14).map(|i| format!("value-{i}-{}", "x".repeat(i * 9))).collect::<Vec<_>>(); 2];
+        let rows =
+            vec![
+                (0..14).map(|i| format!("value-{i}-{} {}", "x".repeat(i * 9), "y ".repeat(i * 9))).collect::<Vec<_>>();
+                2
+            ];
         let out = grid(&headers, &rows, 60);
-        assert!(widest_line(&out) <= 60, "{out}");
         assert!(out.starts_with("── 1 of 2\n"), "{out}");
         assert!(out.contains("  column 13  value-13-"), "{out}");
         assert_eq!(out.matches("value-").count(), 28);
+        // Prose wraps within the width; a word wider than a line (as a path) stays whole on its own line.
+        let whole = format!("value-13-{}", "x".repeat(117));
+        assert!(out.lines().any(|l| l.trim_start().strip_prefix("column 13  ") == Some(&whole)), "{out}");
+        assert!(out.lines().filter(|l| !l.contains("xxxx")).all(|l| display_width(l) <= 60), "{out}");
+    }
+
+    /// The diagnostic as a pipe receives it: `anstream` drops the styles there.
+    fn plain_diagnostic(location: &str, message: &str, help: Option<&str>, width: usize) -> String {
+        anstream::adapter::strip_str(&diagnostic(location, "error", "wrong-k", message, help, width)).to_string()
     }
 
     #[test]
-    fn a_diagnostic_wraps_under_its_first_line_and_breaks_nothing_wider_than_the_width() {
-        let path = format!("{}/launch.sh:12", "deep/".repeat(30));
-        let out = diagnostic(&path, "error", "wrong-k", &"too high ".repeat(20), Some("pin the value"), 50);
+    fn a_diagnostic_wraps_under_its_first_line_and_keeps_its_location_whole() {
+        let message = "too high ".repeat(20);
+        let out = plain_diagnostic("configs/launch.sh:12", &message, Some("pin the value"), 50);
         assert!(widest_line(&out) <= 50, "{out}");
+        assert!(out.starts_with("configs/launch.sh:12: error[wrong-k]: too high"), "{out}");
         assert!(out.lines().skip(1).all(|l| l.starts_with("    ") || l.starts_with("  help: ")), "{out}");
         assert_eq!(out.split_whitespace().filter(|w| *w == "high").count(), 20, "{out}");
         assert!(out.ends_with("  help: pin the value\n"), "{out}");
+        // A path wider than the line: whole on a line of its own, the label under it.
+        let path = format!("{}launch.sh:12", "deep/".repeat(30));
+        let out = plain_diagnostic(&path, &message, None, 50);
+        assert!(out.starts_with(&format!("{path}:\n  error[wrong-k]: too high")), "{out}");
+        assert!(out.lines().skip(1).all(|l| display_width(l) <= 50), "{out}");
+        assert_eq!(out.split_whitespace().filter(|w| *w == "high").count(), 20, "{out}");
     }
 
     #[test]
-    fn a_long_location_keeps_its_first_directory_and_its_file() {
+    fn a_long_location_is_never_shortened() {
         let path = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72";
-        assert_eq!(shortened(path, 200), path);
-        assert_eq!(shortened(path, 60), "benchmarks/…/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72");
-        assert_eq!(shortened(path, 10), "benchmarks/…/agg-gb300-tp4-mtp.yaml:72", "the file is never dropped");
-        let out = diagnostic(path, "error", "eval-leak", "leaks", None, 80);
-        assert!(
-            out.starts_with("benchmarks/…/deepseek-v4/agentic/agg-gb300-tp4-mtp.yaml:72: error[eval-leak]:\n"),
-            "{out}"
-        );
+        let out = plain_diagnostic(path, "leaks", None, 80);
+        assert_eq!(out, format!("{path}:\n  error[wrong-k]: leaks\n"));
+        let wide = plain_diagnostic(path, "leaks", None, 120);
+        assert_eq!(wide, format!("{path}: error[wrong-k]: leaks\n"));
+    }
+
+    #[test]
+    fn a_severity_is_styled_and_only_the_label() {
+        let out = diagnostic("a.sh:1", "new error", "wrong-k", "m", None, 80);
+        let red = anstyle::Style::new().bold().fg_color(Some(anstyle::AnsiColor::Red.into()));
+        assert_eq!(out, format!("a.sh:1: {red}new error[wrong-k]:{red:#} m\n"));
+        let warning = diagnostic("a.sh:1", "warning", "x", "m", None, 80);
+        assert!(warning.contains("\u{1b}[1m\u{1b}[33m"), "{warning:?}");
+    }
+
+    #[test]
+    fn a_url_wider_than_a_line_is_not_broken() {
+        let url = format!("https://huggingface.co/datasets/{}/resolve/main/x.json", "a".repeat(60));
+        let out = wrap(&format!("source: {url} (read 2026-05-01)"), 40, "", "  ");
+        assert!(out.lines().any(|l| l.trim() == url), "{out}");
+    }
+
+    #[test]
+    fn a_location_is_shown_from_the_current_directory() {
+        use crate::diagnostic::Location;
+        let at = Location::new("configs/a.yaml", 7);
+        assert_eq!(clickable(".", &at), "configs/a.yaml:7");
+        assert_eq!(clickable("bench", &at), "bench/configs/a.yaml:7");
+        let cwd = std::env::current_dir().unwrap();
+        let root = cwd.join("bench").display().to_string();
+        assert_eq!(clickable(&root, &at), "bench/configs/a.yaml:7");
+        // From a folder inside the repository, up to its root and down again.
+        let parent = cwd.parent().unwrap().display().to_string();
+        assert_eq!(clickable(&parent, &at), "../configs/a.yaml:7");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Tables for [`MatrixReport`] (`alsim sweep`): the best k per entry and concurrency with its band and
-//! whether the entry's k lies in it, the entries and points not predicted, and a summary; and the
-//! pull-request comment, which keeps to what needs a reader (a comment holds 65,536 characters, the
-//! snapshot's full table three times that).
+//! whether the entry's k lies in it, the entries and points not predicted, and a summary; the terminal's
+//! one-screen answer (rows by verdict and the entries furthest from their best k, where the table held
+//! 15,837 lines on the InferenceX snapshot); and the pull-request comment, which keeps to what needs a
+//! reader (a comment holds 65,536 characters, the snapshot's full table three times that).
 
 use std::fmt::Write as _;
 
@@ -113,6 +114,138 @@ impl Report for MatrixReport {
     fn markdown(&self) -> String {
         sweep_comment(self)
     }
+
+    #[cfg(feature = "cli")]
+    fn human(&self, width: usize) -> String {
+        sweep_screen(self, width)
+    }
+}
+
+/// A row's verdict, as an index into [`VERDICTS`].
+#[cfg(feature = "cli")]
+fn verdict(r: &Row) -> usize {
+    match (r.in_band, r.k) {
+        (Some(true), _) => 0,
+        (Some(false), _) => 1,
+        (None, Some(_)) => 2,
+        (None, None) => 3,
+    }
+}
+
+#[cfg(feature = "cli")]
+const VERDICTS: [&str; 4] = ["k in the band", "k outside the band", "k known, not swept", "k not known from a pin"];
+
+/// Entries shown as furthest from their best k on a terminal; the rest are counted.
+#[cfg(feature = "cli")]
+const FURTHEST: usize = 10;
+
+/// The sweep on one screen: the rows counted by verdict, the entries whose k gives up the most predicted
+/// throughput against their best k (each at its worst concurrency, its location first, from the current
+/// directory, so a terminal can open it), why points were not predicted, and the notes. `--long` and `--format json|csv|md` hold every
+/// row.
+#[cfg(feature = "cli")]
+fn sweep_screen(report: &MatrixReport, width: usize) -> String {
+    use super::layout::wrap;
+    let mut table = Table::new("Rows (entry, concurrency) by verdict", &["verdict", "rows", "entries"]);
+    for (i, name) in VERDICTS.iter().enumerate() {
+        let rows: Vec<&Row> = report.rows.iter().filter(|r| verdict(r) == i).collect();
+        // The two verdicts of a known k always show; the others only when some row has them.
+        if i >= 2 && rows.is_empty() {
+            continue;
+        }
+        let entries: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.entry.as_str()).collect();
+        table.row(vec![name.to_string(), rows.len().to_string(), entries.len().to_string()]);
+    }
+    let mut out = table.text(width);
+    out.push('\n');
+
+    // Each (entry, location) once, at the row whose k gives up the most of the best k's speedup.
+    let mut worst: Vec<(f64, &Row)> = Vec::new();
+    for r in report.rows.iter().filter(|r| r.in_band == Some(false)) {
+        let (Some(best), Some(at_k)) = (r.speedup, r.k_speedup) else { continue };
+        let lost = 1.0 - at_k / best;
+        match worst.iter_mut().find(|(_, w)| w.entry == r.entry && w.at == r.at) {
+            Some(slot) if slot.0 < lost => *slot = (lost, r),
+            Some(_) => {}
+            None => worst.push((lost, r)),
+        }
+    }
+    worst.sort_by(|a, b| b.0.total_cmp(&a.0));
+    if !worst.is_empty() {
+        let shown = worst.len().min(FURTHEST);
+        let title = format!(
+            "Furthest from their best k: {shown} of the {} (entry, point) pairs outside the band, by the \
+             predicted throughput given up at the entry's k",
+            worst.len()
+        );
+        out.push_str(&wrap(&title, width, "", "  "));
+        for (lost, r) in &worst[..shown] {
+            let at = super::layout::clickable(&report.repo, &r.at);
+            out.push_str(&wrap(&format!("{at}: {}", r.entry), width, "", "    "));
+            let line = format!(
+                "runs k = {}, best k = {} (band {}) at concurrency {} on {} ({}): {}x against {}x, {} % given up",
+                or_dash(r.k),
+                or_dash(r.best_k),
+                ks(&r.band),
+                r.concurrency,
+                r.hardware,
+                r.model,
+                fixed(r.k_speedup.unwrap_or(f64::NAN), 2),
+                fixed(r.speedup.unwrap_or(f64::NAN), 2),
+                fixed(lost * 100.0, 1)
+            );
+            out.push_str(&wrap(&line, width, "    ", "    "));
+        }
+        out.push('\n');
+    }
+    let reasons = not_predicted(report);
+    if !report.skipped.is_empty() {
+        let entries: std::collections::BTreeSet<&str> = report.skipped.iter().map(|s| s.entry.as_str()).collect();
+        let points: usize = report.skipped.iter().map(|s| s.points).sum();
+        let unmapped: std::collections::BTreeSet<&str> = report
+            .skipped
+            .iter()
+            .filter(|s| matches!(s.skip, Skip::Unmapped { .. }))
+            .map(|s| s.entry.as_str())
+            .collect();
+        let mut title = format!("Not predicted: {points} points of {} entries", entries.len());
+        if !unmapped.is_empty() {
+            let _ = write!(title, " ({} with a name the map lacks: the first note names them)", unmapped.len());
+        }
+        out.push_str(&wrap(&title, width, "", "  "));
+        for (why, points, entries) in reasons {
+            let line = format!(
+                "{points} {} of {} {}: {why}",
+                if points == 1 { "point" } else { "points" },
+                entries.len(),
+                if entries.len() == 1 { "entry" } else { "entries" }
+            );
+            out.push_str(&wrap(&line, width, "  ", "    "));
+        }
+        out.push('\n');
+    }
+    for note in report.notes() {
+        out.push_str(&wrap(&note, width, "note: ", "      "));
+    }
+    out.push_str(&wrap("Every row: --long, or --format json|csv|md.", width, "", "  "));
+    out
+}
+
+/// Why points were not predicted, with the points and the entries each reason covers, in the order first
+/// met.
+fn not_predicted(report: &MatrixReport) -> Vec<(String, usize, Vec<&str>)> {
+    let mut reasons: Vec<(String, usize, Vec<&str>)> = Vec::new();
+    for s in report.skipped.iter().filter(|s| matches!(s.skip, Skip::NotPredicted { .. })) {
+        let why = why(&s.skip);
+        match reasons.iter_mut().find(|(w, ..)| *w == why) {
+            Some((_, points, entries)) => {
+                *points += s.points;
+                entries.push(&s.entry);
+            }
+            None => reasons.push((why, s.points, vec![&s.entry])),
+        }
+    }
+    reasons
 }
 
 /// The one-line account of a sweep: entries, coverage, unmapped names, rows and verdicts.
@@ -213,17 +346,7 @@ fn sweep_comment(report: &MatrixReport) -> String {
         }
         out.push('\n');
     }
-    let mut reasons: Vec<(String, usize, Vec<&str>)> = Vec::new();
-    for s in report.skipped.iter().filter(|s| matches!(s.skip, Skip::NotPredicted { .. })) {
-        let why = why(&s.skip);
-        match reasons.iter_mut().find(|(w, ..)| *w == why) {
-            Some((_, points, entries)) => {
-                *points += s.points;
-                entries.push(&s.entry);
-            }
-            None => reasons.push((why, s.points, vec![&s.entry])),
-        }
-    }
+    let reasons = not_predicted(report);
     if !reasons.is_empty() {
         let mut table = Table::new("Not predicted", &["why", "points", "entries"]);
         for (why, points, entries) in reasons {

@@ -347,32 +347,69 @@ fn rank(f: &Finding) -> u8 {
 #[cfg(feature = "cli")]
 pub fn human(report: &CheckReport, width: usize) -> String {
     let findings: Vec<(Option<Change>, &Finding)> = report.findings.iter().map(|f| (None, f)).collect();
-    let mut out = blocks(&findings, None, width);
+    let mut out = blocks(&findings, &report.repo, None, width);
     out.push_str(&human_summary(report, width));
     out
 }
 
-/// The check against a base revision for a terminal: new findings first, then unchanged and fixed ones.
+/// The check against a base revision for a terminal: the new findings, then the fixed ones, each as a block;
+/// the unchanged ones counted by severity (a pull request's change is what its author acts on; every
+/// finding is in `--format table|json|md|csv`).
 #[cfg(feature = "cli")]
 pub fn human_against(comparison: &Comparison, width: usize) -> String {
-    let findings: Vec<(Option<Change>, &Finding)> =
-        comparison.findings.iter().map(|c| (Some(c.change), &c.finding)).collect();
-    let mut out = blocks(&findings, Some(&comparison.base), width);
+    let findings: Vec<(Option<Change>, &Finding)> = comparison
+        .findings
+        .iter()
+        .filter(|c| c.change != Change::Unchanged)
+        .map(|c| (Some(c.change), &c.finding))
+        .collect();
+    let mut out = blocks(&findings, &comparison.report.repo, Some(&comparison.base), width);
+    let unchanged: Vec<&Finding> =
+        comparison.findings.iter().filter(|c| c.change == Change::Unchanged).map(|c| &c.finding).collect();
+    if !unchanged.is_empty() {
+        let line = format!(
+            "{} unchanged since {} ({}), not shown: every finding with --format table or json.",
+            unchanged.len(),
+            comparison.base,
+            by_severity(&unchanged)
+        );
+        out.push_str(&layout::wrap(&line, width, "", "  "));
+        out.push('\n');
+    }
     out.push_str(&human_summary(&comparison.report, width));
     let line = format!("{}; status {}", changes_line(comparison), status_word(comparison.status));
     out.push_str(&layout::wrap(&line, width, "", "  "));
     out
 }
 
+/// Findings counted by severity word, most severe first: `3 errors, 1 allowed`.
 #[cfg(feature = "cli")]
-fn blocks(findings: &[(Option<Change>, &Finding)], base: Option<&str>, width: usize) -> String {
+fn by_severity(findings: &[&Finding]) -> String {
+    let mut counts: Vec<(u8, &str, usize)> = Vec::new();
+    for f in findings {
+        let word = severity_word(f);
+        match counts.iter_mut().find(|(_, w, _)| *w == word) {
+            Some(c) => c.2 += 1,
+            None => counts.push((rank(f), word, 1)),
+        }
+    }
+    counts.sort_by_key(|c| c.0);
+    let plural = |n: usize, word: &str| if n == 1 || word == "allowed" { "" } else { "s" };
+    counts.iter().map(|(_, word, n)| format!("{n} {word}{}", plural(*n, word))).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(feature = "cli")]
+/// Each finding as a block, its location as the user opens it from the current directory (`repo` is the
+/// checked repository's root).
+fn blocks(findings: &[(Option<Change>, &Finding)], repo: &str, base: Option<&str>, width: usize) -> String {
     let mut order: Vec<&(Option<Change>, &Finding)> = findings.iter().collect();
     order.sort_by_key(|(change, f)| (*change, rank(f), class_rank(f.class)));
     let mut out = String::new();
     for (change, f) in order {
+        let at = layout::clickable(repo, &f.location);
         let location = match (change, base) {
-            (Some(Change::Fixed), Some(base)) => format!("{} (at {base})", f.location),
-            _ => f.location.to_string(),
+            (Some(Change::Fixed), Some(base)) => format!("{at} (at {base})"),
+            _ => at,
         };
         let severity = match change {
             Some(c) => format!("{} {}", c.name(), severity_word(f)),
@@ -441,11 +478,16 @@ pub fn github_annotations(report: &CheckReport) -> String {
 }
 
 /// [`github_annotations`] against a base revision: a new finding as without a base, its title ending in
-/// `[new]`; an unchanged one as a `::notice` at its line (`[unchanged]`); a fixed one as a `::notice` on no
-/// line, naming where it was at the base (`[fixed]`). New findings come first.
+/// `[new]`; a fixed one as a `::notice` on no line, naming where it was at the base (`[fixed]`). New
+/// findings come first; unchanged ones are only counted, in the closing line (a `::notice` each buried the
+/// one new error among 132 others on the snapshot).
 pub fn github_annotations_against(comparison: &Comparison) -> String {
-    let findings: Vec<(Option<Change>, &Finding)> =
-        comparison.findings.iter().map(|c| (Some(c.change), &c.finding)).collect();
+    let findings: Vec<(Option<Change>, &Finding)> = comparison
+        .findings
+        .iter()
+        .filter(|c| c.change != Change::Unchanged)
+        .map(|c| (Some(c.change), &c.finding))
+        .collect();
     annotations(&comparison.report, Some(comparison), &findings)
 }
 

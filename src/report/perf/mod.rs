@@ -42,6 +42,31 @@ fn list(ks: &[usize]) -> String {
 }
 
 impl Report for PredictReport {
+    /// The answer on one screen: per sweep, a grid of speedups (concurrency × k) with the best k and its band
+    /// marked, then the drafters compared (`--versus`) and the notes. `predict --long`, Markdown, CSV and
+    /// JSON hold every prediction and the Pareto frontier.
+    #[cfg(feature = "cli")]
+    fn human(&self, width: usize) -> String {
+        let mut out = String::new();
+        for sweep in &self.sweeps {
+            out.push_str(&speedup_grid(sweep, width));
+            out.push('\n');
+        }
+        let error_pct = fixed(self.model_error * 100.0, 0);
+        let legend = format!(
+            "* the best k, + the rest of its band (within the model's {error_pct} % error of the top); speedup: \
+             throughput per GPU over k = 0 at the same concurrency. Every prediction and the Pareto frontier: \
+             --long, or --format json|csv|md."
+        );
+        out.push_str(&super::layout::wrap(&legend, width, "", "  "));
+        out.push('\n');
+        out.push_str(&comparison_grid(self, width));
+        for note in self.notes() {
+            out.push_str(&super::layout::wrap(&note, width, "note: ", "      "));
+        }
+        out
+    }
+
     fn tables(&self) -> Vec<Table> {
         let mut tables = Vec::new();
         let error_pct = fixed(self.model_error * 100.0, 0);
@@ -133,33 +158,7 @@ impl Report for PredictReport {
             }
             tables.extend([all, best, frontier]);
         }
-        if let Some(first) = self.comparison.first() {
-            let names: Vec<String> = first.drafters.iter().map(|d| d.drafter.clone()).collect();
-            let mut headers = vec!["hardware".to_string(), "workload".into(), "concurrency".into()];
-            for n in &names {
-                headers.push(format!("{n}: best k"));
-                headers.push(format!("{n}: tok/s/GPU"));
-            }
-            headers.extend(["winner".into(), "margin".into(), "decision".into()]);
-            let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
-            let mut table = Table::new(
-                format!("Drafters compared, each with its own acceptance curve (toss-up within {error_pct} %)"),
-                &header_refs,
-            );
-            for c in &self.comparison {
-                let mut row: Vec<Cell> =
-                    vec![c.hardware.clone().into(), c.workload.clone().into(), c.concurrency.to_string().into()];
-                for d in &c.drafters {
-                    row.push(d.best_k.map_or("-".into(), |k| k.to_string()).into());
-                    row.push(d.throughput_per_gpu.map_or_else(Cell::missing, |t| Cell::number(t, 1)));
-                }
-                row.push(c.winner.clone().unwrap_or_else(|| "-".into()).into());
-                row.push(c.margin_pct.map_or_else(Cell::missing, percent));
-                row.push(if c.toss_up { "toss-up" } else { "clear" }.into());
-                table.row(row);
-            }
-            tables.push(table);
-        }
+        tables.extend(comparison_table(self));
         tables
     }
 
@@ -199,6 +198,118 @@ impl Report for PredictReport {
         notes.extend(self.notes.iter().cloned());
         notes
     }
+}
+
+/// `--versus`: the drafters compared per hardware, workload and concurrency.
+fn comparison_table(report: &PredictReport) -> Option<Table> {
+    let error_pct = fixed(report.model_error * 100.0, 0);
+    let first = report.comparison.first()?;
+    let names: Vec<String> = first.drafters.iter().map(|d| d.drafter.clone()).collect();
+    let mut headers = vec!["hardware".to_string(), "workload".into(), "concurrency".into()];
+    for n in &names {
+        headers.push(format!("{n}: best k"));
+        headers.push(format!("{n}: tok/s/GPU"));
+    }
+    headers.extend(["winner".into(), "margin".into(), "decision".into()]);
+    let header_refs: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut table = Table::new(
+        format!("Drafters compared, each with its own acceptance curve (toss-up within {error_pct} %)"),
+        &header_refs,
+    );
+    for c in &report.comparison {
+        let mut row: Vec<Cell> =
+            vec![c.hardware.clone().into(), c.workload.clone().into(), c.concurrency.to_string().into()];
+        for d in &c.drafters {
+            row.push(d.best_k.map_or("-".into(), |k| k.to_string()).into());
+            row.push(d.throughput_per_gpu.map_or_else(Cell::missing, |t| Cell::number(t, 1)));
+        }
+        row.push(c.winner.clone().unwrap_or_else(|| "-".into()).into());
+        row.push(c.margin_pct.map_or_else(Cell::missing, percent));
+        row.push(if c.toss_up { "toss-up" } else { "clear" }.into());
+        table.row(row);
+    }
+    Some(table)
+}
+
+/// `--versus` on a terminal: per hardware and workload, a row per concurrency with each drafter's best k
+/// and throughput, the drafters lettered in the title (their names would not fit as headers).
+#[cfg(feature = "cli")]
+fn comparison_grid(report: &PredictReport, width: usize) -> String {
+    let Some(first) = report.comparison.first() else { return String::new() };
+    let letters: Vec<char> = ('A'..='Z').take(first.drafters.len()).collect();
+    let mut headers = vec!["concurrency".to_string()];
+    for letter in &letters {
+        headers.extend([format!("{letter}: k"), format!("{letter}: tok/s/GPU")]);
+    }
+    headers.extend(["winner".into(), "margin".into(), "decision".into()]);
+    let mut out = String::new();
+    for group in report.comparison.chunk_by(|a, b| a.hardware == b.hardware && a.workload == b.workload) {
+        let named: Vec<String> =
+            letters.iter().zip(&group[0].drafters).map(|(l, d)| format!("{l} = {}", d.drafter)).collect();
+        let title = format!(
+            "Drafters compared on {}, {}, each with its own acceptance curve (toss-up within {} %): {}",
+            group[0].hardware,
+            group[0].workload,
+            fixed(report.model_error * 100.0, 0),
+            named.join(", ")
+        );
+        let letter_of = |name: &str| {
+            group[0].drafters.iter().position(|d| d.drafter == name).map_or("-".to_string(), |i| letters[i].to_string())
+        };
+        let rows: Vec<Vec<String>> = group
+            .iter()
+            .map(|c| {
+                let mut row = vec![c.concurrency.to_string()];
+                for d in &c.drafters {
+                    row.push(d.best_k.map_or("-".into(), |k| k.to_string()));
+                    row.push(d.throughput_per_gpu.map_or("-".into(), |t| fixed(t, 1)));
+                }
+                row.push(c.winner.as_deref().map_or("-".into(), letter_of));
+                row.push(c.margin_pct.map_or("-".into(), |m| format!("{}%", fixed(m, 1))));
+                row.push(if c.toss_up { "toss-up" } else { "clear" }.into());
+                row
+            })
+            .collect();
+        out.push_str(&super::layout::wrap(&title, width, "", "  "));
+        out.push_str(&super::layout::matrix(&headers, &rows, 1, width));
+        out.push('\n');
+    }
+    out
+}
+
+/// One sweep's speedups, a row per concurrency and a column per k > 0, the best k marked `*` and the rest
+/// of its band `+`, and the best k again at the end of the row (`-` where no k meets the per-user floor).
+#[cfg(feature = "cli")]
+fn speedup_grid(sweep: &Sweep, width: usize) -> String {
+    let mut ks: Vec<usize> = sweep.predictions.iter().map(|p| p.k).filter(|&k| k > 0).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    let mut headers = vec!["concurrency".to_string()];
+    headers.extend(ks.iter().map(|k| format!("k={k}")));
+    headers.push("best k".into());
+    let rows: Vec<Vec<String>> = sweep
+        .best
+        .iter()
+        .map(|choice| {
+            let b = choice.concurrency;
+            let mut row = vec![b.to_string()];
+            row.extend(ks.iter().map(|&k| match sweep.prediction(b, k) {
+                None => "-".to_string(),
+                Some(p) => {
+                    let mark = match (choice.best_k == Some(k), choice.band.contains(&k)) {
+                        (true, _) => "*",
+                        (false, true) => "+",
+                        (false, false) => " ",
+                    };
+                    format!("{}x{mark}", fixed(p.speedup, 2))
+                }
+            }));
+            row.push(choice.best_k.map_or_else(|| "-".to_string(), |k| k.to_string()));
+            row
+        })
+        .collect();
+    let title = format!("Speedup per concurrency and draft length k: {}", setup(sweep));
+    super::layout::wrap(&title, width, "", "  ") + &super::layout::matrix(&headers, &rows, 1, width)
 }
 
 /// `predict --why`: one line per sweep and concurrency saying why k stops where it stops — what the next
