@@ -106,7 +106,13 @@ pub mod evidence;
 #[cfg(feature = "pins")]
 pub mod explain;
 pub mod golden;
+// The readers every input goes through (bounded files, YAML, CSV) are internal: the library's API takes
+// paths and texts and returns its own types. The `internals` feature makes them reachable from outside for
+// this crate's own tests, examples and fuzz targets alone; it carries no semver promise.
+#[cfg(feature = "internals")]
 pub mod input;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod input;
 #[cfg(feature = "pins")]
 pub mod matrix;
 mod names;
@@ -118,7 +124,12 @@ pub mod report;
 pub mod sim;
 pub mod stats;
 pub mod units;
+#[cfg(feature = "internals")]
 pub mod yaml;
+// Recipes and master configs, read as PyYAML reads them, are the pin check's alone.
+#[cfg(not(feature = "internals"))]
+#[cfg_attr(not(feature = "pins"), allow(dead_code))]
+pub(crate) mod yaml;
 
 pub use error::{Error, LookupKind, Result};
 

@@ -14,7 +14,7 @@
 //! - anything else (a directory, a socket, a block device): an error.
 //!
 //! [`Outputs`] holds one run's outputs: it refuses two that are one file, and, before anything is written,
-//! one that is a file the run read ([`crate::input`] remembers those), naming both. Messages name paths as
+//! one that is a file the run read (the input reader remembers those), naming both. Messages name paths as
 //! given; a front end prints them on one line.
 
 use std::io::Write as _;

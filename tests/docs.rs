@@ -112,15 +112,18 @@ fn unresolved(file: &Path, reference: &PageRef) -> Option<String> {
     if EXTERNAL.contains(&reference.path.as_str()) {
         return None;
     }
+    // The README links to its pages by address, the repository's (so the links work on PyPI too); the
+    // address is cut at `https:`, a character no path has.
+    let repository = format!("{}/blob/main/", env!("CARGO_PKG_REPOSITORY").trim_start_matches("https:"));
+    let path = reference.path.strip_prefix(repository.as_str()).unwrap_or(&reference.path);
     // A rule's doc is its class's section of docs/pins.md, word for word, so its links are the page's.
     let base = if file.starts_with(root().join("src/pins/rules")) {
         root().join("docs")
     } else {
         file.parent().unwrap().into()
     };
-    let Some(target) = [base.join(&reference.path), root().join(&reference.path)].into_iter().find(|p| p.is_file())
-    else {
-        return Some(format!("{} is not a shipped file", reference.path));
+    let Some(target) = [base.join(path), root().join(path)].into_iter().find(|p| p.is_file()) else {
+        return Some(format!("{path} is not a shipped file"));
     };
     let text = std::fs::read_to_string(&target).unwrap();
     let found = sections(&text);

@@ -706,16 +706,15 @@ fn non_regular_files_are_refused_without_blocking() {
     }
 }
 
-/// The README's `--pin-from` example runs as written (its server.log played by a fixture log).
+/// The README's `--pin-from` example runs as written, from the checkout, on the fixture log it names.
 #[test]
 fn the_readme_pin_from_example_works_as_written() {
     let readme = std::fs::read_to_string("README.md").unwrap();
-    let line = readme.lines().find(|l| l.starts_with("alsim eval --pin-from")).expect("the README shows --pin-from");
-    let command = line.split('#').next().unwrap();
-    let log = fixture("vllm_mtbench.log");
-    let args: Vec<&str> =
-        command.split_whitespace().skip(1).map(|a| if a == "server.log" { log.as_str() } else { a }).collect();
-    assert!(args.contains(&log.as_str()), "{command}");
+    let at = readme.find("alsim eval --pin-from").expect("the README shows --pin-from");
+    let command: String =
+        readme[at..].lines().take(2).map(|l| l.split('#').next().unwrap().trim_end_matches('\\')).collect();
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    assert!(args.contains(&"tests/fixtures/evidence/vllm_mtbench.log"), "{command}");
     let (code, stdout, stderr) = run(&args);
     assert!(code == 1 || code == 3, "{args:?} exited {code}: {stderr}");
     assert!(stdout.contains("Pin AL 2.830 at k = 3") && stdout.contains("minimaxm3_eagle3.yaml"), "{stdout}");

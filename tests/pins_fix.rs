@@ -346,3 +346,50 @@ proptest! {
         crate::fix_edits::check(&original, &spans, &mutate(&original, &mutation));
     }
 }
+
+/// The project's own test repositories, laid out as in this checkout (a git root holding alsim's
+/// `pyproject.toml` and the fixtures), with or without that configuration.
+fn checkout_copy(with_config: bool) -> tempfile::TempDir {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    for fixture in ["benchrepo", "ratesrepo"] {
+        let to = dir.path().join("tests/fixtures").join(fixture);
+        std::fs::create_dir_all(&to).unwrap();
+        copy_dir(&root.join("tests/fixtures").join(fixture), &to);
+    }
+    if with_config {
+        std::fs::copy(root.join("pyproject.toml"), dir.path().join("pyproject.toml")).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn fix_write_at_the_checkout_root_leaves_alsims_own_fixtures_alone() {
+    // Without the project's configuration the fixtures' wrong pins would be mended: the control that
+    // shows the fixtures hold fixes to make.
+    let bare = checkout_copy(false);
+    let before = tree(bare.path());
+    let out = crate::util::alsim().current_dir(bare.path()).args(["pins", "fix", ".", "--write"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ne!(tree(bare.path()), before, "the fixtures hold wrong pins that a fix edits");
+
+    // With it (`[tool.alsim] exclude` in pyproject.toml), nothing under tests/fixtures is read or written:
+    // here they are all the copy holds, so nothing is checked (undecided, exit 3).
+    let checkout = checkout_copy(true);
+    let before = tree(checkout.path());
+    let out = crate::util::alsim().current_dir(checkout.path()).args(["pins", "fix", ".", "--write"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("nothing was checked") && !stderr.contains("tests/fixtures"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(tree(checkout.path()), before);
+}
+
+#[test]
+fn the_checkout_root_itself_has_nothing_to_fix() {
+    let out = crate::util::alsim().current_dir(env!("CARGO_MANIFEST_DIR")).args(["pins", "fix", "."]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.is_empty(), "{stdout}");
+}

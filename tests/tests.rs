@@ -30,6 +30,7 @@ mod props;
 mod readme;
 mod shape;
 mod sim;
+mod surface;
 mod sweep;
 mod transcripts;
 mod util;

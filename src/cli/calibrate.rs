@@ -92,8 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         args.format.emit(&writes, &kit)?;
         return Ok(Outcome::Pass);
     }
-    let reader = alsim::input::open_limited(&args.measured, alsim::input::TABLE_FILE_LIMIT)?;
-    let (measured, notes) = calibrate::read(reader, &origin, args.k)?;
+    let (measured, notes) = calibrate::read_file(&args.measured, args.k)?;
     let drafter = args.drafter.as_deref();
     let mut calibration = match &args.score {
         Some(path) => {

@@ -41,7 +41,11 @@ pub(crate) mod acceptance;
 pub mod calibrate;
 pub(crate) mod choice;
 pub mod cost;
+// An internal reader, as the crate root's `input` and `yaml` are.
+#[cfg(feature = "internals")]
 pub mod csv;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod csv;
 pub(crate) mod prediction;
 pub mod profile;
 pub(crate) mod sweep;

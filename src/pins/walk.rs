@@ -6,7 +6,7 @@
 //! never above) or an [`Excludes`] glob names is not read, and version-control metadata (`.git`, `.hg`,
 //! `.svn`) is not entered. A candidate that is larger than [`MAX_FILE_BYTES`], holds a NUL byte (binary),
 //! is not UTF-8, or cannot be read — and a symlink loop — is an [`UnreadFile`] naming the file: the check
-//! reports it as an error rather than skipping it silently. Files are read through [`crate::input`]
+//! reports it as an error rather than skipping it silently. Files are read through `crate::input`
 //! (regular files only, bounded: never a device or a FIFO), never executed.
 //!
 //! The walk runs on trees a stranger wrote (pull-request CI), so it never leaves the repository root:

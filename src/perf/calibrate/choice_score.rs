@@ -458,8 +458,7 @@ pub fn read_kit(dir: &Path) -> Result<(Vec<KitFile>, Vec<String>)> {
     let (mut files, mut notes) = (Vec::new(), Vec::new());
     for path in paths {
         let origin = path.display().to_string();
-        let reader = crate::input::open_limited(&path, crate::input::TABLE_FILE_LIMIT)?;
-        match super::read(reader, &origin, None) {
+        match super::read_file(&path, None) {
             Ok((Measured::Steps(rows), _)) if rows.iter().any(|r| r.k > 0) => files.push(KitFile { origin, rows }),
             Ok((Measured::Steps(_), _)) => notes.push(format!("{origin}: no k ≥ 1 rows, no choice to score")),
             Ok((Measured::Serving(_), _)) => notes.push(format!("{origin}: serving pairs, not step times")),

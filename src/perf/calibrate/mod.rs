@@ -23,6 +23,7 @@ pub mod steps;
 
 use std::collections::HashMap;
 use std::io::BufRead;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -57,6 +58,16 @@ pub enum Measured {
 /// row costs a few KiB in the fits, so this keeps a file's cost under ~100 MB. Rows repeated verbatim are
 /// fitted once with their count, so they do not count here.
 pub const MAX_DISTINCT_ROWS: usize = 20_000;
+
+/// Reads the measured CSV at `path` as [`read`] does: a regular file of at most 64 MiB, named in errors as
+/// the path is written.
+///
+/// # Errors
+/// As [`read`]; [`Error::Io`] when the file cannot be opened, is not a regular file or is larger.
+pub fn read_file(path: &Path, k_default: Option<usize>) -> Result<(Measured, Vec<String>)> {
+    let reader = crate::input::open_limited(path, crate::input::TABLE_FILE_LIMIT)?;
+    read(reader, &path.display().to_string(), k_default)
+}
 
 /// Reads a measured CSV of either kind, one line at a time; `k_default` fills blank `k` cells of serving
 /// pairs. Returns the rows with remarks (the file's `#` header lines, columns not used, repeated rows).

@@ -213,7 +213,7 @@ pub fn plan_fixes(report: &CheckReport, repo: &Path) -> Result<FixPlan> {
     plan.refused.dedup();
     for (file, text) in &texts {
         let changes: Vec<&Replacement> = plan.changes.iter().filter(|c| &c.file == file).collect();
-        let new = edit(text, &changes).map_err(|why| Error::invalid(file.clone(), why))?;
+        let new = edit(text, &changes)?;
         plan.diff.push_str(&unified_diff(file, text, &new));
     }
     Ok(plan)
@@ -260,9 +260,15 @@ pub struct Placed<'a> {
 /// two names of one file (the same change twice) is placed once.
 ///
 /// # Errors
-/// Why a change cannot be placed: its line no longer reads as it did, or now appears more than once, or
-/// two changes want one literal at different values (or overlap).
-pub fn locate<'a>(text: &str, changes: &[&'a Replacement]) -> std::result::Result<Vec<Placed<'a>>, String> {
+/// [`Error::Invalid`] naming the changes' file and why a change cannot be placed: its line no longer reads
+/// as it did, or now appears more than once, or two changes want one literal at different values (or
+/// overlap).
+pub fn locate<'a>(text: &str, changes: &[&'a Replacement]) -> Result<Vec<Placed<'a>>> {
+    placed(text, changes).map_err(|why| Error::invalid(changes.first().map_or("", |c| c.file.as_str()), why))
+}
+
+/// [`locate`], saying why a change cannot be placed, for the caller to name the file as it knows it.
+fn placed<'a>(text: &str, changes: &[&'a Replacement]) -> std::result::Result<Vec<Placed<'a>>, String> {
     let mut placed = Vec::with_capacity(changes.len());
     for change in changes {
         let start = place(text, change)?;
@@ -317,7 +323,7 @@ fn preview(line: &str) -> String {
 ///
 /// # Errors
 /// As [`locate`].
-pub fn edit(text: &str, changes: &[&Replacement]) -> std::result::Result<String, String> {
+pub fn edit(text: &str, changes: &[&Replacement]) -> Result<String> {
     Ok(apply(text, &locate(text, changes)?))
 }
 
@@ -457,12 +463,12 @@ mod tests {
         assert_eq!(edit(text, &[&change]).unwrap(), "a\nX=2\nb\n");
         assert_eq!(edit("new\na\nX=1\nb\n", &[&change]).unwrap(), "new\na\nX=2\nb\n");
         assert_eq!(edit("X=1", &[&change]).unwrap(), "X=2");
-        let err = edit("a\nX=1.5\nb\n", &[&change]).unwrap_err();
-        assert_eq!(err, "line 2 no longer reads `X=1`");
-        let err = edit("X=1\nX=1\n", &[&change]).unwrap_err();
+        let err = edit("a\nX=1.5\nb\n", &[&change]).unwrap_err().to_string();
+        assert_eq!(err, "f: line 2 no longer reads `X=1`");
+        let err = edit("X=1\nX=1\n", &[&change]).unwrap_err().to_string();
         assert!(err.contains("now appears more than once"), "{err}");
         let other = Replacement { to: "3".into(), ..change.clone() };
-        let err = edit(text, &[&change, &other]).unwrap_err();
+        let err = edit(text, &[&change, &other]).unwrap_err().to_string();
         assert!(err.contains("disagree"), "{err}");
         assert_eq!(edit(text, &[&change, &change.clone()]).unwrap(), "a\nX=2\nb\n");
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
-use super::{FixPlan, Replacement, apply, locate, os_path};
+use super::{FixPlan, Replacement, apply, os_path, placed};
 use crate::error::{Error, Result};
 use crate::input::{SMALL_FILE_LIMIT, read_text};
 use crate::output::sync_dir;
@@ -78,7 +78,7 @@ pub struct Written {
 /// # Errors
 /// [`Error::Invalid`] naming the file when its real path is outside the repository, it is read-only or
 /// hard-linked from files the check did not read, its owner cannot be kept, or an edit cannot be found again
-/// ([`locate`]); [`Error::Io`]/[`Error::Unreadable`] when it cannot be read or its temporary file written.
+/// ([`locate`](super::locate)); [`Error::Io`]/[`Error::Unreadable`] when it cannot be read or its temporary file written.
 /// Temporary files made before the error are removed.
 pub fn prepare(plan: &FixPlan, repo: &Path) -> Result<StagedFix> {
     let root = repo.canonicalize().map_err(|e| Error::io(repo, e))?;
@@ -152,7 +152,7 @@ fn stage(file: Reached) -> Result<Staged> {
     // user may not write is not replaced either.
     std::fs::OpenOptions::new().write(true).open(real).map_err(|e| Error::io(real, e))?;
     let old = read_text(real, SMALL_FILE_LIMIT)?;
-    let placed = locate(&old, &changes)
+    let placed = placed(&old, &changes)
         .map_err(|why| Error::invalid(name, format!("it changed since it was checked: {why}")))?;
     let new = apply(&old, &placed);
     let dir = real.parent().unwrap_or(Path::new("."));
