@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from measure import PROFILES, Bench
 from stepkit import moe, shapes
-from stepkit.attention import attend, attend_latent, attend_reference
+from stepkit.attention import LATENT_TORCH, attend, attend_latent, attend_latent_torch, attend_reference
 from stepkit.linear import gated_delta, gated_delta_reference
 from stepkit.stack import DTYPE, Config, Drafter, Head, LatentAttention
 from stepkit.timing import Timer, ceilings
@@ -73,9 +73,9 @@ def latent_checks(dev):
         ref = attend_reference(q, cache, cache[..., :512], table, length, 1)
         verdict(f"latent attention (MLA), w={w} x {heads} heads", rel(attend_latent(q, cache, length, table, 64), ref),
                 2e-2)
-        keys = cache[:, :, :length]
-        verdict(f"latent attention (MLA) through sdpa, w={w} x {heads} heads",
-                rel(F.scaled_dot_product_attention(q, keys, keys[..., :512]), ref), 2e-2)
+        for impl in LATENT_TORCH:
+            verdict(f"latent attention (MLA) through {impl}, w={w} x {heads} heads",
+                    rel(attend_latent_torch(q, cache, length, 64, impl), ref), 2e-2)
     shape = shapes.model_shape(shapes.find(shapes.read_rows(PROFILES / "models.csv"), "dsr1", "model"))
     b, w, context = 2, 3, 500
     cfg = Config(b, w, context)
@@ -83,7 +83,10 @@ def latent_checks(dev):
     for weight in (attn.wq_a, attn.wq_b, attn.wkv_a, attn.w_uk, attn.w_uv, attn.wo):
         weight.normal_(0, weight.shape[-1] ** -0.5)  # unit-scale activations: a relative error that means something
     h = torch.randn(b * w, shape.hidden, device=dev, dtype=DTYPE, generator=gen)
-    out = attn.forward(h, cfg)
+    outs = {}
+    for impl in attn.choices(cfg):  # the forward writes the same latents each time
+        attn.impl = impl
+        outs[impl] = attn.forward(h, cfg)
     f = lambda t: t.float()  # noqa: E731
     n, heads, lat, nope = b * w, attn.heads, shapes.MLA_LATENT, shapes.MLA_NOPE
     q = F.linear(F.rms_norm(h.float() @ f(attn.wq_a).t(), (shapes.MLA_Q_LORA,)), f(attn.wq_b)).view(n, heads, -1)
@@ -96,8 +99,9 @@ def latent_checks(dev):
     scores = (torch.einsum("bhwd,bhld->bhwl", qb[..., :nope], keys)
               + torch.einsum("bhwr,blr->bhwl", qb[..., nope:], cache[..., lat:])) / (lat + shapes.MLA_ROPE) ** 0.5
     o = torch.einsum("bhwl,bhlv->bwhv", scores.softmax(-1), values).reshape(n, -1)
-    verdict("MLA layer absorbed (bf16) vs un-absorbed (float32), DeepSeek-R1 widths",
-            rel(out, o @ f(attn.wo).t()), 3e-2)
+    for impl, out in outs.items():
+        verdict(f"MLA layer absorbed (bf16, {impl}) vs un-absorbed (float32), DeepSeek-R1 widths",
+                rel(out, o @ f(attn.wo).t()), 3e-2)
 
 
 def linear_checks(dev):

@@ -119,7 +119,7 @@ class Bench:
             first = built[0]
             piece = {"dense_ms": t(lambda: first.dense_part(x))}
             row = {"experts_loop_ms": "", "experts_grouped_ms": "", "experts_touched": "",
-                   "attention_triton_ms": "", "attention_sdpa_ms": ""}
+                   "attention_triton_ms": "", "attention_sdpa_ms": "", "attention_matmul_ms": ""}
             piece["attention_ms"], impl = self.best_attention(built, lambda: first.attn.timed_core(cfg), cfg, row)
             if kind.moe:
                 timed = {}

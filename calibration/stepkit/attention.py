@@ -135,6 +135,22 @@ def attend_latent(q, cache, seq_len, table, rope):
     return _launch(q, cache, cache, table, seq_len, 1, d, rope)
 
 
+LATENT_TORCH = ("sdpa", "matmul")
+
+
+def attend_latent_torch(q, cache, seq_len, rope, impl):
+    """The same as `attend_latent` through PyTorch: "sdpa" is `scaled_dot_product_attention` (keys D + rope wide,
+    values the latent; no flash kernel takes 576-wide heads, so PyTorch picks its memory-efficient or math one);
+    "matmul" writes the scores out and runs both products in cuBLAS (bf16, fp32 accumulation), the way a
+    compute-bound verify of w·heads rows per sequence reaches the tensor cores without a custom kernel."""
+    d = q.shape[-1] - rope
+    keys = cache[: q.shape[0], :, :seq_len]
+    if impl == "sdpa":
+        return torch.nn.functional.scaled_dot_product_attention(q, keys, keys[..., :d])
+    scores = torch.matmul(q, keys.transpose(-1, -2)).mul_(q.shape[-1] ** -0.5)
+    return torch.matmul(scores.softmax(-1), keys[..., :d])
+
+
 def _launch(q, k_cache, v_cache, table, seq_len, rows_per_seq, d, rope):
     r, h, m, _ = q.shape
     n_blocks = table.shape[1]

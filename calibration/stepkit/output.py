@@ -16,6 +16,7 @@ COLUMNS = [
 LAYER_COLUMNS = [
     "context", "concurrency", "w", "layer_type", "count", "built", "layer_ms", "dense_ms", "attention_ms",
     "experts_loop_ms", "experts_grouped_ms", "experts_touched", "attention_triton_ms", "attention_sdpa_ms",
+    "attention_matmul_ms",
 ]
 
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from . import moe
-from .attention import attend, attend_latent
+from .attention import LATENT_TORCH, attend, attend_latent, attend_latent_torch
 from .linear import gated_delta
 from .shapes import (GDN_CONV, GDN_HEAD, GDN_KEY_HEADS, INDEX_Q_HEADS, MLA_LATENT, MLA_NOPE, MLA_Q_LORA, MLA_ROPE,
                      MLA_V, PAGE, blocks)
@@ -147,7 +147,7 @@ class LatentAttention:
                       torch.ones(MLA_LATENT, device=device, dtype=DTYPE))
         self.cache = randn(cache[0], 1, cache[1], width, device=device)
         self.table = torch.arange(blocks(cache[1]), device=device, dtype=torch.int32)[None, :]
-        self.impl = "triton"  # "triton" (attend_latent) or "sdpa" (PyTorch's attention with 512-wide values)
+        self.impl = "triton"  # "triton" (attend_latent) or one of attend_latent_torch's
         self.static_q = randn(n_max, heads, width, device=device)
         self.static_latent = randn(n_max, width, device=device)
         self.static_nope = randn(heads, n_max, MLA_NOPE, device=device)
@@ -155,7 +155,7 @@ class LatentAttention:
         self.static_a = randn(n_max, heads * MLA_V, device=device)
 
     def choices(self, cfg):
-        return ["triton", "sdpa"]
+        return ["triton", *LATENT_TORCH]
 
     def projections(self, x):
         """Every weight matmul: q down and up, KV down, the two absorbed per-head products, the output."""
@@ -173,11 +173,10 @@ class LatentAttention:
         """Latent write and attention: q (n, heads, 576), latent (n, 576); returns (n, heads, 512)."""
         b, w = cfg.batch, cfg.width
         self.cache[:b, 0, cfg.context : cfg.seq_len] = latent.view(b, w, -1)
+        # The w tokens' heads as one query axis over the one latent "head"; keys 576 wide, values the latent.
         q = q.reshape(b, 1, w * self.heads, -1)
-        if self.impl == "sdpa":
-            # The w tokens' heads as one query axis over the one latent "head"; keys 576 wide, values the latent.
-            keys = self.cache[:b, :, : cfg.seq_len]
-            o = F.scaled_dot_product_attention(q, keys, keys[..., :MLA_LATENT])
+        if self.impl in LATENT_TORCH:
+            o = attend_latent_torch(q, self.cache, cfg.seq_len, MLA_ROPE, self.impl)
         else:
             o = attend_latent(q, self.cache, cfg.seq_len, self.table[:, : blocks(cfg.seq_len)], MLA_ROPE)
         return o.reshape(b * w, self.heads, MLA_LATENT)

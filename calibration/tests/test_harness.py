@@ -158,6 +158,20 @@ class Torch(unittest.TestCase):
                 types = {r["layer_type"] for r in csv.DictReader(line for line in f if line[0] != "#")}
             self.assertEqual(types, {"moe", "moe-linear"})
 
+    def test_latent_attention_through_pytorch_matches_the_reference(self):
+        import torch
+
+        from stepkit.attention import LATENT_TORCH, attend_latent_torch, attend_reference
+        torch.manual_seed(0)
+        for b, m, length in [(2, 32, 300), (1, 24, 700)]:
+            cache = torch.randn(b + 1, 1, length + 140, 576)  # a cache with more sequences and room than used
+            table = torch.arange(shapes.blocks(length), dtype=torch.int32)[None]
+            q = torch.randn(b, 1, m, 576)
+            ref = attend_reference(q, cache, cache[..., :512], table, length, 1)
+            for impl in LATENT_TORCH:
+                out = attend_latent_torch(q, cache, length, 64, impl)
+                self.assertLess(float((out - ref).norm() / ref.norm()), 1e-4, (impl, b, m, length))
+
     @unittest.skipUnless(importlib.util.find_spec("triton") is not None, "triton is not installed")
     def test_attention_kernel_in_the_interpreter(self):
         # Triton's interpreter mishandles bf16 dots, so the kernel's indexing is checked in float32 here;
