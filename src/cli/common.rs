@@ -8,6 +8,7 @@ use alsim::accept::{Acceptance, RatesPin};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use alsim::evidence::{self, InputFormat, ReadOptions};
 use alsim::output::{Output, Outputs, Slot};
+use alsim::report::findings::{Checked, CiFormat, render_ci};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
@@ -99,6 +100,59 @@ impl OutputArgs {
     /// Prints `report` in the chosen format, then writes every export.
     pub fn emit<R: Report>(&self, writes: &Writes, report: &R) -> anyhow::Result<()> {
         writes.emit(&report::render(report, self.format), report)
+    }
+}
+
+/// Output formats of a command that checks (and can fail a build): the report's own, and its findings as
+/// CI systems read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckedFormat {
+    /// Aligned tables for a terminal.
+    Table,
+    /// JSON, one document.
+    Json,
+    /// Comma-separated values.
+    Csv,
+    /// GitHub-flavoured Markdown.
+    #[value(alias = "markdown")]
+    Md,
+    /// GitHub Actions annotations (::error / ::warning / ::notice with file and line).
+    Github,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers (every finding, rules from docs/).
+    Sarif,
+    /// reviewdog's rdjson (`reviewdog -f=rdjson`).
+    Rdjson,
+}
+
+impl CheckedFormat {
+    /// `report` in this format.
+    pub fn render<R: Report + Checked>(self, report: &R) -> String {
+        match self {
+            CheckedFormat::Table => report::render(report, Format::Table),
+            CheckedFormat::Json => report::render(report, Format::Json),
+            CheckedFormat::Csv => report::render(report, Format::Csv),
+            CheckedFormat::Md => report::render(report, Format::Md),
+            CheckedFormat::Github => render_ci(report, CiFormat::Github),
+            CheckedFormat::Sarif => render_ci(report, CiFormat::Sarif),
+            CheckedFormat::Rdjson => render_ci(report, CiFormat::Rdjson),
+        }
+    }
+}
+
+/// `--format` of a command that checks, and the exports beside it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckOutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckedFormat::Table)]
+    pub format: CheckedFormat,
+    #[command(flatten)]
+    pub export: ExportArgs,
+}
+
+impl CheckOutputArgs {
+    /// Prints `report` in the chosen format, then writes every export.
+    pub fn emit<R: Report + Checked>(&self, writes: &Writes, report: &R) -> anyhow::Result<()> {
+        writes.emit(&self.format.render(report), report)
     }
 }
 

@@ -9,7 +9,7 @@ use alsim::curve::{CurveFile, CurveSet};
 use alsim::report::curve::CurveListing;
 
 use super::Outcome;
-use super::common::{CurveArgs, OutputArgs};
+use super::common::{CheckOutputArgs, CurveArgs, OutputArgs};
 
 /// Subcommands of `alsim curve`.
 #[derive(Debug, clap::Subcommand)]
@@ -43,7 +43,7 @@ pub enum Args {
         #[arg(long)]
         strict: bool,
         #[command(flatten)]
-        output: OutputArgs,
+        output: CheckOutputArgs,
     },
     /// Fit every curve every way and report residuals and leave-one-k-out errors.
     Fit {

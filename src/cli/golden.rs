@@ -9,7 +9,7 @@ use alsim::golden::drift::drift;
 use alsim::report;
 
 use super::Outcome;
-use super::common::{EvidenceFormatArgs, OutputArgs, parse_mode};
+use super::common::{CheckOutputArgs, EvidenceFormatArgs, parse_mode};
 
 const COLLECT_HELP: &str = "\
 Each RUN is an evidence file `alsim eval` reads. Its draft length k is the one the evidence records (vLLM
@@ -131,7 +131,7 @@ pub struct CollectArgs {
     #[arg(long)]
     force: bool,
     #[command(flatten)]
-    format: OutputArgs,
+    format: CheckOutputArgs,
 }
 
 /// Flags of `alsim golden check`.
@@ -152,7 +152,7 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = evidence::verdict::DEFAULT_TOLERANCE, allow_negative_numbers = true)]
     tolerance: f64,
     #[command(flatten)]
-    format: OutputArgs,
+    format: CheckOutputArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {

@@ -9,6 +9,7 @@ use alsim::engine::Engine;
 use alsim::output::Output;
 use alsim::pins::walk::Excludes;
 use alsim::pins::{self, AllowList, CheckOptions};
+use alsim::report::findings::{Checked, CiFormat, render_ci};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
@@ -85,6 +86,11 @@ enum CheckFormat {
     Md,
     /// GitHub Actions annotations (`::error file=…,line=…::…`).
     Github,
+    /// SARIF 2.1.0, for GitHub code scanning (every finding, allowed ones as suppressed; under --base each
+    /// with its baseline state).
+    Sarif,
+    /// reviewdog's rdjson (`reviewdog -f=rdjson`).
+    Rdjson,
 }
 
 #[derive(Debug, clap::Args)]
@@ -367,8 +373,10 @@ fn nothing_checked(repo: &Path) -> Outcome {
 
 /// The check (or its comparison with a base) in `format`: findings as blocks by default, every table with
 /// `table`.
-fn check_output<R: Report>(checked: &R, format: CheckFormat, annotations: fn(&R) -> String) -> String {
+fn check_output<R: Report + Checked>(checked: &R, format: CheckFormat, annotations: fn(&R) -> String) -> String {
     match format {
+        CheckFormat::Sarif => render_ci(checked, CiFormat::Sarif),
+        CheckFormat::Rdjson => render_ci(checked, CiFormat::Rdjson),
         CheckFormat::Github => annotations(checked),
         CheckFormat::Human => report::render(checked, Format::Table),
         CheckFormat::Table => report::tables_text(checked, report::layout::width()),

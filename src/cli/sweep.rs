@@ -11,7 +11,7 @@ use alsim::report;
 use anyhow::Context;
 
 use super::Outcome;
-use super::common::{BandArgs, OutputArgs, Writes};
+use super::common::{BandArgs, CheckOutputArgs, Writes};
 use super::predict::ProfileArgs;
 
 const HELP: &str = "\
@@ -64,7 +64,7 @@ pub struct Args {
     #[arg(long, requires = "plot")]
     force: bool,
     #[command(flatten)]
-    output: OutputArgs,
+    output: CheckOutputArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {

@@ -53,6 +53,8 @@ pub struct DriftPoint {
 pub struct Drift {
     /// The curve's file and key.
     pub curve: String,
+    /// The curve's file, as named.
+    pub file: String,
     /// Tolerance δ on AL.
     pub tolerance: f64,
     /// Family confidence 1 − α over all k compared.
@@ -141,6 +143,7 @@ pub fn drift(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidence
     };
     Ok(Drift {
         curve: format!("{origin} {}", curve.name()),
+        file: origin.to_string(),
         tolerance,
         confidence,
         correction: CORRECTION,

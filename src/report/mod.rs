@@ -16,6 +16,8 @@ pub mod curve;
 pub mod evidence;
 #[cfg(feature = "pins")]
 pub mod explain;
+#[cfg(feature = "pins")]
+pub mod findings;
 mod golden;
 #[cfg(feature = "cli")]
 pub mod layout;
@@ -24,8 +26,12 @@ mod matrix;
 mod perf;
 #[cfg(feature = "pins")]
 pub mod pins;
+#[cfg(feature = "pins")]
+mod rdjson;
 #[cfg(feature = "cli")]
 mod request_chart;
+#[cfg(feature = "pins")]
+mod sarif;
 mod sim;
 
 #[cfg(feature = "cli")]
