@@ -147,7 +147,11 @@ fn every_format_shows_the_change_and_github_annotates_only_new_findings() {
     assert!(md.contains("<details open><summary>New: Error"), "{md}");
     assert!(!md.contains("<details open><summary>Unchanged"), "{md}");
 
-    let (_, csv, _) = check(repo, tmp.path(), &[&base[..], &["csv"]].concat());
+    let export = tmp.path().join("check.csv");
+    let (_, _, stderr) =
+        check(repo, tmp.path(), &[&base[..], &["csv", "--export-csv", export.to_str().unwrap()]].concat());
+    let csv = std::fs::read_to_string(tmp.path().join("check.findings-against.csv")).expect(&stderr);
+    assert!(csv.starts_with("change,severity,class,where,message\n"), "the findings are a table of their own: {csv}");
     for row in ["new,error,mismatch,agentic/c.sh:3,", "unchanged,error,mismatch,agentic/b.sh:5,", "fixed,error,"] {
         assert!(csv.lines().any(|l| l.starts_with(row)), "{row}: {csv}");
     }

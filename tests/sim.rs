@@ -87,9 +87,12 @@ fn table_prints_the_seed_and_csv_has_every_table() {
     for want in ["seed 42", "--seed 42", "Per-user decode speed", "shared by batch", "p99"] {
         assert!(stdout.contains(want), "missing {want} in\n{stdout}");
     }
-    let (code, csv, _) = run(&["simulate", "--requests", "1000", "--format", "csv"]);
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("sim.csv");
+    let (code, _, _) = run(&["simulate", "--requests", "1000", "--export-csv", export.to_str().unwrap()]);
     assert_eq!(code, 0);
-    assert!(csv.contains("# Time per output token") && csv.contains("source,mean,mean low,mean high,sd,p50,"), "{csv}");
+    let tpot = std::fs::read_to_string(dir.path().join("sim.time-output-token.csv")).unwrap();
+    assert!(tpot.starts_with("source,mean,mean low,mean high,sd,p50,"), "a table of its own, header first: {tpot}");
 }
 
 #[test]

@@ -98,7 +98,10 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// Prints `report` in the chosen format, then writes every export.
-    pub fn emit<R: Report>(&self, writes: &Writes, report: &R) -> anyhow::Result<()> {
+    pub fn emit<R: Report>(&self, writes: &mut Writes, report: &R) -> anyhow::Result<()> {
+        if self.format == Format::Csv {
+            csv_note(report);
+        }
         writes.emit(&report::render(report, self.format), report)
     }
 }
@@ -130,7 +133,10 @@ impl CheckedFormat {
         match self {
             CheckedFormat::Table => report::render(report, Format::Table),
             CheckedFormat::Json => report::render(report, Format::Json),
-            CheckedFormat::Csv => report::render(report, Format::Csv),
+            CheckedFormat::Csv => {
+                csv_note(report);
+                report::render(report, Format::Csv)
+            }
             CheckedFormat::Md => report::render(report, Format::Md),
             CheckedFormat::Github => render_ci(report, CiFormat::Github),
             CheckedFormat::Sarif => render_ci(report, CiFormat::Sarif),
@@ -151,7 +157,7 @@ pub struct CheckOutputArgs {
 
 impl CheckOutputArgs {
     /// Prints `report` in the chosen format, then writes every export.
-    pub fn emit<R: Report + Checked>(&self, writes: &Writes, report: &R) -> anyhow::Result<()> {
+    pub fn emit<R: Report + Checked>(&self, writes: &mut Writes, report: &R) -> anyhow::Result<()> {
         writes.emit(&self.format.render(report), report)
     }
 }
@@ -199,6 +205,17 @@ pub struct Writes {
     exports: Vec<(Format, Slot)>,
 }
 
+/// Says on stderr which tables `--format csv` left out: stdout holds one table, the main one.
+pub fn csv_note<R: Report>(report: &R) {
+    let names: Vec<String> = report::csv_files(report).into_iter().filter_map(|(name, _)| name).collect();
+    if !names.is_empty() {
+        eprintln!(
+            "alsim: note: the CSV is the main table; --export-csv FILE also writes the others beside FILE: {}",
+            names.join(", ")
+        );
+    }
+}
+
 impl Writes {
     /// Adds the output `path` given by `parameter`; an existing file is replaced only when `replace` is set.
     pub fn add(&mut self, parameter: &'static str, path: &Path, replace: bool) -> anyhow::Result<Slot> {
@@ -210,8 +227,32 @@ impl Writes {
         Ok(self.outputs.write(slot, bytes)?)
     }
 
-    /// Prints the command's own output `text`, then writes `report` to every export.
-    pub fn emit<R: Report>(&self, text: &str, report: &R) -> anyhow::Result<()> {
+    /// Prints the command's own output `text`, then writes `report` to every export: a CSV export's main
+    /// table to its file and each other table beside it, as the file's stem and the table's name
+    /// (`p.csv`, `p.best-k-concurrency.csv`), each checked as every output is before anything is written.
+    pub fn emit<R: Report>(&mut self, text: &str, report: &R) -> anyhow::Result<()> {
+        let csv = report::csv_files(report);
+        let mut beside = Vec::new();
+        for (format, slot) in self.exports.clone() {
+            if format != Format::Csv || csv.len() < 2 {
+                continue;
+            }
+            let given = self.outputs.get(slot).given().to_path_buf();
+            if !self.outputs.get(slot).is_regular() {
+                let names: Vec<&str> = csv.iter().filter_map(|(name, _)| name.as_deref()).collect();
+                eprintln!(
+                    "alsim: note: {} holds the main table; name a file to have the others ({}) written beside it",
+                    report::one_line(&given.display().to_string()),
+                    names.join(", ")
+                );
+                continue;
+            }
+            let stem = given.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            for (name, text) in csv.iter().skip(1) {
+                let path = given.with_file_name(format!("{stem}.{}.csv", name.as_deref().unwrap_or_default()));
+                beside.push((self.add("export_csv", &path, true)?, text));
+            }
+        }
         self.outputs.check_inputs()?;
         if self.outputs.take_stdout() {
             eprint!("{text}");
@@ -220,6 +261,9 @@ impl Writes {
         }
         for (format, slot) in &self.exports {
             self.write(*slot, report::render(report, *format).as_bytes())?;
+        }
+        for (slot, text) in beside {
+            self.write(slot, text.as_bytes())?;
         }
         Ok(())
     }
@@ -237,9 +281,20 @@ pub struct PlotArgs {
 }
 
 impl PlotArgs {
-    /// Adds the file to draw to, checked before any work is done so a long run never ends in a refusal.
+    /// Adds the file to draw to, checked before any work is done so a long run never ends in a refusal: a
+    /// name ending in another image type (`x.png`) is refused, as SVG written into it would not be that.
     pub fn add_to(&self, writes: &mut Writes) -> anyhow::Result<Option<Slot>> {
-        self.plot.as_deref().map(|path| writes.add("plot", path, self.force)).transpose()
+        let Some(path) = self.plot.as_deref() else { return Ok(None) };
+        if let Some(ext) = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
+            && ext != "svg"
+        {
+            anyhow::bail!(
+                "--plot: {} ends in .{ext}, but alsim draws SVG: name the file .svg (a converter such as resvg or \
+                 rsvg-convert makes a PNG of it)",
+                report::one_line(&path.display().to_string())
+            );
+        }
+        writes.add("plot", path, self.force).map(Some)
     }
 }
 

@@ -80,7 +80,7 @@ pub struct Args {
 const DEFAULT_K: usize = 3;
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let writes = args.export.writes()?;
+    let mut writes = args.export.writes()?;
     if !args.before.is_empty() && args.before.len() != args.files.len() {
         anyhow::bail!(
             "--before: {} snapshots given for {} evidence files; give one earlier snapshot per file, in order",

@@ -181,7 +181,7 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
     if collection.writes_curve() {
         writes.write(curve, collection.text.as_bytes())?;
     }
-    args.format.emit(&writes, &collection)?;
+    args.format.emit(&mut writes, &collection)?;
     Ok(if collection.has_problem() {
         Outcome::Problem
     } else if collection.needs_more_steps() {
@@ -192,7 +192,7 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
 }
 
 fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let writes = args.format.export.writes()?;
+    let mut writes = args.format.export.writes()?;
     let file = CurveFile::read(&args.curve)?;
     let candidates: Vec<_> = file
         .curves
@@ -211,7 +211,7 @@ fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
     };
     let by_k = args.runs.read()?;
     let result = drift(curve, &file.origin, &by_k, args.tolerance, args.runs.confidence)?;
-    args.format.emit(&writes, &result)?;
+    args.format.emit(&mut writes, &result)?;
     Ok(match result.overall {
         Verdict::Consistent => Outcome::Pass,
         Verdict::Inconclusive => Outcome::Undecided,

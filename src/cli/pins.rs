@@ -13,7 +13,7 @@ use alsim::report::findings::{Checked, CiFormat, render_ci};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
-use super::common::{CurveArgs, ExportArgs, OutputArgs};
+use super::common::{CurveArgs, ExportArgs, OutputArgs, csv_note};
 use super::{Outcome, emit};
 
 const CHECK_HELP: &str = "\
@@ -226,13 +226,13 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
     match args.action {
         PinsAction::Check(args) => check(args),
         PinsAction::List(args) => {
-            let writes = args.output.export.writes()?;
+            let mut writes = args.output.export.writes()?;
             let place = args.source.place()?;
             let options = SourceArgs::options(&args.source.settings(&place, None)?)?;
             let inventory = pins::scan(&place.root, &options.exclude)
                 .with_context(|| format!("scanning repository {}", place.root.display()))?;
             let nothing = !inventory.files.iter().any(|file| place.holds(file));
-            args.output.emit(&writes, &inventory.within(place.within.as_deref()))?;
+            args.output.emit(&mut writes, &inventory.within(place.within.as_deref()))?;
             Ok(if nothing { nothing_checked(&args.source.repo) } else { Outcome::Pass })
         }
         PinsAction::Fix(args) => fix(args),
@@ -274,7 +274,7 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let writes = args.export.writes()?;
+    let mut writes = args.export.writes()?;
     let (place, options, checked) = args.source.check(args.strict.flag())?;
     if checked.files_read == 0 {
         nothing_checked(&args.source.repo);
@@ -381,7 +381,10 @@ fn check_output<R: Report + Checked>(checked: &R, format: CheckFormat, annotatio
         CheckFormat::Human => report::render(checked, Format::Table),
         CheckFormat::Table => report::tables_text(checked, report::layout::width()),
         CheckFormat::Json => report::render(checked, Format::Json),
-        CheckFormat::Csv => report::render(checked, Format::Csv),
+        CheckFormat::Csv => {
+            csv_note(checked);
+            report::render(checked, Format::Csv)
+        }
         CheckFormat::Md => report::render(checked, Format::Md),
     }
 }

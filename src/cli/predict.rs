@@ -230,7 +230,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(slot) = plot {
         writes.write(slot, report::plot_svg(&report)?.as_bytes())?;
     }
-    args.output.emit(&writes, &report)?;
+    args.output.emit(&mut writes, &report)?;
     Ok(Outcome::Pass)
 }
 

@@ -154,7 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(slot) = plot {
         writes.write(slot, report::plot_requests(&report, args.plot_metric)?.as_bytes())?;
     }
-    args.output.emit(&writes, &report)?;
+    args.output.emit(&mut writes, &report)?;
     Ok(Outcome::Pass)
 }
 

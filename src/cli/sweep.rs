@@ -103,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(dir) = &args.plot {
         plot(&report, dir, args.force, &mut writes)?;
     }
-    args.output.emit(&writes, &report)?;
+    args.output.emit(&mut writes, &report)?;
     Ok(report.status.into())
 }
 
