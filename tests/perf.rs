@@ -704,3 +704,22 @@ fn step_files_price_expert_parallelism_from_their_ep_column() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("steps.csv:2") && stderr.contains("expert parallelism 3"), "{stderr}");
 }
+
+/// A chart read at a glance: labels thinned where 64 concurrencies would smear them, k = 1..8 each in its
+/// own Okabe–Ito colour (k = 0 grey), the ring and the `?` explained in the legend.
+#[test]
+fn a_wide_sweep_chart_keeps_its_labels_apart_and_explains_its_markers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.svg");
+    let (code, _, stderr) = run(&["predict", "--concurrency", "1-64", "--plot", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    let labels: Vec<&str> = svg.lines().map(str::trim).filter(|l| l.starts_with("B=")).collect();
+    assert!(!labels.is_empty() && labels.len() <= 2 * 8, "at most 8 concurrencies labelled per kind: {labels:?}");
+    assert!(labels.contains(&"B=64") && !labels.contains(&"B=63"), "{labels:?}");
+    for okabe_ito in ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"] {
+        assert!(svg.contains(&format!("stroke=\"{okabe_ito}\"")), "{okabe_ito}");
+    }
+    assert!(svg.contains("ringed: the chosen k at concurrency B") && svg.contains("k*=3?: a toss-up"), "the legend");
+    assert!(svg.contains("concurrency 1 to 64"), "the title names the panel's concurrencies");
+}

@@ -191,6 +191,9 @@ fn plot_draws_tpot_or_speed_and_never_overwrites_without_force() {
     assert_eq!(code, 0, "{stderr}");
     let svg = std::fs::read_to_string(&path).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("TPOT"), "{}", &svg[..200.min(svg.len())]);
+    // The title reads as words: how many requests, k, both ALs, output lengths as a range (not `820..=1024`).
+    assert!(svg.contains("Per-request TPOT of 500 requests at k = 3 (real AL"), "{}", &svg[..600.min(svg.len())]);
+    assert!(svg.contains("820 to 1024 tokens (uniform)") && !svg.contains("..="), "{}", &svg[..600.min(svg.len())]);
     let (code, _, stderr) = run(&["simulate", "--requests", "500", "--no-batch", "--plot", path.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(stderr.contains("already exists") && stderr.contains("--force"), "{stderr}");

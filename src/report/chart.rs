@@ -1,5 +1,5 @@
 //! What every SVG chart shares: a title that wraps onto as many lines as it needs instead of running off
-//! the canvas.
+//! the canvas, the colour-blind-safe palette, and labels thinned so that they never overlap.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -8,6 +8,45 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// Roughly how wide a sans-serif character is, as a share of the font size (wide enough for digits and
 /// capitals, so a wrapped line never runs off the canvas).
 const CHAR_WIDTH: f64 = 0.56;
+
+/// Okabe and Ito's eight colours, distinguishable under every common colour-vision deficiency (Okabe & Ito,
+/// "Color Universal Design", 2008), black last.
+const OKABE_ITO: [RGBColor; 8] = [
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 158, 115),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(204, 121, 167),
+    RGBColor(0, 0, 0),
+];
+
+/// The colour of series `i` (1-based: k = 1..8 each its own), grey for 0 (k = 0, speculative decoding off);
+/// past eight the colours repeat.
+pub(crate) fn colour(i: usize) -> RGBColor {
+    match i {
+        0 => RGBColor(120, 120, 120),
+        _ => OKABE_ITO[(i - 1) % OKABE_ITO.len()],
+    }
+}
+
+/// Most point labels a panel carries: more would overlap (`--concurrency 1-64` has 64 points per curve).
+const MAX_LABELS: usize = 8;
+
+/// The concurrencies (sorted, distinct) whose points keep their labels: all of at most [`MAX_LABELS`], else
+/// the powers of two among them (a doubling sweep's points lie apart), else every n-th.
+pub(crate) fn labelled(concurrencies: &[usize]) -> Vec<usize> {
+    if concurrencies.len() <= MAX_LABELS {
+        return concurrencies.to_vec();
+    }
+    let doubling: Vec<usize> = concurrencies.iter().copied().filter(|c| c.is_power_of_two()).collect();
+    if (2..=MAX_LABELS).contains(&doubling.len()) {
+        return doubling;
+    }
+    let every = concurrencies.len().div_ceil(MAX_LABELS);
+    concurrencies.iter().copied().step_by(every).collect()
+}
 
 /// Draws `title` centred at the top of `area`, wrapped to its width, and returns the area below it.
 pub(crate) fn titled<DB: DrawingBackend>(
@@ -29,4 +68,21 @@ pub(crate) fn titled<DB: DrawingBackend>(
     }
     let used = 8 + lines.len() as u32 * line_height + 4;
     Ok(area.split_vertically(used).1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_thinned_to_a_few_apart() {
+        assert_eq!(labelled(&[4, 16]), [4, 16]);
+        let one_to_64: Vec<usize> = (1..=64).collect();
+        assert_eq!(labelled(&one_to_64), [1, 2, 4, 8, 16, 32, 64]);
+        let odd: Vec<usize> = (0..40).map(|i| 3 + 2 * i).collect();
+        assert_eq!(labelled(&odd).len(), 8);
+        let colours: Vec<RGBColor> = (1..=8).map(colour).collect();
+        assert!((0..8).all(|i| (i + 1..8).all(|j| colours[i] != colours[j])), "k = 1..8 each its own colour");
+        assert!((1..=8).all(|k| colour(k) != colour(0)));
+    }
 }
