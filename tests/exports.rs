@@ -103,7 +103,14 @@ fn fields(line: &str) -> usize {
 fn every_csv_export_is_one_table_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let repo = fixture().display().to_string();
-    let commands: Vec<Vec<&str>> = vec![
+    let curve = dir.path().join("curve.yaml");
+    std::fs::write(&curve, "minimax-m3:\n  thinking_on:\n    3: 3.6\n").unwrap();
+    let curve = curve.display().to_string();
+    let collected = dir.path().join("collected.yaml").display().to_string();
+    let run_at_3 = "tests/fixtures/evidence/vllm_mtbench.log@k=3";
+    let mut commands: Vec<Vec<&str>> = vec![
+        vec!["golden", "check", &curve, run_at_3],
+        vec!["golden", "collect", run_at_3, "--model", "m", "--drafter", "d", "--method", "mtp", "-o", &collected],
         vec!["accept"],
         vec!["convert", "2.83", "--k", "3"],
         vec!["simulate", "--requests", "200"],
@@ -118,6 +125,7 @@ fn every_csv_export_is_one_table_a_file() {
         vec!["pins", "check", &repo],
         vec!["pins", "list", &repo],
     ];
+    commands[1].extend(["--draft-sampling", "greedy", "--mode", "thinking_on"]);
     let mut several = 0;
     for (i, args) in commands.iter().enumerate() {
         let main = dir.path().join(format!("c{i}.csv"));
