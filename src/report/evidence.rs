@@ -236,7 +236,8 @@ pub(super) fn verdict_severity(verdict: Verdict) -> crate::diagnostic::Severity 
     }
 }
 
-/// One result per evidence source at its step counter's line, then the pool's, which lies in no file.
+/// One result per evidence source at its step counter's line, then the pool's, at the first source's: GitHub
+/// code scanning refuses a whole SARIF file for one result that lies in no file.
 #[cfg(feature = "pins")]
 impl super::findings::Checked for EvalReport {
     fn command(&self) -> &'static str {
@@ -244,16 +245,17 @@ impl super::findings::Checked for EvalReport {
     }
 
     fn results(&self) -> Vec<super::findings::CheckResult> {
-        let files = self.files.iter().map(|r| (r, Some(r.location.clone())));
+        let files = self.files.iter().map(|r| (r, false));
         files
-            .chain(self.pooled.iter().map(|r| (r, None)))
-            .map(|(r, location)| {
-                let place = if location.is_none() { format!("{}: ", r.location.file) } else { String::new() };
+            .chain(self.pooled.iter().map(|r| (r, true)))
+            .map(|(r, pooled)| {
+                let place = if pooled { format!("{}: ", r.location.file) } else { String::new() };
                 let message = format!("{place}pin {:.3} (k = {}): {}", self.pin.al, self.pin.k, explain(self, r));
+                let at = if pooled { self.files.first().map_or(&r.location, |f| &f.location) } else { &r.location };
                 super::findings::CheckResult::new(
                     verdict_rule(r.verdict),
                     verdict_severity(r.verdict),
-                    location,
+                    Some(at.clone()),
                     message,
                 )
             })
