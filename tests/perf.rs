@@ -270,15 +270,23 @@ fn pareto_plot_is_an_svg_and_never_overwrites_without_force() {
     assert_eq!(code, 2);
     assert!(stderr.contains("--force"), "{stderr}");
     assert_eq!(run(&["predict", "--plot", p, "--force"]).0, 0);
-    // A name of another image type is refused before any work, and nothing is written under it.
-    let png = dir.path().join("pareto.png");
-    for command in [&["predict"][..], &["simulate", "--requests", "10"][..]] {
+    // A .png is a PNG (rasterised from the SVG); a name of another image type is refused before any work,
+    // and nothing is written under it.
+    let jpg = dir.path().join("pareto.jpg");
+    for command in [&["predict"][..], &["simulate", "--requests", "100", "--no-batch"][..]] {
+        let png = dir.path().join(format!("{}.png", command[0]));
         let mut args = command.to_vec();
         args.extend(["--plot", png.to_str().unwrap()]);
         let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        let bytes = std::fs::read(&png).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 10_000, "{args:?}: a PNG image");
+        let mut args = command.to_vec();
+        args.extend(["--plot", jpg.to_str().unwrap()]);
+        let (code, _, stderr) = run(&args);
         assert_eq!(code, 2, "{args:?}");
-        assert!(stderr.contains("ends in .png, but alsim draws SVG"), "{stderr}");
-        assert!(!png.exists(), "no SVG under a .png name");
+        assert!(stderr.contains("ends in .jpg, but alsim draws SVG or PNG"), "{stderr}");
+        assert!(!jpg.exists(), "no SVG under a .jpg name");
     }
 }
 

@@ -269,10 +269,10 @@ impl Writes {
     }
 }
 
-/// `--plot FILE.svg` and `--force`: where to draw, refusing to replace a file the user already has.
+/// `--plot FILE.svg|FILE.png` and `--force`: where to draw, refusing to replace a file the user already has.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlotArgs {
-    /// Also draw the report's chart to this SVG file.
+    /// Also draw the report's chart to this file: SVG, or PNG where the name ends in .png.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Overwrite an existing --plot file.
@@ -282,19 +282,28 @@ pub struct PlotArgs {
 
 impl PlotArgs {
     /// Adds the file to draw to, checked before any work is done so a long run never ends in a refusal: a
-    /// name ending in another image type (`x.png`) is refused, as SVG written into it would not be that.
+    /// name ending in another image type (`x.jpg`) is refused, as SVG written into it would not be that; a
+    /// PNG where the system has no font for its text.
     pub fn add_to(&self, writes: &mut Writes) -> anyhow::Result<Option<Slot>> {
         let Some(path) = self.plot.as_deref() else { return Ok(None) };
-        if let Some(ext) = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
-            && ext != "svg"
-        {
-            anyhow::bail!(
-                "--plot: {} ends in .{ext}, but alsim draws SVG: name the file .svg (a converter such as resvg or \
-                 rsvg-convert makes a PNG of it)",
+        match self.extension().as_deref() {
+            None | Some("svg") => {}
+            Some("png") => report::png_ready()?,
+            Some(ext) => anyhow::bail!(
+                "--plot: {} ends in .{ext}, but alsim draws SVG or PNG: name the file .svg or .png",
                 report::one_line(&path.display().to_string())
-            );
+            ),
         }
         writes.add("plot", path, self.force).map(Some)
+    }
+
+    /// The chart `svg` as the file's type wants it: rasterised for a `.png`, else the SVG itself.
+    pub fn image(&self, svg: String) -> anyhow::Result<Vec<u8>> {
+        Ok(if self.extension().as_deref() == Some("png") { report::png(&svg)? } else { svg.into_bytes() })
+    }
+
+    fn extension(&self) -> Option<String> {
+        self.plot.as_deref()?.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
     }
 }
 

@@ -228,7 +228,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         notes,
     };
     if let Some(slot) = plot {
-        writes.write(slot, report::plot_svg(&report)?.as_bytes())?;
+        writes.write(slot, &args.plot.image(report::plot_svg(&report)?)?)?;
     }
     args.output.emit(&mut writes, &report)?;
     Ok(Outcome::Pass)

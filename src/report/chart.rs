@@ -1,13 +1,60 @@
 //! What every SVG chart shares: a title that wraps onto as many lines as it needs instead of running off
-//! the canvas, the colour-blind-safe palette, and labels thinned so that they never overlap.
+//! the canvas, the colour-blind-safe palette, labels thinned so that they never overlap, and the PNG a
+//! `--plot x.png` asks for, rasterised from the SVG.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::error::{Error, Result};
+
 /// Roughly how wide a sans-serif character is, as a share of the font size (wide enough for digits and
 /// capitals, so a wrapped line never runs off the canvas).
 const CHAR_WIDTH: f64 = 0.56;
+
+/// The system's fonts, with the first of the usual sans-serif families found standing for `sans-serif`
+/// (the family the charts name), else any family there is.
+///
+/// # Errors
+/// [`Error::Parameter`] `plot` where the system has no font to draw text with.
+fn fonts() -> Result<resvg::usvg::fontdb::Database> {
+    let mut db = resvg::usvg::fontdb::Database::new();
+    db.load_system_fonts();
+    let families: Vec<String> = db.faces().flat_map(|f| f.families.iter().map(|(name, _)| name.clone())).collect();
+    let usual = ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica", "Noto Sans"];
+    let family = usual.iter().map(|u| u.to_string()).find(|u| families.contains(u)).or(families.first().cloned());
+    match family {
+        Some(family) => {
+            db.set_sans_serif_family(family);
+            Ok(db)
+        }
+        None => Err(Error::parameter("plot", "the system has no font to draw a PNG's text with: write SVG (FILE.svg)")),
+    }
+}
+
+/// Refuses a PNG before any work where it could not be drawn (no system font).
+///
+/// # Errors
+/// As [`png`].
+pub fn png_ready() -> Result<()> {
+    fonts().map(|_| ())
+}
+
+/// The chart `svg` as PNG bytes, at the SVG's size.
+///
+/// # Errors
+/// [`Error::Parameter`] `plot` where the system has no font, or the SVG cannot be read back.
+pub fn png(svg: &str) -> Result<Vec<u8>> {
+    let mut options = resvg::usvg::Options::default();
+    *options.fontdb_mut() = fonts()?;
+    let failed = |e: &dyn std::fmt::Display| Error::parameter("plot", format!("rasterising the chart failed: {e}"));
+    let tree = resvg::usvg::Tree::from_str(svg, &options).map_err(|e| failed(&e))?;
+    let size = tree.size().to_int_size();
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| failed(&"the chart has no area"))?;
+    resvg::render(&tree, resvg::tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| failed(&e))
+}
 
 /// Okabe and Ito's eight colours, distinguishable under every common colour-vision deficiency (Okabe & Ito,
 /// "Color Universal Design", 2008), black last.

@@ -35,6 +35,8 @@ mod sarif;
 mod sim;
 
 #[cfg(feature = "cli")]
+pub use chart::{png, png_ready};
+#[cfg(feature = "cli")]
 pub use perf::{plot_svg, plot_sweeps_svg};
 pub use perf::{residuals_csv, why};
 #[cfg(feature = "cli")]
