@@ -85,6 +85,16 @@ impl Output {
         }
     }
 
+    /// The path as given.
+    pub fn given(&self) -> &Path {
+        &self.given
+    }
+
+    /// Whether this output is a regular file (one that exists or a new name), not a descriptor or stream.
+    pub fn is_regular(&self) -> bool {
+        matches!(self.target, Target::File(_))
+    }
+
     /// Whether this output is standard output (`-`, `/dev/stdout`, `/proc/self/fd/1`).
     pub fn is_stdout(&self) -> bool {
         self.target == Target::Descriptor(1)

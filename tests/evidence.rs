@@ -169,7 +169,9 @@ fn github_annotations_and_human_formats() {
         run(&["eval", "--pin", "2.9", "--k", "3", &fixture("vllm_mtbench.log"), "--format", "github"]);
     assert_eq!(code, 1);
     assert!(
-        stdout.starts_with("::error file=tests/fixtures/evidence/vllm_mtbench.log,line=2,title=alsim eval::pin 2.900"),
+        stdout.starts_with(
+            "::error file=tests/fixtures/evidence/vllm_mtbench.log,line=2,title=alsim eval%3A pin-too-high::pin 2.900"
+        ),
         "{stdout}"
     );
     let (code, stdout, _) =

@@ -81,3 +81,98 @@ fn csv_gives_an_interval_three_columns_of_numbers() {
     let (point, low, high) = (fields[at - 2], fields[at - 1], fields[at]);
     assert!(low < point && point < high, "{real}");
 }
+
+/// The fields of one CSV record (RFC 4180: quoted fields may hold commas and doubled quotes).
+fn fields(line: &str) -> usize {
+    let (mut count, mut quoted) = (1, false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
+/// Every command's CSV is one tidy table a file: one header, then records as wide as it, no titles or
+/// blank lines between tables; a command with several tables writes each other beside the main file, named
+/// after the file's stem and the table. Python's csv module reads each back as one table where python3 is
+/// installed.
+#[test]
+fn every_csv_export_is_one_table_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = fixture().display().to_string();
+    let curve = dir.path().join("curve.yaml");
+    std::fs::write(&curve, "minimax-m3:\n  thinking_on:\n    3: 3.6\n").unwrap();
+    let curve = curve.display().to_string();
+    let collected = dir.path().join("collected.yaml").display().to_string();
+    let run_at_3 = "tests/fixtures/evidence/vllm_mtbench.log@k=3";
+    let mut commands: Vec<Vec<&str>> = vec![
+        vec!["golden", "check", &curve, run_at_3],
+        vec!["golden", "collect", run_at_3, "--model", "m", "--drafter", "d", "--method", "mtp", "-o", &collected],
+        vec!["accept"],
+        vec!["convert", "2.83", "--k", "3"],
+        vec!["simulate", "--requests", "200"],
+        vec!["eval", "--pin", "2.9", "--k", "3", "tests/fixtures/evidence/vllm_mtbench.log"],
+        vec!["predict", "--concurrency", "4,16"],
+        vec!["sweep", &repo],
+        vec!["calibrate", "tests/data/serving_pairs.csv", "--k", "3"],
+        vec!["curve", "list"],
+        vec!["curve", "show"],
+        vec!["curve", "check", "tests/fixtures/curves/dip.yaml"],
+        vec!["curve", "fit"],
+        vec!["pins", "check", &repo],
+        vec!["pins", "list", &repo],
+    ];
+    commands[1].extend(["--draft-sampling", "greedy", "--mode", "thinking_on"]);
+    let mut several = 0;
+    for (i, args) in commands.iter().enumerate() {
+        let main = dir.path().join(format!("c{i}.csv"));
+        let mut all = args.clone();
+        all.extend(["--export-csv", main.to_str().unwrap()]);
+        let (code, _, stderr) = run(&all);
+        assert!(code != 2 && code != 101, "{all:?}: {stderr}");
+        let files: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with(&format!("c{i}.")))
+            .collect();
+        assert!(files.contains(&main), "{all:?}");
+        several += usize::from(files.len() > 1);
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(!lines.is_empty() && !lines[0].starts_with('#'), "{file:?}: a header first: {text}");
+            let width = fields(lines[0]);
+            for line in &lines {
+                assert!(!line.is_empty() && fields(line) == width, "{file:?}: one table, {width} columns: {line:?}");
+            }
+        }
+        // Python's csv module, as pandas.read_csv would: every record as wide as the header.
+        let script = "import csv,sys\nfor f in sys.argv[1:]:\n    rows = list(csv.reader(open(f, newline='')))\n    \
+                      assert rows and all(len(r) == len(rows[0]) for r in rows), f\n";
+        let mut python = std::process::Command::new("python3");
+        python.arg("-c").arg(script).args(&files);
+        if let Ok(out) = python.output() {
+            assert!(out.status.success(), "{all:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    assert!(several >= 5, "commands with several tables write each beside the main file");
+}
+
+#[test]
+fn a_table_beside_the_export_is_refused_where_it_is_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("p.csv");
+    let beside = dir.path().join("p.pareto-frontier.csv");
+    let evidence = std::fs::read_to_string("tests/fixtures/evidence/sglang_gsm8k.prom").unwrap();
+    std::fs::write(&beside, &evidence).unwrap();
+    // The evidence file the run reads is where a table would go: refused, nothing written.
+    let args = ["predict", "--evidence", beside.to_str().unwrap(), "--export-csv", main.to_str().unwrap()];
+    let (code, _, stderr) = run(&args);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("which this run read"), "{stderr}");
+    assert!(!main.exists(), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&beside).unwrap(), evidence);
+}

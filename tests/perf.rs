@@ -130,7 +130,7 @@ fn seed_case_gives_best_k_band_and_frontier() {
 fn formats_flags_and_sweep_over_all_hardware() {
     let (code, csv, _) = run(&["predict", "--format", "csv", "--concurrency", "1-3", "--max-k", "4"]);
     assert_eq!(code, 0);
-    assert!(csv.starts_with("# Predicted decode") && csv.contains("concurrency,k,AL,step ms"), "{csv}");
+    assert!(csv.starts_with("concurrency,k,AL,step ms"), "one table, its header first: {csv}");
     let (code, md, _) = run(&["predict", "--format", "md", "--concurrency", "2"]);
     assert_eq!(code, 0);
     assert!(md.contains("| concurrency | best k | band |"), "{md}");
@@ -326,6 +326,24 @@ fn pareto_plot_is_an_svg_and_never_overwrites_without_force() {
     assert_eq!(code, 2);
     assert!(stderr.contains("--force"), "{stderr}");
     assert_eq!(run(&["predict", "--plot", p, "--force"]).0, 0);
+    // A .png is a PNG (rasterised from the SVG); a name of another image type is refused before any work,
+    // and nothing is written under it.
+    let jpg = dir.path().join("pareto.jpg");
+    for command in [&["predict"][..], &["simulate", "--requests", "100", "--no-batch"][..]] {
+        let png = dir.path().join(format!("{}.png", command[0]));
+        let mut args = command.to_vec();
+        args.extend(["--plot", png.to_str().unwrap()]);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        let bytes = std::fs::read(&png).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 10_000, "{args:?}: a PNG image");
+        let mut args = command.to_vec();
+        args.extend(["--plot", jpg.to_str().unwrap()]);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(stderr.contains("ends in .jpg, but alsim draws SVG or PNG"), "{stderr}");
+        assert!(!jpg.exists(), "no SVG under a .jpg name");
+    }
 }
 
 /// The title wraps instead of running off the canvas, and a per-user floor is drawn where it lies.
@@ -749,4 +767,23 @@ fn step_files_price_expert_parallelism_from_their_ep_column() {
     let (code, _, stderr) = run(&["calibrate", file.to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("steps.csv:2") && stderr.contains("expert parallelism 3"), "{stderr}");
+}
+
+/// A chart read at a glance: labels thinned where 64 concurrencies would smear them, k = 1..8 each in its
+/// own Okabe–Ito colour (k = 0 grey), the ring and the `?` explained in the legend.
+#[test]
+fn a_wide_sweep_chart_keeps_its_labels_apart_and_explains_its_markers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.svg");
+    let (code, _, stderr) = run(&["predict", "--concurrency", "1-64", "--plot", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    let labels: Vec<&str> = svg.lines().map(str::trim).filter(|l| l.starts_with("B=")).collect();
+    assert!(!labels.is_empty() && labels.len() <= 2 * 8, "at most 8 concurrencies labelled per kind: {labels:?}");
+    assert!(labels.contains(&"B=64") && !labels.contains(&"B=63"), "{labels:?}");
+    for okabe_ito in ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"] {
+        assert!(svg.contains(&format!("stroke=\"{okabe_ito}\"")), "{okabe_ito}");
+    }
+    assert!(svg.contains("ringed: the chosen k at concurrency B") && svg.contains("k*=3?: a toss-up"), "the legend");
+    assert!(svg.contains("concurrency 1 to 64"), "the title names the panel's concurrencies");
 }

@@ -148,7 +148,23 @@ fn every_format_shows_the_change_and_github_annotates_only_new_findings() {
     assert!(md.contains("<details open><summary>New: Error"), "{md}");
     assert!(!md.contains("<details open><summary>Unchanged"), "{md}");
 
-    let (_, csv, _) = check(repo, tmp.path(), &[&base[..], &["csv"]].concat());
+    // SARIF carries every finding with its baseline state, so code scanning shows what the change brings.
+    let (code, sarif, _) = check(repo, tmp.path(), &[&base[..], &["sarif"]].concat());
+    assert_eq!(code, 1);
+    let sarif: Value = serde_json::from_str(&sarif).unwrap();
+    let mut states: Vec<&str> =
+        sarif["runs"][0]["results"].as_array().unwrap().iter().map(|r| r["baselineState"].as_str().unwrap()).collect();
+    states.sort_unstable();
+    assert_eq!(states, ["absent", "new", "unchanged"], "{sarif}");
+    let (_, rdjson, _) = check(repo, tmp.path(), &[&base[..], &["rdjson"]].concat());
+    let rdjson: Value = serde_json::from_str(&rdjson).unwrap();
+    assert_eq!(rdjson["diagnostics"].as_array().unwrap().len(), 2, "the fixed finding asks nothing of a reviewer");
+
+    let export = tmp.path().join("check.csv");
+    let (_, _, stderr) =
+        check(repo, tmp.path(), &[&base[..], &["csv", "--export-csv", export.to_str().unwrap()]].concat());
+    let csv = std::fs::read_to_string(tmp.path().join("check.findings-against.csv")).expect(&stderr);
+    assert!(csv.starts_with("change,severity,class,where,message\n"), "the findings are a table of their own: {csv}");
     for row in ["new,error,mismatch,agentic/c.sh:3,", "unchanged,error,mismatch,agentic/b.sh:5,", "fixed,error,"] {
         assert!(csv.lines().any(|l| l.starts_with(row)), "{row}: {csv}");
     }

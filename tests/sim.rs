@@ -87,9 +87,12 @@ fn table_prints_the_seed_and_csv_has_every_table() {
     for want in ["seed 42", "--seed 42", "Per-user decode speed", "shared by batch", "p99"] {
         assert!(stdout.contains(want), "missing {want} in\n{stdout}");
     }
-    let (code, csv, _) = run(&["simulate", "--requests", "1000", "--format", "csv"]);
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("sim.csv");
+    let (code, _, _) = run(&["simulate", "--requests", "1000", "--export-csv", export.to_str().unwrap()]);
     assert_eq!(code, 0);
-    assert!(csv.contains("# Time per output token") && csv.contains("source,mean,mean low,mean high,sd,p50,"), "{csv}");
+    let tpot = std::fs::read_to_string(dir.path().join("sim.time-output-token.csv")).unwrap();
+    assert!(tpot.starts_with("source,mean,mean low,mean high,sd,p50,"), "a table of its own, header first: {tpot}");
 }
 
 #[test]
@@ -188,6 +191,9 @@ fn plot_draws_tpot_or_speed_and_never_overwrites_without_force() {
     assert_eq!(code, 0, "{stderr}");
     let svg = std::fs::read_to_string(&path).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("TPOT"), "{}", &svg[..200.min(svg.len())]);
+    // The title reads as words: how many requests, k, both ALs, output lengths as a range (not `820..=1024`).
+    assert!(svg.contains("Per-request TPOT of 500 requests at k = 3 (real AL"), "{}", &svg[..600.min(svg.len())]);
+    assert!(svg.contains("820 to 1024 tokens (uniform)") && !svg.contains("..="), "{}", &svg[..600.min(svg.len())]);
     let (code, _, stderr) = run(&["simulate", "--requests", "500", "--no-batch", "--plot", path.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(stderr.contains("already exists") && stderr.contains("--force"), "{stderr}");

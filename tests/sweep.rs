@@ -185,15 +185,17 @@ fn every_format_carries_the_same_rows() {
     let (_, report) = check_json(&["sweep", &repo(), "--map", &map(), "--format", "json"]);
     let rows = report["rows"].as_array().unwrap().len();
     let skipped = report["skipped"].as_array().unwrap().len();
-    let (code, csv, _) = run(&["sweep", &repo(), "--map", &map(), "--format", "csv"]);
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("sweep.csv");
+    let (code, csv, _) =
+        run(&["sweep", &repo(), "--map", &map(), "--format", "csv", "--export-csv", export.to_str().unwrap()]);
     assert_eq!(code, 0);
-    let blocks: Vec<&str> = csv.split("\n\n").collect();
-    let [best, not_predicted] = blocks[..] else { panic!("{csv}") };
-    assert!(
-        best.lines().nth(1).unwrap().starts_with("entry,at,hardware,hw from,model,tp,ep,isl/osl,concurrency,k run")
-    );
-    assert_eq!(best.lines().count(), rows + 2, "title, header and one line per row");
-    assert_eq!(not_predicted.trim_end().lines().count(), skipped + 2);
+    assert!(csv.starts_with("entry,at,hardware,hw from,model,tp,ep,isl/osl,concurrency,k run"), "{csv}");
+    assert_eq!(csv.lines().count(), rows + 1, "the header and one line per row");
+    assert_eq!(std::fs::read_to_string(&export).unwrap(), csv, "the export's main file is --format csv");
+    let not_predicted = std::fs::read_to_string(dir.path().join("sweep.not-predicted.csv")).unwrap();
+    assert!(not_predicted.starts_with("entry,at,points,why\n"), "{not_predicted}");
+    assert_eq!(not_predicted.lines().count(), skipped + 1);
     // Markdown is the pull-request comment: the rows outside the band (a point's concurrencies with one band
     // on one line), the unmapped names and the reasons points were left out, with how many share each.
     let (code, md, _) = run(&["sweep", &repo(), "--map", &map(), "--format", "md"]);

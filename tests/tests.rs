@@ -5,6 +5,7 @@ mod accept;
 mod artifacts;
 mod calibration;
 mod choice;
+mod ci_formats;
 mod curve;
 mod docs;
 mod escape;

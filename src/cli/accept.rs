@@ -18,10 +18,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let writes = args.output.export.writes()?;
+    let mut writes = args.output.export.writes()?;
     let real = args.real.resolve()?;
     let pin = args.al.or(real.curve_al).unwrap_or_else(|| real.chain.acceptance_length());
     let analysis = PinAnalysis::new(&real.chain, pin, &real.rates_pin, real.source)?;
-    args.output.emit(&writes, &analysis)?;
+    args.output.emit(&mut writes, &analysis)?;
     Ok(Outcome::Pass)
 }

@@ -89,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         let (files, notes) = read_kit(&args.measured)?;
         let mut kit = score_kit(&profiles, &origin, &files, &choice, args.band.band()?)?;
         kit.notes.splice(0..0, notes);
-        args.format.emit(&writes, &kit)?;
+        args.format.emit(&mut writes, &kit)?;
         return Ok(Outcome::Pass);
     }
     let (measured, notes) = calibrate::read_file(&args.measured, args.k)?;
@@ -128,6 +128,6 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         writes.write(slot, report::residuals_csv(&calibration).as_bytes())?;
         calibration.notes.push(format!("every row's residual written to {}", path.display()));
     }
-    args.format.emit(&writes, &calibration)?;
+    args.format.emit(&mut writes, &calibration)?;
     Ok(Outcome::Pass)
 }

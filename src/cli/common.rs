@@ -8,6 +8,7 @@ use alsim::accept::{Acceptance, RatesPin};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use alsim::evidence::{self, InputFormat, ReadOptions};
 use alsim::output::{Output, Outputs, Slot};
+use alsim::report::findings::{Checked, CiFormat, render_ci};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
@@ -97,16 +98,85 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// Prints `report` in the chosen format, then writes every export.
-    pub fn emit<R: Report>(&self, writes: &Writes, report: &R) -> anyhow::Result<()> {
+    pub fn emit<R: Report>(&self, writes: &mut Writes, report: &R) -> anyhow::Result<()> {
         self.emit_long(writes, report, false)
     }
 
     /// [`OutputArgs::emit`], the human format showing every table (`--long`) where `long` is set, rather than
     /// the report's one-screen answer.
-    pub fn emit_long<R: Report>(&self, writes: &Writes, report: &R, long: bool) -> anyhow::Result<()> {
+    pub fn emit_long<R: Report>(&self, writes: &mut Writes, report: &R, long: bool) -> anyhow::Result<()> {
         let text = match self.format {
             Format::Table if long => report::tables_text(report, report::layout::width()),
+            Format::Csv => {
+                csv_note(report);
+                report::render(report, Format::Csv)
+            }
             format => report::render(report, format),
+        };
+        writes.emit(&text, report)
+    }
+}
+
+/// Output formats of a command that checks (and can fail a build): the report's own, and its findings as
+/// CI systems read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckedFormat {
+    /// Aligned tables for a terminal.
+    Table,
+    /// JSON, one document.
+    Json,
+    /// Comma-separated values.
+    Csv,
+    /// GitHub-flavoured Markdown.
+    #[value(alias = "markdown")]
+    Md,
+    /// GitHub Actions annotations (::error / ::warning / ::notice with file and line).
+    Github,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers (every finding, rules from docs/).
+    Sarif,
+    /// reviewdog's rdjson (`reviewdog -f=rdjson`).
+    Rdjson,
+}
+
+impl CheckedFormat {
+    /// `report` in this format.
+    pub fn render<R: Report + Checked>(self, report: &R) -> String {
+        match self {
+            CheckedFormat::Table => report::render(report, Format::Table),
+            CheckedFormat::Json => report::render(report, Format::Json),
+            CheckedFormat::Csv => {
+                csv_note(report);
+                report::render(report, Format::Csv)
+            }
+            CheckedFormat::Md => report::render(report, Format::Md),
+            CheckedFormat::Github => render_ci(report, CiFormat::Github),
+            CheckedFormat::Sarif => render_ci(report, CiFormat::Sarif),
+            CheckedFormat::Rdjson => render_ci(report, CiFormat::Rdjson),
+        }
+    }
+}
+
+/// `--format` of a command that checks, and the exports beside it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckOutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckedFormat::Table)]
+    pub format: CheckedFormat,
+    #[command(flatten)]
+    pub export: ExportArgs,
+}
+
+impl CheckOutputArgs {
+    /// Prints `report` in the chosen format, then writes every export.
+    pub fn emit<R: Report + Checked>(&self, writes: &mut Writes, report: &R) -> anyhow::Result<()> {
+        self.emit_long(writes, report, false)
+    }
+
+    /// [`CheckOutputArgs::emit`], the human format showing every table (`--long`) where `long` is set.
+    pub fn emit_long<R: Report + Checked>(&self, writes: &mut Writes, report: &R, long: bool) -> anyhow::Result<()> {
+        let text = match self.format {
+            CheckedFormat::Table if long => report::tables_text(report, report::layout::width()),
+            format => format.render(report),
         };
         writes.emit(&text, report)
     }
@@ -155,6 +225,17 @@ pub struct Writes {
     exports: Vec<(Format, Slot)>,
 }
 
+/// Says on stderr which tables `--format csv` left out: stdout holds one table, the main one.
+pub fn csv_note<R: Report>(report: &R) {
+    let names: Vec<String> = report::csv_files(report).into_iter().filter_map(|(name, _)| name).collect();
+    if !names.is_empty() {
+        eprintln!(
+            "alsim: note: the CSV is the main table; --export-csv FILE also writes the others beside FILE: {}",
+            names.join(", ")
+        );
+    }
+}
+
 impl Writes {
     /// Adds the output `path` given by `parameter`; an existing file is replaced only when `replace` is set.
     pub fn add(&mut self, parameter: &'static str, path: &Path, replace: bool) -> anyhow::Result<Slot> {
@@ -166,8 +247,32 @@ impl Writes {
         Ok(self.outputs.write(slot, bytes)?)
     }
 
-    /// Prints the command's own output `text`, then writes `report` to every export.
-    pub fn emit<R: Report>(&self, text: &str, report: &R) -> anyhow::Result<()> {
+    /// Prints the command's own output `text`, then writes `report` to every export: a CSV export's main
+    /// table to its file and each other table beside it, as the file's stem and the table's name
+    /// (`p.csv`, `p.best-k-concurrency.csv`), each checked as every output is before anything is written.
+    pub fn emit<R: Report>(&mut self, text: &str, report: &R) -> anyhow::Result<()> {
+        let csv = report::csv_files(report);
+        let mut beside = Vec::new();
+        for (format, slot) in self.exports.clone() {
+            if format != Format::Csv || csv.len() < 2 {
+                continue;
+            }
+            let given = self.outputs.get(slot).given().to_path_buf();
+            if !self.outputs.get(slot).is_regular() {
+                let names: Vec<&str> = csv.iter().filter_map(|(name, _)| name.as_deref()).collect();
+                eprintln!(
+                    "alsim: note: {} holds the main table; name a file to have the others ({}) written beside it",
+                    report::one_line(&given.display().to_string()),
+                    names.join(", ")
+                );
+                continue;
+            }
+            let stem = given.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            for (name, text) in csv.iter().skip(1) {
+                let path = given.with_file_name(format!("{stem}.{}.csv", name.as_deref().unwrap_or_default()));
+                beside.push((self.add("export_csv", &path, true)?, text));
+            }
+        }
         self.outputs.check_inputs()?;
         if self.outputs.take_stdout() {
             anstream::eprint!("{text}");
@@ -177,14 +282,17 @@ impl Writes {
         for (format, slot) in &self.exports {
             self.write(*slot, report::render(report, *format).as_bytes())?;
         }
+        for (slot, text) in beside {
+            self.write(slot, text.as_bytes())?;
+        }
         Ok(())
     }
 }
 
-/// `--plot FILE.svg` and `--force`: where to draw, refusing to replace a file the user already has.
+/// `--plot FILE.svg|FILE.png` and `--force`: where to draw, refusing to replace a file the user already has.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlotArgs {
-    /// Also draw the report's chart to this SVG file.
+    /// Also draw the report's chart to this file: SVG, or PNG where the name ends in .png.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Overwrite an existing --plot file.
@@ -193,9 +301,29 @@ pub struct PlotArgs {
 }
 
 impl PlotArgs {
-    /// Adds the file to draw to, checked before any work is done so a long run never ends in a refusal.
+    /// Adds the file to draw to, checked before any work is done so a long run never ends in a refusal: a
+    /// name ending in another image type (`x.jpg`) is refused, as SVG written into it would not be that; a
+    /// PNG where the system has no font for its text.
     pub fn add_to(&self, writes: &mut Writes) -> anyhow::Result<Option<Slot>> {
-        self.plot.as_deref().map(|path| writes.add("plot", path, self.force)).transpose()
+        let Some(path) = self.plot.as_deref() else { return Ok(None) };
+        match self.extension().as_deref() {
+            None | Some("svg") => {}
+            Some("png") => report::png_ready()?,
+            Some(ext) => anyhow::bail!(
+                "--plot: {} ends in .{ext}, but alsim draws SVG or PNG: name the file .svg or .png",
+                report::one_line(&path.display().to_string())
+            ),
+        }
+        writes.add("plot", path, self.force).map(Some)
+    }
+
+    /// The chart `svg` as the file's type wants it: rasterised for a `.png`, else the SVG itself.
+    pub fn image(&self, svg: String) -> anyhow::Result<Vec<u8>> {
+        Ok(if self.extension().as_deref() == Some("png") { report::png(&svg)? } else { svg.into_bytes() })
+    }
+
+    fn extension(&self) -> Option<String> {
+        self.plot.as_deref()?.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
     }
 }
 

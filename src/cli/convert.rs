@@ -61,7 +61,7 @@ fn parse_target(text: &str) -> Result<Target, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let writes = args.output.export.writes()?;
+    let mut writes = args.output.export.writes()?;
     let conversion = match (&args.rates, args.geometric, args.value) {
         (Some(rates), _, _) => {
             let chain = Acceptance::from_unconditional(rates.0.clone(), "--rates")?;

@@ -9,7 +9,7 @@ use alsim::curve::{CurveFile, CurveSet};
 use alsim::report::curve::CurveListing;
 
 use super::Outcome;
-use super::common::{CurveArgs, OutputArgs};
+use super::common::{CheckOutputArgs, CurveArgs, OutputArgs};
 
 /// Subcommands of `alsim curve`.
 #[derive(Debug, clap::Subcommand)]
@@ -43,7 +43,7 @@ pub enum Args {
         #[arg(long)]
         strict: bool,
         #[command(flatten)]
-        output: OutputArgs,
+        output: CheckOutputArgs,
     },
     /// Fit every curve every way and report residuals and leave-one-k-out errors.
     Fit {
@@ -57,26 +57,26 @@ pub enum Args {
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     match args {
         Args::List { paths, output } => {
-            let writes = output.export.writes()?;
+            let mut writes = output.export.writes()?;
             let files = load(&paths)?;
             let listing = CurveListing { curves: files.iter().flat_map(CurveFile::summaries).collect() };
-            output.emit(&writes, &listing)?;
+            output.emit(&mut writes, &listing)?;
         }
         Args::Show { curve, output } => {
-            let writes = output.export.writes()?;
+            let mut writes = output.export.writes()?;
             let set = curve.curve_set()?;
             let found = set.lookup(&curve.query(true))?;
-            output.emit(&writes, &CurveView::new(found.file, found.curve))?;
+            output.emit(&mut writes, &CurveView::new(found.file, found.curve))?;
         }
         Args::Check { paths, run_se, z, strict, output } => {
             if !(run_se > 0.0 && run_se.is_finite() && z > 0.0 && z.is_finite()) {
                 anyhow::bail!("--run-se and --z must be positive numbers");
             }
-            let writes = output.export.writes()?;
+            let mut writes = output.export.writes()?;
             let (files, unreadable) = read_each(&paths)?;
             let report = CurveReport::new(files.len(), check_files(&files, &NoiseModel { run_se, z }));
             if !files.is_empty() {
-                output.emit(&writes, &report)?;
+                output.emit(&mut writes, &report)?;
             }
             // An input error outranks what the readable curves show: the check did not see everything.
             if !unreadable.is_empty() {
@@ -91,9 +91,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             return Ok(report.status(strict).into());
         }
         Args::Fit { paths, output } => {
-            let writes = output.export.writes()?;
+            let mut writes = output.export.writes()?;
             let files = load(&paths)?;
-            output.emit(&writes, &FitSummary::new(&files))?;
+            output.emit(&mut writes, &FitSummary::new(&files))?;
         }
     }
     Ok(Outcome::Pass)

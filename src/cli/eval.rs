@@ -5,11 +5,10 @@ use std::path::{Path, PathBuf};
 use alsim::evidence::artifact::{self, ArtifactReading, RunFacts};
 use alsim::evidence::{self, EvalReport, PinUnderTest, Verdict};
 use alsim::pins::{self, CheckOptions, CheckedPin, EntryRef};
-use alsim::report::{self, Format};
 use anyhow::Context;
 
 use super::Outcome;
-use super::common::{CurveArgs, EvidenceFormatArgs, ExportArgs};
+use super::common::{CheckedFormat, CurveArgs, EvidenceFormatArgs, ExportArgs};
 
 /// Exit statuses of `alsim eval`.
 pub const EXIT_STATUS_HELP: &str = "\
@@ -22,22 +21,6 @@ Exit status:
 The default tolerance of 0.05 AL is the golden value's own noise: golden ALs are rounded to 0.01 and come
 from runs of 30-500 prompts with a standard error of a few hundredths; 0.05 AL at AL 2.8 moves throughput
 by about 1.8%.";
-
-/// Output formats of `alsim eval`: the common ones plus GitHub Actions annotations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EvalFormat {
-    /// Aligned tables for a terminal.
-    Table,
-    /// JSON, one document.
-    Json,
-    /// Comma-separated values, one block per table.
-    Csv,
-    /// GitHub-flavoured Markdown.
-    #[value(alias = "markdown")]
-    Md,
-    /// GitHub Actions annotations (::error / ::warning / ::notice with file and line).
-    Github,
-}
 
 /// Flags of `alsim eval`.
 #[derive(Debug, clap::Args)]
@@ -87,8 +70,8 @@ pub struct Args {
     #[arg(long, value_name = "LABEL")]
     split: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = EvalFormat::Table)]
-    format: EvalFormat,
+    #[arg(long, value_enum, default_value_t = CheckedFormat::Table)]
+    format: CheckedFormat,
     #[command(flatten)]
     export: ExportArgs,
 }
@@ -97,7 +80,7 @@ pub struct Args {
 const DEFAULT_K: usize = 3;
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let writes = args.export.writes()?;
+    let mut writes = args.export.writes()?;
     if !args.before.is_empty() && args.before.len() != args.files.len() {
         anyhow::bail!(
             "--before: {} snapshots given for {} evidence files; give one earlier snapshot per file, in order",
@@ -139,14 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let mut result: EvalReport = evidence::evaluate(&pin, &all)?;
     // A plain evidence file is its own report row; only artifacts have members to account for.
     result.artifacts = artifacts.into_iter().filter(|a| a.container != artifact::Container::File).collect();
-    let text = match args.format {
-        EvalFormat::Github => report::evidence::github_annotations(&result),
-        EvalFormat::Table => report::render(&result, Format::Table),
-        EvalFormat::Json => report::render(&result, Format::Json),
-        EvalFormat::Csv => report::render(&result, Format::Csv),
-        EvalFormat::Md => report::render(&result, Format::Md),
-    };
-    writes.emit(&text, &result)?;
+    writes.emit(&args.format.render(&result), &result)?;
     Ok(match result.overall {
         Verdict::Consistent => Outcome::Pass,
         Verdict::Inconclusive => Outcome::Undecided,

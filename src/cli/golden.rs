@@ -9,7 +9,7 @@ use alsim::golden::retest::retest;
 use alsim::report;
 
 use super::Outcome;
-use super::common::{EvidenceFormatArgs, OutputArgs, parse_mode};
+use super::common::{CheckOutputArgs, EvidenceFormatArgs, parse_mode};
 
 const COLLECT_HELP: &str = "\
 Each RUN is an evidence file `alsim eval` reads. Its draft length k is the one the evidence records (vLLM
@@ -131,7 +131,7 @@ pub struct CollectArgs {
     #[arg(long)]
     force: bool,
     #[command(flatten)]
-    format: OutputArgs,
+    format: CheckOutputArgs,
 }
 
 /// Flags of `alsim golden check`.
@@ -152,7 +152,7 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = evidence::verdict::DEFAULT_TOLERANCE, allow_negative_numbers = true)]
     tolerance: f64,
     #[command(flatten)]
-    format: OutputArgs,
+    format: CheckOutputArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
@@ -181,7 +181,7 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
     if collection.writes_curve() {
         writes.write(curve, collection.text.as_bytes())?;
     }
-    args.format.emit(&writes, &collection)?;
+    args.format.emit(&mut writes, &collection)?;
     Ok(if collection.has_problem() {
         Outcome::Problem
     } else if collection.needs_more_steps() {
@@ -192,7 +192,7 @@ fn run_collect(args: CollectArgs) -> anyhow::Result<Outcome> {
 }
 
 fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let writes = args.format.export.writes()?;
+    let mut writes = args.format.export.writes()?;
     let file = CurveFile::read(&args.curve)?;
     let candidates: Vec<_> = file
         .curves
@@ -211,7 +211,7 @@ fn run_check(args: CheckArgs) -> anyhow::Result<Outcome> {
     };
     let by_k = args.runs.read()?;
     let result = retest(curve, &file.origin, &by_k, args.tolerance, args.runs.confidence)?;
-    args.format.emit(&writes, &result)?;
+    args.format.emit(&mut writes, &result)?;
     Ok(match result.overall {
         Verdict::Consistent => Outcome::Pass,
         Verdict::Inconclusive => Outcome::Undecided,

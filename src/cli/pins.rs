@@ -9,10 +9,11 @@ use alsim::engine::Engine;
 use alsim::output::Output;
 use alsim::pins::walk::Excludes;
 use alsim::pins::{self, AllowList, CheckOptions};
+use alsim::report::findings::{Checked, CiFormat, render_ci};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 
-use super::common::{CurveArgs, ExportArgs, OutputArgs};
+use super::common::{CurveArgs, ExportArgs, OutputArgs, csv_note};
 use super::{Outcome, emit};
 
 const CHECK_HELP: &str = "\
@@ -85,6 +86,11 @@ enum CheckFormat {
     Md,
     /// GitHub Actions annotations (`::error file=…,line=…::…`).
     Github,
+    /// SARIF 2.1.0, for GitHub code scanning (every finding, allowed ones as suppressed; under --base each
+    /// with its baseline state).
+    Sarif,
+    /// reviewdog's rdjson (`reviewdog -f=rdjson`).
+    Rdjson,
 }
 
 #[derive(Debug, clap::Args)]
@@ -220,13 +226,13 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
     match args.action {
         PinsAction::Check(args) => check(args),
         PinsAction::List(args) => {
-            let writes = args.output.export.writes()?;
+            let mut writes = args.output.export.writes()?;
             let place = args.source.place()?;
             let options = SourceArgs::options(&args.source.settings(&place, None)?)?;
             let inventory = pins::scan(&place.root, &options.exclude)
                 .with_context(|| format!("scanning repository {}", place.root.display()))?;
             let nothing = !inventory.files.iter().any(|file| place.holds(file));
-            args.output.emit(&writes, &inventory.within(place.within.as_deref()))?;
+            args.output.emit(&mut writes, &inventory.within(place.within.as_deref()))?;
             Ok(if nothing { nothing_checked(&args.source.repo) } else { Outcome::Pass })
         }
         PinsAction::Fix(args) => fix(args),
@@ -268,7 +274,7 @@ fn fix(args: FixArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<Outcome> {
-    let writes = args.export.writes()?;
+    let mut writes = args.export.writes()?;
     let (place, options, checked) = args.source.check(args.strict.flag())?;
     if checked.files_read == 0 {
         nothing_checked(&args.source.repo);
@@ -367,13 +373,18 @@ fn nothing_checked(repo: &Path) -> Outcome {
 
 /// The check (or its comparison with a base) in `format`: findings as blocks by default, every table with
 /// `table`.
-fn check_output<R: Report>(checked: &R, format: CheckFormat, annotations: fn(&R) -> String) -> String {
+fn check_output<R: Report + Checked>(checked: &R, format: CheckFormat, annotations: fn(&R) -> String) -> String {
     match format {
+        CheckFormat::Sarif => render_ci(checked, CiFormat::Sarif),
+        CheckFormat::Rdjson => render_ci(checked, CiFormat::Rdjson),
         CheckFormat::Github => annotations(checked),
         CheckFormat::Human => report::render(checked, Format::Table),
         CheckFormat::Table => report::tables_text(checked, report::layout::width()),
         CheckFormat::Json => report::render(checked, Format::Json),
-        CheckFormat::Csv => report::render(checked, Format::Csv),
+        CheckFormat::Csv => {
+            csv_note(checked);
+            report::render(checked, Format::Csv)
+        }
         CheckFormat::Md => report::render(checked, Format::Md),
     }
 }

@@ -232,9 +232,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         notes,
     };
     if let Some(slot) = plot {
-        writes.write(slot, report::plot_svg(&report)?.as_bytes())?;
+        writes.write(slot, &args.plot.image(report::plot_svg(&report)?)?)?;
     }
-    args.output.emit_long(&writes, &report, args.long)?;
+    args.output.emit_long(&mut writes, &report, args.long)?;
     Ok(Outcome::Pass)
 }
 

@@ -152,9 +152,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     progress.finish();
     let report = report?;
     if let Some(slot) = plot {
-        writes.write(slot, report::plot_requests(&report, args.plot_metric)?.as_bytes())?;
+        writes.write(slot, &args.plot.image(report::plot_requests(&report, args.plot_metric)?)?)?;
     }
-    args.output.emit(&writes, &report)?;
+    args.output.emit(&mut writes, &report)?;
     Ok(Outcome::Pass)
 }
 

@@ -11,7 +11,7 @@ use alsim::report;
 use anyhow::Context;
 
 use super::Outcome;
-use super::common::{BandArgs, OutputArgs, Writes};
+use super::common::{BandArgs, CheckOutputArgs, Writes};
 use super::predict::ProfileArgs;
 
 const HELP: &str = "\
@@ -68,7 +68,7 @@ pub struct Args {
     #[arg(long, requires = "plot")]
     force: bool,
     #[command(flatten)]
-    output: OutputArgs,
+    output: CheckOutputArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
@@ -107,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(dir) = &args.plot {
         plot(&report, dir, args.force, &mut writes)?;
     }
-    args.output.emit_long(&writes, &report, args.long)?;
+    args.output.emit_long(&mut writes, &report, args.long)?;
     Ok(report.status.into())
 }
 

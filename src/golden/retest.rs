@@ -53,6 +53,8 @@ pub struct RetestPoint {
 pub struct Retest {
     /// The curve's file and key.
     pub curve: String,
+    /// The curve's file, as named.
+    pub file: String,
     /// Tolerance δ on AL.
     pub tolerance: f64,
     /// Family confidence 1 − α over all k compared.
@@ -141,6 +143,7 @@ pub fn retest(curve: &Curve, origin: &str, by_k: &ByK, tolerance: f64, confidenc
     };
     Ok(Retest {
         curve: format!("{origin} {}", curve.name()),
+        file: origin.to_string(),
         tolerance,
         confidence,
         correction: CORRECTION,

@@ -26,6 +26,10 @@ pub struct Sweep {
     pub acceptance: AcceptanceSource,
     /// Tensor parallelism (GPUs per replica).
     pub tp: usize,
+    /// Expert parallelism (1: none).
+    pub ep: usize,
+    /// Data-parallel attention.
+    pub dp_attention: bool,
     /// Weight precision.
     pub precision: String,
     /// KV-cache (and attention) precision.
@@ -126,6 +130,8 @@ impl Sweep {
             drafter: cost.drafter().map(|d| d.key.clone()),
             acceptance: acceptance.clone(),
             tp: deployment.tp,
+            ep: deployment.ep,
+            dp_attention: deployment.dp_attention,
             precision: deployment.precision.to_string(),
             kv_precision: deployment.kv_precision.to_string(),
             workload: *workload,

@@ -136,6 +136,31 @@ impl Report for CurveReport {
     }
 }
 
+/// Each problem at its value's line, its kind the rule (`dip`, `missing-k`).
+#[cfg(feature = "pins")]
+impl super::findings::Checked for CurveReport {
+    fn command(&self) -> &'static str {
+        "alsim curve check"
+    }
+
+    fn results(&self) -> Vec<super::findings::CheckResult> {
+        self.problems
+            .iter()
+            .map(|p| {
+                let f = &p.finding;
+                super::findings::CheckResult::new(f.class.name(), f.severity, Some(f.location.clone()), p.text())
+            })
+            .collect()
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "alsim curve check: {} file(s), {} error(s), {} warning(s)",
+            self.files_checked, self.tally.errors, self.tally.warnings
+        )
+    }
+}
+
 impl Report for FitSummary {
     fn tables(&self) -> Vec<Table> {
         let mut t =

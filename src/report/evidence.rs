@@ -1,4 +1,4 @@
-//! Tables for [`EvalReport`] (`alsim eval`), and GitHub Actions annotations for CI.
+//! Tables for [`EvalReport`] (`alsim eval`), and its verdicts as a check's results for CI.
 
 use std::fmt::Write as _;
 
@@ -213,44 +213,69 @@ fn explain(report: &EvalReport, r: &FileResult) -> String {
     text
 }
 
-/// GitHub Actions workflow commands: `::error` where the pin differs, `::warning` where undecided,
-/// `::notice` where consistent, each at the evidence file and line.
-pub fn github_annotations(report: &EvalReport) -> String {
-    let mut out = String::new();
-    let files = report.files.iter().map(|r| (r, false));
-    for (r, pooled) in files.chain(report.pooled.iter().map(|r| (r, true))) {
-        let level = match r.verdict {
-            v if v.differs() => "error",
-            Verdict::Inconclusive => "warning",
-            _ => "notice",
-        };
-        let mut properties = Vec::new();
-        if pooled {
-            properties.push(format!("title={}", escape_property("alsim eval (pooled)")));
-        } else {
-            properties.push(format!("file={}", escape_property(&r.location.file)));
-            if let Some(line) = r.location.line {
-                properties.push(format!("line={line}"));
-            }
-            properties.push(format!("title={}", escape_property("alsim eval")));
-        }
-        let message = format!("pin {:.3} (k = {}): {}", report.pin.al, report.pin.k, explain(report, r));
-        let _ = writeln!(out, "::{level} {}::{}", properties.join(","), escape_data(&message));
+/// The rule of a verdict: its `alsim explain` topic (`pin-too-high`).
+#[cfg(feature = "pins")]
+pub(super) fn verdict_rule(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Consistent => "consistent",
+        Verdict::PinTooHigh => "pin-too-high",
+        Verdict::PinTooLow => "pin-too-low",
+        Verdict::Mixed => "mixed",
+        Verdict::Inconclusive => "inconclusive",
     }
-    out
 }
 
-fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+/// The severity a verdict is reported at: an error where the pin differs, a warning where undecided.
+#[cfg(feature = "pins")]
+pub(super) fn verdict_severity(verdict: Verdict) -> crate::diagnostic::Severity {
+    use crate::diagnostic::Severity;
+    match verdict {
+        v if v.differs() => Severity::Error,
+        Verdict::Inconclusive => Severity::Warning,
+        _ => Severity::Note,
+    }
 }
 
-fn escape_property(text: &str) -> String {
-    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+/// One result per evidence source at its step counter's line, then the pool's, at the first source's: GitHub
+/// code scanning refuses a whole SARIF file for one result that lies in no file.
+#[cfg(feature = "pins")]
+impl super::findings::Checked for EvalReport {
+    fn command(&self) -> &'static str {
+        "alsim eval"
+    }
+
+    fn results(&self) -> Vec<super::findings::CheckResult> {
+        let files = self.files.iter().map(|r| (r, false));
+        files
+            .chain(self.pooled.iter().map(|r| (r, true)))
+            .map(|(r, pooled)| {
+                let place = if pooled { format!("{}: ", r.location.file) } else { String::new() };
+                let message = format!("{place}pin {:.3} (k = {}): {}", self.pin.al, self.pin.k, explain(self, r));
+                let at = if pooled { self.files.first().map_or(&r.location, |f| &f.location) } else { &r.location };
+                super::findings::CheckResult::new(
+                    verdict_rule(r.verdict),
+                    verdict_severity(r.verdict),
+                    Some(at.clone()),
+                    message,
+                )
+            })
+            .collect()
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "alsim eval: {} for pin {:.3} at k = {} over {} evidence source(s)",
+            self.overall.label(),
+            self.pin.al,
+            self.pin.k,
+            self.files.len()
+        )
+    }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "pins"))]
 mod tests {
-    use super::*;
+    use super::super::findings::{CiFormat, render_ci};
     use crate::engine::Engine;
     use crate::evidence::{Evidence, InputFormat, Location, PinUnderTest, Window, evaluate};
 
@@ -266,8 +291,11 @@ mod tests {
             batches: Vec::new(),
             notes: Vec::new(),
         };
-        let text = github_annotations(&evaluate(&pin, &[ev]).unwrap());
-        assert!(text.starts_with("::error file=runs/a%2Cb%3Ac.prom,line=7,title=alsim eval::pin 2.830"), "{text}");
+        let text = render_ci(&evaluate(&pin, &[ev]).unwrap(), CiFormat::Github);
+        assert!(
+            text.starts_with("::error file=runs/a%2Cb%3Ac.prom,line=7,title=alsim eval%3A pin-too-high::pin 2.830"),
+            "{text}"
+        );
         assert!(text.contains("pin too high"), "{text}");
     }
 }

@@ -1,6 +1,10 @@
 //! Tables for golden curves from eval runs: `alsim golden collect` and `alsim golden check` (a retest).
 
+#[cfg(feature = "pins")]
+use super::findings::CheckResult;
 use super::{Cell, Report, Table, fixed};
+#[cfg(feature = "pins")]
+use crate::diagnostic::{Location, Severity};
 use crate::evidence::Verdict;
 use crate::golden::collect::Collection;
 use crate::golden::retest::Retest;
@@ -134,5 +138,83 @@ impl Report for Retest {
             ));
         }
         notes
+    }
+}
+
+/// The curve's check, then each k whose runs disagree beyond noise, at the file it was to be written to.
+#[cfg(feature = "pins")]
+impl super::findings::Checked for Collection {
+    fn command(&self) -> &'static str {
+        "alsim golden collect"
+    }
+
+    fn results(&self) -> Vec<CheckResult> {
+        let mut results = self.check.results();
+        for p in self.points.iter().filter(|p| p.heterogeneous()) {
+            let runs: Vec<String> = p.runs.iter().map(|r| format!("{} AL {}", r.location, fixed(r.al, 3))).collect();
+            results.push(CheckResult::new(
+                "pooled",
+                Severity::Error,
+                Some(Location::in_file(self.output.clone(), None)),
+                format!(
+                    "k = {}: the runs disagree beyond their noise ({}); no curve was written",
+                    p.k,
+                    runs.join(", ")
+                ),
+            ));
+        }
+        results
+    }
+
+    fn summary(&self) -> String {
+        let written = if self.writes_curve() { "written" } else { "not written" };
+        format!(
+            "alsim golden collect: {} {written}; {} k, {} need more verification steps",
+            self.output,
+            self.points.len(),
+            self.shortfalls.len()
+        )
+    }
+}
+
+/// Each k the curve is off at (or cannot be told at), in the curve's file.
+#[cfg(feature = "pins")]
+impl super::findings::Checked for Retest {
+    fn command(&self) -> &'static str {
+        "alsim golden check"
+    }
+
+    fn results(&self) -> Vec<CheckResult> {
+        self.points
+            .iter()
+            .filter(|p| p.verdict != Verdict::Consistent)
+            .map(|p| {
+                let measured = match &p.difference {
+                    Some(d) => format!(
+                        "measured − golden {:+.3} {}",
+                        d.point_estimate,
+                        interval(d.confidence_interval.lower_bound, d.confidence_interval.upper_bound, 3)
+                    ),
+                    None => "the runs disagree".into(),
+                };
+                let more = p.further_steps.map(|s| format!("; about {s:.0} more steps decide")).unwrap_or_default();
+                CheckResult::new(
+                    super::evidence::verdict_rule(p.verdict),
+                    super::evidence::verdict_severity(p.verdict),
+                    Some(Location::in_file(self.file.clone(), None)),
+                    format!(
+                        "k = {}: golden AL {:.3}, {measured} (tolerance ±{}): {}{more}",
+                        p.k,
+                        p.golden,
+                        self.tolerance,
+                        retest_label(p.verdict)
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    fn summary(&self) -> String {
+        format!("alsim golden check: {} is {} over {} k", self.curve, retest_label(self.overall), self.points.len())
     }
 }

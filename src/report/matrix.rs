@@ -248,6 +248,45 @@ fn not_predicted(report: &MatrixReport) -> Vec<(String, usize, Vec<&str>)> {
     reasons
 }
 
+/// Each run of rows outside the band (an entry's consecutive concurrencies at one point, k and band) as
+/// one result at the point's line: a warning, or with `--strict` an error.
+impl super::findings::Checked for MatrixReport {
+    fn command(&self) -> &'static str {
+        "alsim sweep"
+    }
+
+    fn results(&self) -> Vec<super::findings::CheckResult> {
+        let severity = match self.status {
+            crate::pins::Status::Fail => crate::diagnostic::Severity::Error,
+            _ => crate::diagnostic::Severity::Warning,
+        };
+        let outside: Vec<&Row> = self.rows.iter().filter(|r| r.in_band == Some(false)).collect();
+        outside
+            .chunk_by(|a, b| a.entry == b.entry && a.at == b.at && a.k == b.k && a.band == b.band)
+            .map(|group| {
+                let r = group[0];
+                let concurrency: Vec<String> = group.iter().map(|r| r.concurrency.to_string()).collect();
+                let message = format!(
+                    "{}: k = {} at concurrency {} lies outside the band {} ({} on {}; speedup at k {}, at the best k {})",
+                    r.entry,
+                    or_dash(r.k),
+                    concurrency.join(", "),
+                    ks(&r.band),
+                    r.model,
+                    r.hardware,
+                    span(group.iter().filter_map(|r| r.k_speedup)),
+                    span(group.iter().filter_map(|r| r.speedup)),
+                );
+                super::findings::CheckResult::new("band", severity, Some(r.at.clone()), message)
+            })
+            .collect()
+    }
+
+    fn summary(&self) -> String {
+        format!("alsim sweep: {}", summary(self))
+    }
+}
+
 /// The one-line account of a sweep: entries, coverage, unmapped names, rows and verdicts.
 fn summary(report: &MatrixReport) -> String {
     let unmapped: Vec<String> = report.unmapped().iter().map(|u| format!("{} '{}'", u.what.name(), u.name)).collect();

@@ -16,6 +16,8 @@ pub mod curve;
 pub mod evidence;
 #[cfg(feature = "pins")]
 pub mod explain;
+#[cfg(feature = "pins")]
+pub mod findings;
 mod golden;
 #[cfg(feature = "cli")]
 pub mod layout;
@@ -24,10 +26,16 @@ mod matrix;
 mod perf;
 #[cfg(feature = "pins")]
 pub mod pins;
+#[cfg(feature = "pins")]
+mod rdjson;
 #[cfg(feature = "cli")]
 mod request_chart;
+#[cfg(feature = "pins")]
+mod sarif;
 mod sim;
 
+#[cfg(feature = "cli")]
+pub use chart::{png, png_ready};
 #[cfg(feature = "cli")]
 pub use perf::{plot_svg, plot_sweeps_svg};
 pub use perf::{residuals_csv, why};
@@ -50,7 +58,7 @@ pub enum Format {
     Table,
     /// JSON, one document.
     Json,
-    /// Comma-separated values, one block per table.
+    /// Comma-separated values: the main table (an export writes each other beside it).
     Csv,
     /// GitHub-flavoured Markdown.
     #[cfg_attr(feature = "cli", value(alias = "markdown"))]
@@ -60,7 +68,7 @@ pub enum Format {
 /// A titled grid of cells.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
-    /// Shown above the table (a heading in Markdown, a comment line in CSV).
+    /// Shown above the table (a heading in Markdown); CSV, one table a file, names the file after it.
     pub title: String,
     /// Column headers.
     pub headers: Vec<String>,
@@ -166,6 +174,28 @@ impl Table {
             let _ = writeln!(out, "| {} |", cells(&row));
         }
         out
+    }
+
+    /// The table's short name, from its title's first words up to a parenthesis, a colon, a number or a
+    /// name in capitals (`Best k per concurrency (…)` is `best-k-concurrency`, `Findings: 3 errors, …` and
+    /// `Findings against HEAD~1` are `findings-…` without what changes from run to run): the file a CSV
+    /// export writes it to beside the main table's is named after it.
+    pub fn name(&self) -> String {
+        const SMALL: [&str; 13] = ["a", "an", "and", "the", "of", "per", "it", "for", "by", "to", "in", "at", "with"];
+        let head = self.title.split(['(', ':', ';', '[']).next().unwrap_or_default();
+        let words: Vec<String> = head
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .enumerate()
+            .take_while(|(i, w)| {
+                !w.starts_with(|c: char| c.is_ascii_digit()) && (*i == 0 || !w.chars().any(char::is_uppercase))
+            })
+            .map(|(_, w)| w)
+            .filter(|w| !SMALL.contains(&w.to_lowercase().as_str()))
+            .take(3)
+            .map(str::to_lowercase)
+            .collect();
+        if words.is_empty() { "table".into() } else { words.join("-") }
     }
 
     /// The table as CSV: the header line (a quantity's unit after its column's name; a column of intervals
@@ -288,15 +318,8 @@ pub fn render<R: Report>(report: &R, format: Format) -> String {
             out.push('\n');
             out
         }
-        Format::Csv => {
-            let tables = report.tables();
-            let many = tables.len() > 1;
-            tables
-                .iter()
-                .map(|t| if many { format!("# {}\n{}", one_line(&t.title), t.csv()) } else { t.csv() })
-                .collect::<Vec<_>>()
-                .join("\n")
-        }
+        // One table per file: the main one here, the others beside an export ([`csv_files`]).
+        Format::Csv => report.tables().first().map(Table::csv).unwrap_or_default(),
         Format::Md => report.markdown(),
         #[cfg(feature = "cli")]
         Format::Table => report.human(layout::width()),
@@ -304,6 +327,31 @@ pub fn render<R: Report>(report: &R, format: Format) -> String {
         #[cfg(not(feature = "cli"))]
         Format::Table => report.markdown(),
     }
+}
+
+/// A report's tables as CSV, one table a file: the main one (the first) with no name, then every other
+/// with its [`Table::name`], made unique with `-2`, `-3`… where two titles begin alike.
+pub fn csv_files<R: Report + ?Sized>(report: &R) -> Vec<(Option<String>, String)> {
+    let mut taken: Vec<String> = Vec::new();
+    report
+        .tables()
+        .iter()
+        .enumerate()
+        .map(|(i, table)| {
+            if i == 0 {
+                return (None, table.csv());
+            }
+            let base = table.name();
+            let mut name = base.clone();
+            let mut n = 1;
+            while taken.contains(&name) {
+                n += 1;
+                name = format!("{base}-{n}");
+            }
+            taken.push(name.clone());
+            (Some(name), table.csv())
+        })
+        .collect()
 }
 
 /// A number with `digits` decimals, for table cells.
@@ -348,6 +396,17 @@ mod tests {
     }
 
     #[test]
+    fn a_table_is_named_by_what_stays_in_its_title() {
+        let name = |title: &str| Table::new(title, &[]).name();
+        assert_eq!(name("Best k per concurrency (band: k within 5% of the top)"), "best-k-concurrency");
+        assert_eq!(name("Findings: 3 errors, 2 warnings"), "findings");
+        assert_eq!(name("Findings against HEAD~1: 1 new"), "findings-against");
+        assert_eq!(name("Batches of 32 requests"), "batches");
+        assert_eq!(name("Not predicted"), "not-predicted");
+        assert_eq!(name("(untitled)"), "table");
+    }
+
+    #[test]
     fn cells_escape_for_their_format() {
         assert_eq!(md_cell("a|b\nc"), r"a\|b\nc");
         assert_eq!(csv_cell("plain"), "plain");
@@ -375,6 +434,11 @@ mod tests {
         }
         for format in [Format::Table, Format::Md, Format::Csv] {
             let out = render(&Hostile, format);
+            let out = if format == Format::Csv {
+                csv_files(&Hostile).into_iter().map(|(_, text)| text).collect::<Vec<_>>().join("")
+            } else {
+                out
+            };
             assert!(out.lines().all(|l| !l.contains("::error") || l.contains(r"\n::error")), "{format:?}:\n{out}");
             assert!(!out.contains('\r'), "{format:?}:\n{out}");
         }

@@ -525,17 +525,21 @@ fn annotations(report: &CheckReport, against: Option<&Comparison>, findings: &[(
             }
         }
     }
+    let _ = writeln!(out, "{}", counts_line(report, against));
+    out
+}
+
+/// The closing line of the annotations: the check's counts and, against a base, the changes.
+fn counts_line(report: &CheckReport, against: Option<&Comparison>) -> String {
     let s = &report.summary;
-    let _ = write!(
-        out,
+    let mut line = format!(
         "alsim pins: {} pins, {} ok, {} errors, {} warnings, {} allowed",
         s.pins, s.ok, s.tally.errors, s.tally.warnings, s.tally.allowed
     );
     if let Some(c) = against {
-        let _ = write!(out, "; {}", one_line(&changes_line(c)));
+        let _ = write!(line, "; {}", one_line(&changes_line(c)));
     }
-    out.push('\n');
-    out
+    line
 }
 
 impl Report for Inventory {
@@ -624,5 +628,46 @@ impl Report for NativeSetting {
             table.row(vec![line.clone()]);
         }
         vec![table]
+    }
+}
+
+/// A finding of the pin check as a CI result: its class the rule.
+fn pin_result(f: &Finding, change: Option<Change>) -> super::findings::CheckResult {
+    super::findings::CheckResult {
+        rule: f.class.name(),
+        severity: f.severity,
+        location: Some(f.location.clone()),
+        message: f.message.clone(),
+        allowed: f.allowed.clone(),
+        change,
+    }
+}
+
+impl super::findings::Checked for CheckReport {
+    fn command(&self) -> &'static str {
+        "alsim pins check"
+    }
+
+    fn results(&self) -> Vec<super::findings::CheckResult> {
+        self.findings.iter().map(|f| pin_result(f, None)).collect()
+    }
+
+    fn summary(&self) -> String {
+        counts_line(self, None)
+    }
+}
+
+/// Against a base, each finding new, unchanged or fixed (SARIF's baseline state).
+impl super::findings::Checked for Comparison {
+    fn command(&self) -> &'static str {
+        "alsim pins check"
+    }
+
+    fn results(&self) -> Vec<super::findings::CheckResult> {
+        self.findings.iter().map(|c| pin_result(&c.finding, Some(c.change))).collect()
+    }
+
+    fn summary(&self) -> String {
+        counts_line(&self.report, Some(self))
     }
 }

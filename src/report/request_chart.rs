@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::chart::titled;
+use super::chart::{colour, titled};
 use crate::error::{Error, Result};
 use crate::sim::{SimReport, SourceKind};
 
@@ -64,7 +64,16 @@ pub fn plot_requests(report: &SimReport, metric: PlotMetric) -> Result<String> {
     let mut draw = || -> std::result::Result<(), Box<dyn std::error::Error>> {
         let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
         root.fill(&WHITE)?;
-        let title = format!("{}, step {} ms, {}", metric.title(), report.step_ms, report.output_lengths.describe());
+        let title = format!(
+            "{} of {} requests at k = {} (real AL {:.2}, pinned {:.2}): step {} ms, output {}",
+            metric.title(),
+            report.requests,
+            report.k,
+            report.real_al,
+            report.pinned_al,
+            report.step_ms,
+            report.output_lengths.describe()
+        );
         let below = titled(&root, &title, 20)?;
         let mut chart = ChartBuilder::on(&below)
             .margin(15)
@@ -89,11 +98,11 @@ pub fn plot_requests(report: &SimReport, metric: PlotMetric) -> Result<String> {
                     .label(label.as_str())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
             } else {
-                let colour = Palette99::pick(i).to_rgba();
+                let line = colour(i + 1);
                 chart
-                    .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
+                    .draw_series(LineSeries::new(points, line.stroke_width(2)))?
                     .label(label.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], line.stroke_width(2)));
             }
         }
         chart.configure_series_labels().background_style(WHITE.mix(0.9)).border_style(BLACK).draw()?;

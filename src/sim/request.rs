@@ -127,7 +127,7 @@ impl OutputLengths {
     pub fn describe(&self) -> String {
         match *self {
             OutputLengths::Fixed { tokens } => format!("{tokens} tokens each"),
-            OutputLengths::Uniform { low, high } => format!("uniform {low}..={high} tokens"),
+            OutputLengths::Uniform { low, high } => format!("{low} to {high} tokens (uniform)"),
             OutputLengths::LogNormal { median, sigma } => format!("log-normal, median {median} tokens, sigma {sigma}"),
         }
     }

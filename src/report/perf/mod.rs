@@ -15,8 +15,11 @@ use super::{Cell, Report, Table, fixed};
 use crate::perf::{Objective, PredictReport, Sweep};
 
 fn setup(sweep: &Sweep) -> String {
+    // Expert parallelism and DP-attention are what tell apart the points of one matrix entry.
+    let ep = if sweep.ep > 1 { format!(", EP {}", sweep.ep) } else { String::new() };
+    let dp = if sweep.dp_attention { ", DP-attention" } else { "" };
     format!(
-        "{} on {} x{} ({} weights, {} KV), drafter {}, {}",
+        "{} on {} x{}{ep}{dp} ({} weights, {} KV), drafter {}, {}",
         sweep.model,
         sweep.hardware_name,
         sweep.tp,

@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use super::setup;
 use crate::error::{Error, Result};
 use crate::perf::{PredictReport, Sweep};
-use crate::report::chart::titled;
+use crate::report::chart::{colour, labelled, titled};
 
 /// One panel per sweep of `alsim predict`'s report, as SVG text.
 ///
@@ -43,7 +43,11 @@ fn draw_sweep<DB: DrawingBackend>(
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let max_x = sweep.predictions.iter().map(|p| p.per_user_tps).chain(min_user_tps).fold(1.0, f64::max) * 1.08;
     let max_y = sweep.predictions.iter().map(|p| p.throughput_per_gpu).fold(1.0, f64::max) * 1.08;
-    let title = format!("{} — frontier dashed, chosen k ringed", setup(sweep));
+    // The concurrencies, with the setup's EP and DP-attention, tell apart the panels of one matrix entry.
+    let low = sweep.best.iter().map(|b| b.concurrency).min().unwrap_or_default();
+    let high = sweep.best.iter().map(|b| b.concurrency).max().unwrap_or_default();
+    let span = if low == high { format!("concurrency {low}") } else { format!("concurrency {low} to {high}") };
+    let title = format!("{}, {span} — frontier dashed, chosen k ringed", setup(sweep));
     let below = titled(area, &title, 15)?;
     let mut chart = ChartBuilder::on(&below)
         .margin(12)
@@ -55,7 +59,7 @@ fn draw_sweep<DB: DrawingBackend>(
     swept.sort_unstable();
     swept.dedup();
     for k in swept {
-        let color = Palette99::pick(k).to_rgba();
+        let color = colour(k);
         let points: Vec<(f64, f64)> =
             sweep.predictions.iter().filter(|p| p.k == k).map(|p| (p.per_user_tps, p.throughput_per_gpu)).collect();
         let label = if k == 0 { "k = 0 (spec off)".to_string() } else { format!("k = {k}") };
@@ -69,15 +73,29 @@ fn draw_sweep<DB: DrawingBackend>(
     chart
         .draw_series(DashedLineSeries::new(frontier, 6, 4, BLACK.stroke_width(2)))?
         .label("Pareto frontier")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(2)));
+        // A dashed sample: a solid one would read as a k's curve.
+        .legend(|(x, y)| {
+            EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (7, 0)], BLACK.stroke_width(2))
+                + PathElement::new(vec![(11, 0), (18, 0)], BLACK.stroke_width(2))
+        });
     if let Some(floor) = min_user_tps {
         let grey = RGBColor(110, 110, 110);
         chart
             .draw_series(DashedLineSeries::new(vec![(floor, 0.0), (floor, max_y)], 3, 3, grey.stroke_width(2)))?
             .label(format!("per-user floor {floor} tok/s"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], grey.stroke_width(2)));
+            .legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (4, 0)], grey.stroke_width(2))
+                    + PathElement::new(vec![(7, 0), (11, 0)], grey.stroke_width(2))
+                    + PathElement::new(vec![(14, 0), (18, 0)], grey.stroke_width(2))
+            });
     }
-    for p in sweep.predictions.iter().filter(|p| p.k == 0) {
+    let mut concurrencies: Vec<usize> = sweep.best.iter().map(|b| b.concurrency).collect();
+    concurrencies.sort_unstable();
+    concurrencies.dedup();
+    let shown = labelled(&concurrencies);
+    for p in sweep.predictions.iter().filter(|p| p.k == 0 && shown.contains(&p.concurrency)) {
         chart.draw_series(std::iter::once(Text::new(
             format!("B={}", p.concurrency),
             (p.per_user_tps, p.throughput_per_gpu),
@@ -91,13 +109,24 @@ fn draw_sweep<DB: DrawingBackend>(
                 7,
                 BLACK.stroke_width(2),
             )))?;
-            chart.draw_series(std::iter::once(Text::new(
-                format!("B={} k*={}{}", p.concurrency, p.k, if b.toss_up { "?" } else { "" }),
-                (p.per_user_tps, p.throughput_per_gpu),
-                ("sans-serif", 11),
-            )))?;
+            if shown.contains(&p.concurrency) {
+                chart.draw_series(std::iter::once(Text::new(
+                    format!("B={} k*={}{}", p.concurrency, p.k, if b.toss_up { "?" } else { "" }),
+                    (p.per_user_tps, p.throughput_per_gpu),
+                    ("sans-serif", 11),
+                )))?;
+            }
         }
     }
+    // The markers the curves' legend entries do not explain.
+    chart
+        .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+        .label("ringed: the chosen k at concurrency B (B=16 k*=3)")
+        .legend(|(x, y)| Circle::new((x + 9, y), 6, BLACK.stroke_width(2)));
+    chart
+        .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+        .label("k*=3?: a toss-up, several k within the model error")
+        .legend(|(x, y)| Text::new("?", (x + 5, y - 7), ("sans-serif", 14)));
     chart.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.8)).draw()?;
     Ok(())
 }

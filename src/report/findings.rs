@@ -1,0 +1,180 @@
+//! A check's results as CI systems take them: every command that can fail a build (`pins check`, `eval`,
+//! `sweep`, `golden collect`, `golden check`, `curve check`) lists its findings as [`CheckResult`]s, and
+//! this module prints them as GitHub Actions workflow commands, SARIF 2.1.0 (`report::sarif`, for code
+//! scanning, which shows every result where annotations stop at ten errors a step) or reviewdog's rdjson
+//! (`report::rdjson`).
+//!
+//! A result's rule is an `alsim explain` topic (`wrong-k`, `pin-too-high`, `dip`, `band`): the rule's
+//! description in SARIF is that section of docs/, so a rule and its explanation cannot tell two stories.
+
+use std::fmt::Write as _;
+
+use super::{workflow_data, workflow_property};
+use crate::diagnostic::{Location, Severity};
+use crate::explain::{self, Topic};
+use crate::pins::diff::Change;
+
+/// One finding of a check, as every CI format carries it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    /// The `alsim explain` topic that says what the finding means (the SARIF rule id).
+    pub rule: &'static str,
+    /// How serious it is.
+    pub severity: Severity,
+    /// Where, when it lies in a file (a pooled verdict lies in none).
+    pub location: Option<Location>,
+    /// What is wrong.
+    pub message: String,
+    /// The allow-list's reason, where one sanctions the finding: it then fails nothing.
+    pub allowed: Option<String>,
+    /// Under `--base`: new, unchanged or fixed (a fixed one's location is the base's).
+    pub change: Option<Change>,
+}
+
+impl CheckResult {
+    /// A result of `rule` at `location` with the rule's `severity`, neither allowed nor compared.
+    pub fn new(rule: &'static str, severity: Severity, location: Option<Location>, message: String) -> CheckResult {
+        CheckResult { rule, severity, location, message, allowed: None, change: None }
+    }
+}
+
+/// A report whose findings CI formats print.
+pub trait Checked {
+    /// The command that made it (`alsim sweep`): annotation titles and SARIF's automation id name it.
+    fn command(&self) -> &'static str;
+    /// Every finding, in the report's order.
+    fn results(&self) -> Vec<CheckResult>;
+    /// One line counting what the check found, closing the GitHub output.
+    fn summary(&self) -> String;
+}
+
+/// The formats CI systems read a check's findings in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CiFormat {
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`).
+    Github,
+    /// SARIF 2.1.0, one run.
+    Sarif,
+    /// reviewdog's Diagnostic format (rdjson), one document.
+    Rdjson,
+}
+
+/// Renders `report`'s findings in `format`.
+pub fn render_ci<R: Checked + ?Sized>(report: &R, format: CiFormat) -> String {
+    let results = report.results();
+    match format {
+        CiFormat::Github => github(report.command(), &results, &report.summary()),
+        CiFormat::Sarif => super::sarif::log(report.command(), &results),
+        CiFormat::Rdjson => super::rdjson::document(&results),
+    }
+}
+
+/// The workflow command's level of a result: only a finding that fails (an error or a warning, neither
+/// allowed nor already at the base) is more than a notice.
+fn workflow_level(result: &CheckResult) -> &'static str {
+    match (result.change, &result.allowed, result.severity) {
+        (Some(Change::Unchanged | Change::Fixed), _, _) | (_, Some(_), _) | (_, None, Severity::Note) => "notice",
+        (_, None, Severity::Error) => "error",
+        (_, None, Severity::Warning) => "warning",
+    }
+}
+
+/// GitHub workflow commands, errors first, then the `summary` line.
+fn github(command: &str, results: &[CheckResult], summary: &str) -> String {
+    let mut ordered: Vec<&CheckResult> = results.iter().collect();
+    ordered.sort_by_key(|r| ["error", "warning", "notice"].iter().position(|l| *l == workflow_level(r)));
+    let mut out = String::new();
+    for r in ordered {
+        let mut properties = Vec::new();
+        if let Some(at) = &r.location {
+            properties.push(format!("file={}", workflow_property(&at.file)));
+            if let Some(line) = at.line {
+                properties.push(format!("line={line}"));
+            }
+        }
+        let change = r.change.map(|c| format!(" [{}]", c.name())).unwrap_or_default();
+        properties.push(format!("title={}", workflow_property(&format!("{command}: {}{change}", r.rule))));
+        let message = match &r.allowed {
+            Some(reason) => format!("{} (allowed: {reason})", r.message),
+            None => r.message.clone(),
+        };
+        let _ = writeln!(out, "::{} {}::{}", workflow_level(r), properties.join(","), workflow_data(&message));
+    }
+    let _ = writeln!(out, "{}", super::one_line(summary));
+    out
+}
+
+/// What a rule means, from its `alsim explain` section: a sentence, a paragraph, and the whole section.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RuleText {
+    /// The first sentence of the section's first paragraph of prose.
+    pub short: String,
+    /// That paragraph.
+    pub full: String,
+    /// The section as Markdown, heading dropped, ending with where it is published.
+    pub markdown: String,
+    /// Where the section is published (`docs/pins.md#wrong-k`).
+    pub reference: String,
+}
+
+/// The explanation of `rule`, or `None` where no topic has that name (a test holds that none is missing).
+pub(crate) fn rule_text(rule: &str) -> Option<RuleText> {
+    let topic: Topic = explain::topics().into_iter().find(|t| t.names.contains(&rule))?;
+    let body = topic.text.split_once('\n').map_or("", |(_, rest)| rest).trim();
+    // The first paragraph that is prose: a class's first line (`**Class 1** · error · …`, `The check's own
+    // · note.`) is a label.
+    let full = body
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .find(|p| !p.is_empty() && !p.contains(" · "))
+        .unwrap_or_else(|| rule.to_string());
+    let short = match full.find(". ") {
+        Some(end) => full[..=end].to_string(),
+        None => full.clone(),
+    };
+    let reference = topic.reference();
+    Some(RuleText { short, full, markdown: format!("{body}\n\nSource: {reference}"), reference })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_reads_its_explain_section() {
+        let text = rule_text("wrong-k").unwrap();
+        assert!(text.short.starts_with("The value is the golden AL for another draft length."), "{text:?}");
+        assert!(!text.short.contains("Class 1"), "{text:?}");
+        assert!(text.full.len() > text.short.len());
+        assert_eq!(text.reference, "docs/pins.md#wrong-k");
+        assert!(text.markdown.contains("alsim pins fix"));
+        assert!(rule_text("inert").unwrap().short.starts_with("A pin that does nothing"));
+        assert_eq!(rule_text("no-such-rule"), None);
+    }
+
+    struct Two;
+
+    impl Checked for Two {
+        fn command(&self) -> &'static str {
+            "alsim test"
+        }
+        fn results(&self) -> Vec<CheckResult> {
+            let mut allowed =
+                CheckResult::new("dip", Severity::Error, Some(Location::new("a,b.yaml", 3)), "dip".into());
+            allowed.allowed = Some("known".into());
+            vec![allowed, CheckResult::new("band", Severity::Warning, None, "k\nout".into())]
+        }
+        fn summary(&self) -> String {
+            "2 findings".into()
+        }
+    }
+
+    #[test]
+    fn github_puts_failing_results_first_and_escapes() {
+        let text = render_ci(&Two, CiFormat::Github);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "::warning title=alsim test%3A band::k%0Aout");
+        assert_eq!(lines[1], "::notice file=a%2Cb.yaml,line=3,title=alsim test%3A dip::dip (allowed: known)");
+        assert_eq!(lines[2], "2 findings");
+    }
+}
