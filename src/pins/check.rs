@@ -15,7 +15,7 @@ use super::resolve::subject::{self, Resolution};
 use super::rules;
 use super::verdict::{GoldenRef, ValueVerdict};
 use super::walk;
-use super::{Class, Finding, Inventory, Location, Pin, Severity};
+use super::{Class, Fact, Finding, Inventory, Location, Pin, Severity};
 use crate::curve::CurveSet;
 use crate::curve::check::Point;
 use crate::diagnostic::{Status, Tally};
@@ -127,6 +127,30 @@ impl CheckReport {
         if self.files_read == 0 && self.status == Status::Pass {
             self.status = Status::Undecided;
         }
+        self
+    }
+}
+
+impl Inventory {
+    /// The inventory with each pin's thinking mode as the check resolves it against `curves`: a default the
+    /// serving-defaults table decides, with its row and the version read; where none decides, why and what
+    /// would (what `pins list` shows).
+    pub fn with_served_modes(mut self, curves: &CurveSet) -> Inventory {
+        let context = Context::new(&self.config_entries, &self.image_lines);
+        let pins = std::mem::take(&mut self.pins);
+        self.pins = pins
+            .into_iter()
+            .map(|pin| match subject::golden_key(&pin, curves) {
+                Some(key) => match subject::with_served_mode(pin, &key, &context) {
+                    (mut pin, Some(open)) => {
+                        pin.mode = Fact::unresolved(format!("{}; {}", open.why, open.decides));
+                        pin
+                    }
+                    (pin, None) => pin,
+                },
+                None => pin,
+            })
+            .collect();
         self
     }
 }

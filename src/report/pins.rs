@@ -14,8 +14,16 @@ use crate::pins::{
     CheckReport, Class, Fact, Finding, Inventory, NativeSetting, Pin, Severity, Status, plain_number, rates,
 };
 
+/// A fact with where it came from: `thinking_off [default] · default: vLLM serves … · configs/m.yaml:10`.
 fn cell<T: std::fmt::Display>(fact: &Fact<T>) -> String {
-    fact.describe()
+    let mut out = fact.describe();
+    if !fact.text.is_empty() {
+        out = format!("{out} · {}", fact.text);
+    }
+    match &fact.at {
+        Some(at) => format!("{out} · {at}"),
+        None => out,
+    }
 }
 
 fn written(pin: &Pin) -> String {
