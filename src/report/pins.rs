@@ -14,8 +14,13 @@ use crate::pins::{
     CheckReport, Class, Fact, Finding, Inventory, NativeSetting, Pin, Severity, Status, plain_number, rates,
 };
 
-/// A fact with where it came from: `thinking_off [default] · default: vLLM serves … · configs/m.yaml:10`.
 fn cell<T: std::fmt::Display>(fact: &Fact<T>) -> String {
+    fact.describe()
+}
+
+/// A fact with where it came from, for the inventory (`pins list`): `thinking_off [default] · default: vLLM
+/// serves … · configs/m.yaml:10`.
+fn sourced<T: std::fmt::Display>(fact: &Fact<T>) -> String {
     let mut out = fact.describe();
     if !fact.text.is_empty() {
         out = format!("{out} · {}", fact.text);
@@ -537,13 +542,13 @@ impl Report for Inventory {
                 pin.engine.value.map(|e| e.name().to_string()).unwrap_or_else(|| "?".into()),
                 pin.knob.name().into(),
                 written(pin),
-                cell(&pin.k),
-                cell(&pin.model),
-                cell(&pin.drafter),
-                cell(&pin.method),
-                cell(&pin.draft_sampling),
-                cell(&pin.mode),
-                cell(&pin.eval),
+                sourced(&pin.k),
+                sourced(&pin.model),
+                sourced(&pin.drafter),
+                sourced(&pin.method),
+                sourced(&pin.draft_sampling),
+                sourced(&pin.mode),
+                sourced(&pin.eval),
                 pin.entries.iter().map(|e| e.name.clone()).collect::<Vec<_>>().join(" "),
             ]);
         }
