@@ -237,7 +237,7 @@ fn a_folder_inside_the_repository_finds_the_pin_the_root_finds() {
     let here = format!("{}/", std::env::current_dir().unwrap().display());
     let pin = |report: &serde_json::Value| report["pin"].to_string().replace(&here, "");
     assert_eq!(pin(&from_inside), pin(&from_root));
-    assert!(pin(&from_root).contains("entry dsv4-fp8-mi3x-atom-agentic at configs/demo-master.yaml:180"));
+    assert!(pin(&from_root).contains("entry dsv4-fp8-mi3x-atom-agentic at configs/demo-master.yaml:181"));
 }
 
 /// Where the facts name no entry, or several, the facts read are listed and --pin asked for; an artifact

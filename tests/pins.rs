@@ -610,3 +610,40 @@ fn the_summary_counts_what_the_findings_say() {
     assert_eq!(summary["ok"].as_u64(), Some(ok as u64));
     assert_eq!(summary["unresolved"], 1, "the entry whose script is missing");
 }
+
+/// Seen-era bug 2's tree: the repository holds the EAGLE3 drafter's curve only, and a script serving the
+/// EAGLE3-GQA drafter pins that curve's 2.83. The GQA drafter's own curve is alsim's embedded one, used for
+/// that drafter alone and said so: the value is another drafter's, and the fix writes the GQA value.
+#[test]
+fn a_drafter_the_repository_has_no_curve_for_is_checked_against_alsims_own() {
+    let (code, report) = check_json(&["pins", "check", "tests/fixtures/gqa", "--format", "json"]);
+    assert_eq!(code, 1, "{report}");
+    let errors: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert_eq!(errors[0]["class"], "wrong-drafter", "{message}");
+    assert!(
+        message.contains("is 2.78 (minimaxm3_eagle3_gqa.yaml") && message.contains("alsim's embedded curve"),
+        "{message}"
+    );
+    assert!(message.contains("file minimaxm3_eagle3.yaml"), "the repository's own curve holds 2.83: {message}");
+    assert_eq!(report["pins"][0]["fix_to"].as_f64(), Some(2.78));
+}
+
+/// `pins list` shows each fact with where it came from: a default thinking mode names the image version it
+/// was placed by and the serving-defaults row that decided it, as the check resolves it.
+#[test]
+fn pins_list_shows_where_a_default_mode_came_from() {
+    let file = format!("{}/benchmarks/single_node/agentic/dsv4_fp4_h100x_vllm_mtp.sh", fixture().display());
+    let (code, listed) = check_json(&["pins", "list", &file, "--format", "json"]);
+    assert_eq!(code, 0, "{listed}");
+    let mode = &listed["pins"][0]["mode"];
+    assert_eq!((mode["value"].as_str(), mode["how"].as_str()), (Some("thinking_off"), Some("default")), "{mode}");
+    let text = mode["text"].as_str().unwrap();
+    assert!(text.contains("vllm/vllm-openai:v0.26.0: release 0.26.0"), "{text}");
+    assert!(text.contains("profiles/serving_defaults.csv:") && text.contains("PR #50580"), "{text}");
+    assert_eq!(mode["at"]["file"], "configs/demo-master.yaml", "the entry that names the image: {mode}");
+    let (_, table, _) = run(&["pins", "list", &file]);
+    assert!(table.contains("thinking_off [default] · default: vLLM serves thinking_off"), "{table}");
+}

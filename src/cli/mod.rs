@@ -335,7 +335,9 @@ mod tests {
         let mut names = std::collections::BTreeSet::new();
         for text in &texts {
             for caller in callers {
-                for rest in text.split(caller).skip(1) {
+                // A definition (`fn out_of_range(&self)`) names no parameter: only calls do.
+                let calls = text.match_indices(caller).filter(|(i, _)| !text[..*i].ends_with("fn "));
+                for rest in calls.map(|(i, _)| &text[i + caller.len()..]) {
                     // The name is the first string literal of the call, before its first comma or parenthesis.
                     let head = rest.split([',', ')']).find(|part| part.contains('"')).unwrap_or_default();
                     let mut quoted = head.split('"');

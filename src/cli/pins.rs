@@ -229,8 +229,10 @@ pub fn run(args: PinsArgs) -> anyhow::Result<Outcome> {
             let mut writes = args.output.export.writes()?;
             let place = args.source.place()?;
             let options = SourceArgs::options(&args.source.settings(&place, None)?)?;
+            let golden = pins::golden_curves(&place.root, options.golden.as_deref())?;
             let inventory = pins::scan(&place.root, &options.exclude)
-                .with_context(|| format!("scanning repository {}", place.root.display()))?;
+                .with_context(|| format!("scanning repository {}", place.root.display()))?
+                .with_served_modes(&golden.curves);
             let nothing = !inventory.files.iter().any(|file| place.holds(file));
             args.output.emit(&mut writes, &inventory.within(place.within.as_deref()))?;
             Ok(if nothing { nothing_checked(&args.source.repo) } else { Outcome::Pass })

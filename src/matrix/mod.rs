@@ -36,7 +36,7 @@ use crate::perf::{AcceptanceSource, Band, DEFAULT_MAX_K, Sweep};
 use crate::pins::discover::graph::config::{Entry, Point};
 use crate::pins::walk::Excludes;
 use crate::pins::{CheckOptions, CheckedPin};
-use crate::pins::{Location, Role, Status, model_key, thinking};
+use crate::pins::{Location, Role, Status, model_key, served, thinking};
 
 /// What a sweep reads besides the repository.
 #[derive(Debug, Clone)]
@@ -532,9 +532,15 @@ fn curve_of<'c>(
     let name = entry.model.as_deref().unwrap_or_default();
     let key = model_key(curves, name).ok_or_else(|| format!("no golden curve for model '{name}'"))?;
     let engine = entry.framework.as_deref().and_then(|f| f.split('-').find_map(|w| w.parse::<Engine>().ok()));
-    let Some(mode) = thinking::default_for(&key, engine).map(|d| d.mode) else {
-        return Err(format!("no pin states its thinking mode, and alsim knows no default for {key}"));
+    // A prediction needs a curve even where the benchmark client templates random-token prompts: the
+    // server's renderer's default stands in (no points: the client is never the renderer here).
+    let renderer = served::renderer(&[entry], &[], engine);
+    let version = served::version(&[entry], &[]);
+    let decided = renderer.map(|(r, _)| thinking::decide(&key, r, &version));
+    let Some(thinking::Decision::Decided(row)) = decided else {
+        return Err(format!("no pin states its thinking mode, and no default alsim knows decides it for {key}"));
     };
+    let mode = row.mode;
     let drafter = pin.and_then(|c| c.pin.drafter.value.clone());
     let query = CurveQuery { model: key, drafter, mode: Some(mode), ..CurveQuery::default() };
     curves.lookup(&query).map_err(|e| e.to_string())

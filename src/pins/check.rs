@@ -12,11 +12,12 @@ use serde::Serialize;
 use super::allow::AllowList;
 use super::curves::{self, CurveEntry};
 use super::discover;
+use super::resolve::served::Context;
 use super::resolve::subject::{self, Resolution};
 use super::rules;
 use super::verdict::{GoldenRef, ValueVerdict};
 use super::walk;
-use super::{Class, Finding, Inventory, Location, Pin, Severity};
+use super::{Class, Fact, Finding, Inventory, Location, Pin, Severity};
 use crate::curve::CurveSet;
 use crate::curve::check::Point;
 use crate::diagnostic::{Status, Tally};
@@ -149,6 +150,30 @@ impl CheckReport {
     }
 }
 
+impl Inventory {
+    /// The inventory with each pin's thinking mode as the check resolves it against `curves`: a default the
+    /// serving-defaults table decides, with its row and the version read; where none decides, why and what
+    /// would (what `pins list` shows).
+    pub fn with_served_modes(mut self, curves: &CurveSet) -> Inventory {
+        let context = Context::new(&self.config_entries, &self.image_lines);
+        let pins = std::mem::take(&mut self.pins);
+        self.pins = pins
+            .into_iter()
+            .map(|pin| match subject::golden_key(&pin, curves) {
+                Some(key) => match subject::with_served_mode(pin, &key, &context) {
+                    (mut pin, Some(open)) => {
+                        pin.mode = Fact::unresolved(format!("{}; {}", open.why, open.decides));
+                        pin
+                    }
+                    (pin, None) => pin,
+                },
+                None => pin,
+            })
+            .collect();
+        self
+    }
+}
+
 /// The golden curves a repository's pins are checked against, and where they came from.
 #[derive(Debug, Clone)]
 pub struct GoldenSet {
@@ -201,8 +226,9 @@ pub fn check_inventory(
     let mut own: Vec<Vec<(Class, String)>> = Vec::new();
     let mut pins = Vec::new();
     let mut used: Vec<CurveEntry> = Vec::new();
+    let context = Context::new(&inventory.config_entries, &inventory.image_lines);
     for pin in inventory.pins {
-        let (checked, mut found, entry) = check_pin(pin, curves);
+        let (checked, mut found, entry) = check_pin(pin, curves, &context);
         own.push(found.iter().map(|f| (f.class, f.message.clone())).collect());
         findings.append(&mut found);
         used.extend(entry);
@@ -269,13 +295,13 @@ fn summarize(pins: &[CheckedPin], findings: &[Finding]) -> CheckSummary {
 
 /// The result of one pin: the checked pin, its findings, and the curve entry its expected value rests on.
 /// Its facts are resolved first ([`subject::resolve`]), then judged by the rules ([`rules::judge`]).
-fn check_pin(pin: Pin, curves: &CurveSet) -> (CheckedPin, Vec<Finding>, Option<CurveEntry>) {
+fn check_pin(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> (CheckedPin, Vec<Finding>, Option<CurveEntry>) {
     let key = (!pin.inert()).then(|| subject::golden_key(&pin, curves)).flatten();
-    let pin = match &key {
-        Some(key) => subject::with_default_mode(pin, key),
-        None => pin,
+    let (pin, open) = match &key {
+        Some(key) => subject::with_served_mode(pin, key, context),
+        None => (pin, None),
     };
-    let resolution = subject::resolve(&pin, key.as_deref(), curves);
+    let resolution = subject::resolve(&pin, key.as_deref(), curves, open.as_ref());
     let judgement = rules::judge(&pin, &resolution);
     let (implied_al, golden, entry) = match &resolution {
         Resolution::Subject(s) => {

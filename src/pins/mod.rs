@@ -55,6 +55,7 @@ pub use class::Class;
 pub use fix::{FixPlan, plan_fixes};
 pub use native::{NativeSetting, native_setting};
 pub use resolve::lookup::model_key;
+pub(crate) use resolve::served;
 pub use verdict::{GoldenRef, ValueVerdict};
 
 pub use crate::bash::How;
@@ -409,6 +410,9 @@ pub struct Inventory {
     /// The files read, relative to the root: what an allow entry's `file` pattern is matched against.
     #[serde(skip)]
     pub files: Vec<String>,
+    /// The prose lines that name a config entry's image (where the repository dates or versions it).
+    #[serde(skip)]
+    pub(crate) image_lines: Vec<observed::ImageLine>,
 }
 
 impl Inventory {

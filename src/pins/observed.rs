@@ -68,6 +68,16 @@ pub(crate) enum Observed {
     InlineAllowUnread { at: Location, class_error: Option<String> },
 }
 
+/// A prose line (a changelog entry, a README) that names a config entry's container image, by its tag or
+/// the engine commit in it: where a repository states what the image is (its build date, its version).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ImageLine {
+    pub at: Location,
+    /// The image as the entry writes it.
+    pub image: String,
+    pub text: String,
+}
+
 /// A candidate file its parser refused, at the line the parser names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Unparsed {

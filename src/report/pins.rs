@@ -18,6 +18,19 @@ fn cell<T: std::fmt::Display>(fact: &Fact<T>) -> String {
     fact.describe()
 }
 
+/// A fact with where it came from, for the inventory (`pins list`): `thinking_off [default] · default: vLLM
+/// serves … · configs/m.yaml:10`.
+fn sourced<T: std::fmt::Display>(fact: &Fact<T>) -> String {
+    let mut out = fact.describe();
+    if !fact.text.is_empty() {
+        out = format!("{out} · {}", fact.text);
+    }
+    match &fact.at {
+        Some(at) => format!("{out} · {at}"),
+        None => out,
+    }
+}
+
 fn written(pin: &Pin) -> String {
     match (&pin.rates, pin.written.value) {
         (Some(list), _) => format!("{} [{}]", rates::shown(list), pin.written.how.name()),
@@ -575,13 +588,13 @@ impl Report for Inventory {
                 pin.engine.value.map(|e| e.name().to_string()).unwrap_or_else(|| "?".into()),
                 pin.knob.name().into(),
                 written(pin),
-                cell(&pin.k),
-                cell(&pin.model),
-                cell(&pin.drafter),
-                cell(&pin.method),
-                cell(&pin.draft_sampling),
-                cell(&pin.mode),
-                cell(&pin.eval),
+                sourced(&pin.k),
+                sourced(&pin.model),
+                sourced(&pin.drafter),
+                sourced(&pin.method),
+                sourced(&pin.draft_sampling),
+                sourced(&pin.mode),
+                sourced(&pin.eval),
                 pin.entries.iter().map(|e| e.name.clone()).collect::<Vec<_>>().join(" "),
             ]);
         }

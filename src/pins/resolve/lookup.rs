@@ -1,6 +1,7 @@
 //! The golden lookup for one pin: the model's golden key, the drafter's name, the curve a query selects,
 //! and the golden value under the other draft sampling where no file writes one.
 
+use crate::curve::registry::DrafterMatch;
 use crate::curve::{CurveFile, CurveQuery, CurveSet, Resolved};
 use crate::names::fold;
 
@@ -51,6 +52,14 @@ pub(in crate::pins) fn drafter_name(curves: &CurveSet, drafter: &str) -> String 
 pub(in crate::pins) struct Lookup<'a> {
     pub(in crate::pins) resolved: Resolved<'a>,
     pub(in crate::pins) expected: f64,
+    /// The curve is alsim's embedded one: the repository's curves hold none for the drafter.
+    pub(in crate::pins) embedded: bool,
+}
+
+/// alsim's embedded curves, read once.
+fn embedded() -> &'static CurveSet {
+    static EMBEDDED: std::sync::OnceLock<CurveSet> = std::sync::OnceLock::new();
+    EMBEDDED.get_or_init(CurveSet::embedded)
 }
 
 /// The golden value under the other draft sampling, when none is written.
@@ -61,12 +70,15 @@ pub(in crate::pins) struct Alternative {
 }
 
 pub(in crate::pins) fn lookup<'a>(curves: &'a CurveSet, query: &CurveQuery, k: usize) -> crate::Result<Lookup<'a>> {
+    let mut embedded_used = false;
     let resolved = match curves.lookup(query) {
         Ok(r) => r,
         Err(first) => {
             // A drafter name that matches no file name is fine when the model has one file (MTP heads), unless
             // the drafter is a variant that file is not a curve of (a GQA drafter in a tree with only the MHA
-            // drafter's curve): then the value cannot be judged, and saying so beats a false verdict.
+            // drafter's curve): then its own curve is alsim's embedded one where alsim has it (curve by
+            // curve: only the drafter the repository lacks), else the value cannot be judged, and saying so
+            // beats a false verdict.
             let fallback = CurveQuery { drafter: None, ..query.clone() };
             match (&query.drafter, curves.lookup(&fallback)) {
                 (Some(drafter), Ok(r))
@@ -75,12 +87,21 @@ pub(in crate::pins) fn lookup<'a>(curves: &'a CurveSet, query: &CurveQuery, k: u
                 {
                     r
                 }
+                (Some(_), _) if !std::ptr::eq(curves, embedded()) && !files_for(curves, &query.model).is_empty() => {
+                    match embedded().lookup(query) {
+                        Ok(r) if r.drafter_match == DrafterMatch::Header => {
+                            embedded_used = true;
+                            r
+                        }
+                        _ => return Err(first),
+                    }
+                }
                 _ => return Err(first),
             }
         }
     };
     let expected = resolved.curve.al(k)?;
-    Ok(Lookup { resolved, expected })
+    Ok(Lookup { resolved, expected, embedded: embedded_used })
 }
 
 /// The golden value under the other draft sampling, when no file writes one (engines draft greedily by

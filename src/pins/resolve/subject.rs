@@ -7,12 +7,12 @@
 //! rules in [`super::rules`] decide what that means.
 
 use super::lookup::{self, Alternative, drafter_name, model_key, sampling_alternative};
+use super::served::{Context, OpenMode, Served};
 use crate::accept::RatesPin;
-use crate::curve::{CurveQuery, CurveSet, Resolved};
+use crate::curve::{CurveQuery, CurveSet, Resolved, ThinkingMode};
 use crate::pins::rates;
-use crate::pins::thinking;
 use crate::pins::verdict::GoldenRef;
-use crate::pins::{AL_TOLERANCE, Fact, How, Knob, Pin, RATE_TOLERANCE};
+use crate::pins::{AL_TOLERANCE, How, Knob, Pin, RATE_TOLERANCE};
 use crate::units::RANGE_EPS;
 
 /// How far a pin's facts were resolved.
@@ -49,6 +49,15 @@ pub(crate) struct Range {
 }
 
 impl Range {
+    /// Whether the written value is the one a golden `al` calls for, within `knob`'s tolerance.
+    pub(crate) fn matches(&self, knob: Knob, al: f64) -> bool {
+        if knob == Knob::AtomRate {
+            (self.written - (al - 1.0) / self.k as f64).abs() <= RATE_TOLERANCE
+        } else {
+            (self.implied - al).abs() <= AL_TOLERANCE
+        }
+    }
+
     /// Whether the implied AL lies outside [1, k+1].
     pub(crate) fn out_of_range(&self) -> bool {
         self.implied < 1.0 - RANGE_EPS || self.implied > self.k as f64 + 1.0 + RANGE_EPS
@@ -70,17 +79,24 @@ pub(crate) struct Subject<'a> {
     pub(crate) alternative: Option<Alternative>,
     /// Every golden curve (other drafters', modes' and models' values explain a wrong one).
     pub(crate) curves: &'a CurveSet,
+    /// Where no default decides the mode: why, and the other mode's golden value (the curve chosen is the
+    /// mode whose value the pin holds, if either).
+    pub(crate) open: Option<Open>,
+    /// The curve is alsim's embedded one: the repository's golden curves hold none for the drafter.
+    pub(crate) embedded: bool,
+}
+
+/// A thinking mode left open: why, and the golden value of the mode not chosen.
+pub(crate) struct Open {
+    pub(crate) mode: OpenMode,
+    /// The other mode, its golden AL and its field (`dsv4_mtp.yaml deepseek-v4-pro.thinking_off.3`).
+    pub(crate) other: Option<(crate::curve::ThinkingMode, f64, String)>,
 }
 
 impl Subject<'_> {
     /// Whether the written value is the one a golden `al` calls for, within the knob's tolerance.
     pub(crate) fn matches(&self, al: f64) -> bool {
-        let Range { written, implied, k } = self.range;
-        if self.pin.knob == Knob::AtomRate {
-            (written - (al - 1.0) / k as f64).abs() <= RATE_TOLERANCE
-        } else {
-            (implied - al).abs() <= AL_TOLERANCE
-        }
+        self.range.matches(self.pin.knob, al)
     }
 
     /// The golden AL the value is judged against.
@@ -89,15 +105,17 @@ impl Subject<'_> {
     }
 }
 
-/// The thinking mode a pin runs where no file states one: the engine's or model's documented default,
-/// which decides like a literal.
-pub(crate) fn with_default_mode(mut pin: Pin, key: &str) -> Pin {
-    if pin.mode.value.is_none()
-        && let Some(d) = thinking::default_for(key, pin.engine.value)
-    {
-        pin.mode = Fact::known(d.mode, How::Default, format!("default: {}", d.source), None);
+/// The pin with the thinking mode its deployment serves where no file states one (a default the table
+/// decides, which then decides like a literal), and whether both modes stay open instead.
+pub(crate) fn with_served_mode(mut pin: Pin, key: &str, context: &Context<'_>) -> (Pin, Option<OpenMode>) {
+    match context.served(&pin, key) {
+        Served::AsWritten => (pin, None),
+        Served::Default(mode) => {
+            pin.mode = mode;
+            (pin, None)
+        }
+        Served::Open(open) => (pin, Some(open)),
     }
-    pin
 }
 
 /// The golden key of the pin's served model, where one matches.
@@ -106,8 +124,14 @@ pub(crate) fn golden_key(pin: &Pin, curves: &CurveSet) -> Option<String> {
 }
 
 /// Resolves `pin`'s facts against `curves`, its served model matched to `key` by [`golden_key`] and its mode
-/// already defaulted by [`with_default_mode`].
-pub(crate) fn resolve<'a>(pin: &'a Pin, key: Option<&str>, curves: &'a CurveSet) -> Resolution<'a> {
+/// already defaulted by [`with_served_mode`], or left `open` between both modes: then the curve is the
+/// mode's whose value the pin holds, else the first mode's the golden file has.
+pub(crate) fn resolve<'a>(
+    pin: &'a Pin,
+    key: Option<&str>,
+    curves: &'a CurveSet,
+    open: Option<&OpenMode>,
+) -> Resolution<'a> {
     if pin.inert() {
         return Resolution::Inert;
     }
@@ -128,13 +152,31 @@ pub(crate) fn resolve<'a>(pin: &'a Pin, key: Option<&str>, curves: &'a CurveSet)
     let Some(key) = key.map(str::to_string) else {
         return undecided("golden curve", &format!("no golden key matches model '{model}'"), Some(range), false);
     };
-    let query = CurveQuery {
+    let mut query = CurveQuery {
         model: key,
         drafter: pin.drafter.value.as_deref().map(|d| drafter_name(curves, d)),
         method: None,
         draft_sampling: pin.draft_sampling.value.clone(),
         mode: pin.mode.value,
     };
+    let mut open_values = None;
+    if let Some(open) = open.filter(|_| pin.mode.value.is_none()) {
+        let modes = [ThinkingMode::On, ThinkingMode::Off];
+        let found: Vec<(ThinkingMode, lookup::Lookup<'a>)> = modes
+            .iter()
+            .filter_map(|&m| {
+                lookup::lookup(curves, &CurveQuery { mode: Some(m), ..query.clone() }, k).ok().map(|l| (m, l))
+            })
+            .collect();
+        let chosen = found.iter().position(|(_, l)| range.matches(pin.knob, l.expected)).unwrap_or(0);
+        if let Some((mode, _)) = found.get(chosen) {
+            query.mode = Some(*mode);
+            let other = found.iter().enumerate().find(|(i, _)| *i != chosen).map(|(_, (m, l))| {
+                (*m, l.expected, format!("{} {}", lookup::short(&l.resolved.file.origin), l.resolved.curve.field(k)))
+            });
+            open_values = Some(Open { mode: open.clone(), other });
+        }
+    }
     let lookup = match lookup::lookup(curves, &query, k) {
         Ok(l) => l,
         Err(e) => {
@@ -163,5 +205,15 @@ pub(crate) fn resolve<'a>(pin: &'a Pin, key: Option<&str>, curves: &'a CurveSet)
     };
     let sampling_assumed = pin.draft_sampling.how == How::Inferred;
     let alternative = sampling_assumed.then(|| sampling_alternative(curves, &query, k)).flatten();
-    Resolution::Subject(Box::new(Subject { pin, range, query, resolved: lookup.resolved, golden, alternative, curves }))
+    Resolution::Subject(Box::new(Subject {
+        pin,
+        range,
+        query,
+        resolved: lookup.resolved,
+        golden,
+        alternative,
+        curves,
+        open: open_values,
+        embedded: lookup.embedded,
+    }))
 }

@@ -1,13 +1,18 @@
 //! The check's own · warning (an error under `--strict`).
 //!
-//! A verdict rests on a default no file states and no documentation settles: greedy drafting where no
-//! draft sampling is written (a curve collected with probabilistic drafting may be the one meant), or
-//! llama.cpp's default draft length (it differs between builds). The finding says which default. A
-//! thinking mode is never an assumption: a documented default decides like a stated mode (see
-//! [`wrong-thinking-mode`](#wrong-thinking-mode)), and without one the pin is unresolved.
+//! A verdict rests on a default no file states and no documentation settles: greedy drafting where
+//! no draft sampling is written (a curve collected with probabilistic drafting may be the one
+//! meant), or llama.cpp's default draft length (it differs between builds). The finding says which
+//! default. A thinking mode is an assumption only where no default decides it: a documented default
+//! the engine's version places decides like a stated mode (see
+//! [`wrong-thinking-mode`](#wrong-thinking-mode)); where the version is not known to lie on one
+//! side of a change of default, the value is checked against the mode whose value it holds, with a
+//! warning naming both values and what would decide; where the benchmark client templates
+//! random-token prompts (fixed-length runs), no server default applies, and the same finding is a
+//! note.
 //!
-//! Example: a llama.cpp script writes no `--spec-draft-n-max`; its pin is checked at k = 3, the current
-//! default, and warned about because older builds defaulted to 16.
+//! Example: a llama.cpp script writes no `--spec-draft-n-max`; its pin is checked at k = 3, the
+//! current default, and warned about because older builds defaulted to 16.
 //!
 //! Fix: state the draft sampling (or k) explicitly in the recipe.
 //!
@@ -20,9 +25,10 @@
 // `--strict`.
 
 use super::{Judgement, shown_written};
-use crate::pins::resolve::subject::Subject;
+use crate::pins::resolve::lookup::short;
+use crate::pins::resolve::subject::{Open, Subject};
 use crate::pins::verdict::ValueVerdict;
-use crate::pins::{Class, Finding, How, plain_number};
+use crate::pins::{Class, Finding, How, Severity, plain_number};
 
 /// What an `assumption` on draft sampling rests on.
 const ASSUMED_SAMPLING: &str = "the assumed greedy drafting (no draft_sample_method is written)";
@@ -43,6 +49,41 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
             ),
         ));
     }
+    if s.embedded {
+        out.push(
+            Finding::new(
+                Class::Assumption,
+                at(),
+                format!(
+                    "checked against alsim's embedded {} {}: the repository's golden curves hold none for drafter {}; add the curve to the repository to check against its own",
+                    short(&s.golden.file),
+                    s.golden.key,
+                    s.query.drafter.as_deref().unwrap_or_default()
+                ),
+            )
+            .with_severity(Severity::Note),
+        );
+    }
+    if let Some(open) = &s.open {
+        out.push(
+            Finding::new(
+                Class::Assumption,
+                at(),
+                format!(
+                    "{} = {} is the {} golden value ({} {}), but no default decides the served mode: {}{}; {}",
+                    s.pin.knob.name(),
+                    shown_written(s.pin, s.range.written),
+                    s.resolved.curve.mode(),
+                    short(&s.golden.file),
+                    s.golden.key,
+                    open.mode.why,
+                    other_value(open),
+                    open.mode.decides
+                ),
+            )
+            .with_severity(open.mode.severity),
+        );
+    }
     if let Some(alt) = s.alternative.as_ref().filter(|a| !s.matches(a.al)) {
         out.push(Finding::new(
             Class::Assumption,
@@ -56,6 +97,13 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// `; if it serves thinking_off, the golden value is 2.97 (dsv4_mtp.yaml deepseek-v4-pro.thinking_off.3)`.
+pub(crate) fn other_value(open: &Open) -> String {
+    open.other.as_ref().map_or_else(String::new, |(mode, al, field)| {
+        format!("; if it serves {mode}, the golden value is {} ({field})", plain_number(*al, 4))
+    })
 }
 
 /// A value off its golden AL that is the golden value under the other draft sampling: right only if the

@@ -228,7 +228,9 @@ fn judge_subject(s: &Subject<'_>) -> Judgement {
         explains.find_map(|explain| explain(s)).map(|why| (*class, why))
     });
     let (class, why) = explained.expect("the registry's last explanation, mismatch's, explains every value");
-    Judgement::new(ValueVerdict::Mismatch, vec![off_golden(s, class, why)], true)
+    // Where no default decides the served mode, the value is wrong in either mode, but which one to write
+    // is not known: no fix.
+    Judgement::new(ValueVerdict::Mismatch, vec![off_golden(s, class, why)], s.open.is_none())
 }
 
 /// The finding of a value off its golden AL, of the class that explains it.
@@ -251,6 +253,26 @@ fn off_golden(s: &Subject<'_>, class: Class, why: String) -> Finding {
         short(&golden.file),
         golden.key,
     );
+    let head = if s.embedded {
+        format!("{head} (alsim's embedded curve: the repository's golden curves hold none for this drafter)")
+    } else {
+        head
+    };
+    // Every message says which mode the value was judged in and why (a stated setting, a versioned default).
+    let head = if s.open.is_none() && !head.contains(&pin.mode.text) {
+        format!("{head}; it serves {} ({})", s.resolved.curve.mode(), pin.mode.text)
+    } else {
+        head
+    };
+    let head = match &s.open {
+        Some(open) => format!(
+            "{head}; no default decides the served mode: {}{}; {}",
+            open.mode.why,
+            assumption::other_value(open),
+            open.mode.decides
+        ),
+        None => head,
+    };
     let head = match &golden.expected_rates {
         Some(list) => format!("{head}; the golden chain to write is {}", rates::shown(list)),
         None => head,
@@ -307,7 +329,7 @@ pub(crate) mod testing {
     /// The subject of `pin`, which must resolve.
     pub(crate) fn subject(pin: Pin) -> Subject<'static> {
         let pin: &'static Pin = Box::leak(Box::new(pin));
-        match subject::resolve(pin, subject::golden_key(pin, curves()).as_deref(), curves()) {
+        match subject::resolve(pin, subject::golden_key(pin, curves()).as_deref(), curves(), None) {
             Resolution::Subject(s) => *s,
             _ => panic!("the test pin does not resolve"),
         }

@@ -22,6 +22,12 @@ use crate::curve::{Curve, ThinkingMode};
 use crate::pins::resolve::lookup::{files_for, short};
 use crate::pins::resolve::subject::Subject;
 
+/// The draft sampling a file was collected with: one that records none was collected greedily (engines
+/// draft greedily by default).
+fn sampling(f: &crate::curve::CurveFile) -> &str {
+    f.provenance.draft_sampling.as_deref().unwrap_or("greedy")
+}
+
 /// A value another curve file of the same model (another drafter, another sampling) holds at k.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     let mode = s.resolved.curve.mode();
@@ -31,9 +37,10 @@ pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     for file in others {
         for curve in file.curves.iter().filter(|c| c.model() == s.query.model && same_mode(c)) {
             if curve.al(s.range.k).is_ok_and(|al| s.matches(al)) {
-                let what = match (&file.provenance.draft_sampling, &s.resolved.file.provenance.draft_sampling) {
-                    (a, b) if a != b => format!("draft sampling {}", a.as_deref().unwrap_or("greedy")),
-                    _ => format!("file {}", short(&file.origin)),
+                let what = if sampling(file) == sampling(s.resolved.file) {
+                    format!("file {}", short(&file.origin))
+                } else {
+                    format!("draft sampling {}", sampling(file))
                 };
                 return Some(format!(
                     "it is the value of another drafter's curve ({what}, {})",

@@ -1,25 +1,31 @@
 //! **Class 3** · error · `pins fix` mends it.
 //!
-//! The run serves one thinking mode but pins the other mode's value. Thinking and non-thinking prompts
-//! accept drafts very differently. The served mode is the one stated in the deployment, or, where
-//! nothing is stated, the engine's or model's documented default (several models default to thinking
-//! off), which decides as firmly as a stated mode: vLLM DeepSeek-V4 scripts that state no mode and pin
-//! 2.49 (the thinking_on value at k = 3) are errors, as vLLM serves DeepSeek-V4 non-thinking unless
-//! asked (2.97).
+//! The run serves one thinking mode but pins the other mode's value. Thinking and non-thinking
+//! prompts accept drafts very differently. The served mode is the one stated in the deployment, or,
+//! where nothing is stated, the default of whoever renders the prompt: the engine, the Dynamo
+//! frontend in front of it, or the model's chat template (`profiles/serving_defaults.csv`, each row
+//! citing its source). A default can change between versions: vLLM renders DeepSeek-V4 non-thinking
+//! before its commit 77434861904a (2026-08-04) and thinking at effort high from it. The entry's
+//! version is read from its image tag (a release, a build date) or from a date the repository
+//! states for that image (a changelog line). A default decides as firmly as a stated mode only
+//! where that version lies on one side of the change: a vLLM DeepSeek-V4 entry on a release below
+//! 0.27.0 that states no mode and pins 2.49 (the thinking_on value at k = 3) is an error, as it
+//! serves non-thinking (2.97). Where the version is not placed, or the benchmark client templates
+//! the prompt, see [`assumption`](#assumption).
 //!
 //! Reasoning effort belongs to the mode: where a golden file's header records the effort its
 //! thinking runs asked for (DeepSeek-V4's `"reasoning_effort": "high"`) and the deployment sets
-//! another (`SGLANG_DSV4_REASONING_EFFORT=max`, or `reasoning_effort` in its chat-template kwargs), no
-//! golden value exists for that run, whatever the pin holds. InferenceX's AMD `env.sh` ran `max`
+//! another (`SGLANG_DSV4_REASONING_EFFORT=max`, or `reasoning_effort` in its chat-template kwargs),
+//! no golden value exists for that run, whatever the pin holds. InferenceX's AMD `env.sh` ran `max`
 //! until commit a141bfc set `high`. Where either side records no effort, nothing is judged.
 //!
-//! Example (InferenceX): DeepSeek-V4 TensorRT-LLM recipes set `DYN_DEFAULT_THINKING_MODE: disabled` but
-//! pin `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.49` (AL 2.49, the thinking_on value at k = 3); the
-//! thinking_off value is AL 2.97. That repository allows this family on purpose.
+//! Example (InferenceX): DeepSeek-V4 TensorRT-LLM recipes set `DYN_DEFAULT_THINKING_MODE: disabled`
+//! but pin `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.49` (AL 2.49, the thinking_on value at k =
+//! 3); the thinking_off value is AL 2.97. That repository allows this family on purpose.
 //!
 //! Fix: pin the value of the mode the run serves, or state the mode in the recipe; run the effort
-//! the curve was collected at, or collect a curve at yours. Where the mismatch is deliberate, allow it
-//! with a reason (see [Allowing a finding](#allowing-a-finding)).
+//! the curve was collected at, or collect a curve at yours. Where the mismatch is deliberate, allow
+//! it with a reason (see [Allowing a finding](#allowing-a-finding)).
 //!
 //! Allow: `# alsim: allow wrong-thinking-mode -- REASON` at the end of the line the finding names, or
 //! alone on the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or

@@ -146,6 +146,8 @@ pub struct Entry {
     pub precision: Option<String>,
     /// `framework`.
     pub framework: Option<String>,
+    /// `image`: the container the entry runs, whose tag says the engine's version or build date.
+    pub image: Option<String>,
     /// `runner` label.
     pub runner: Option<String>,
     /// `multinode`.
@@ -188,6 +190,7 @@ pub(crate) fn read(rel: &str, text: &str, root: &Node) -> Option<Vec<Entry>> {
             model_prefix: text_of(value, "model-prefix"),
             precision: text_of(value, "precision"),
             framework: text_of(value, "framework"),
+            image: text_of(value, "image"),
             runner: text_of(value, "runner"),
             multinode: value.get("multinode").is_some_and(|n| n.value == Value::Bool(true)),
             points: Vec::new(),

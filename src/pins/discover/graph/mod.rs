@@ -508,6 +508,7 @@ fn inventory(graph: Graph, files: &Files) -> Inventory {
     let config_entries = graph.entries.clone();
     let entries = config_entries.len();
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
+    let image_lines = prose::image_lines(&graph);
     let (pins, mut observed) = assemble::assemble(graph);
     let mut inline_allows = AllowList::default();
     for (list, bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
@@ -525,6 +526,7 @@ fn inventory(graph: Graph, files: &Files) -> Inventory {
         tables: tables_found,
         inline_allows,
         files: files_seen,
+        image_lines,
     }
 }
 

@@ -1,12 +1,13 @@
 //! The lines a drift rule reads: the comments of the scripts that hold pins, and the prose lines (README,
-//! changelog) that name one such file.
+//! changelog) that name one such file; and the prose lines that name a config entry's image, where the
+//! repository states what an image is (resolve reads its build date there).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 
 use super::Graph;
-use crate::pins::observed::Observed;
+use crate::pins::observed::{ImageLine, Observed};
 use crate::pins::{Location, Pin};
 
 /// The comment lines of the scripts that hold pins, and the prose lines that name one such file: what
@@ -65,5 +66,59 @@ fn prose_file(f: &crate::pins::walk::TextFile, by_name: &ByName<'_>) -> Vec<Obse
             });
         }
     }
+    out
+}
+
+/// The prose lines that name an entry's image: by its tag (`nightly-311b3513…`), or by an engine commit the
+/// tag carries (`426e59f` in `nightly-dev-x86_64-cu13.0.1-426e59f`, as a changelog writes "vLLM 426e59f").
+/// A line is split into words once and each word looked up, so the cost does not grow with the images.
+pub(super) fn image_lines(graph: &Graph) -> Vec<ImageLine> {
+    let mut needles: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+    for image in graph.entries.iter().filter_map(|e| e.image.as_deref()) {
+        let tag = image.split('@').next().unwrap_or(image).rsplit(':').next().unwrap_or(image);
+        let commits = tag.split(['-', '_', '.']).filter(|w| w.len() >= 7 && w.bytes().all(|b| b.is_ascii_hexdigit()));
+        // A tag such as `v0.5.15` names no one image: only a tag with a commit or a date in it does.
+        for needle in
+            std::iter::once(tag).chain(commits).filter(|n| n.len() >= 7 && n.bytes().any(|b| b.is_ascii_digit()))
+        {
+            needles.entry(needle).or_default().insert(image);
+        }
+    }
+    if needles.is_empty() {
+        return Vec::new();
+    }
+    // A changelog kept as YAML (`perf-changelog.yaml`) is prose too.
+    let prose = |f: &crate::pins::walk::TextFile| {
+        f.kind == crate::pins::walk::FileKind::Prose
+            || f.rel.rsplit('/').next().is_some_and(|n| n.contains("changelog"))
+    };
+    let mut out: Vec<ImageLine> = graph
+        .files
+        .par_iter()
+        .filter(|(_, f)| prose(f))
+        .flat_map_iter(|(_, f)| {
+            let needles = &needles;
+            f.text.lines().enumerate().flat_map(move |(i, line)| {
+                let mut images: BTreeSet<&str> = BTreeSet::new();
+                // Every needle is 7 characters or more and holds a digit: most words are neither.
+                let candidate = |w: &str| w.len() >= 7 && w.bytes().any(|b| b.is_ascii_digit());
+                for word in
+                    line.split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c))).filter(|w| candidate(w))
+                {
+                    for part in std::iter::once(word).chain(word.split(['-', '_', '.'])).filter(|p| candidate(p)) {
+                        if let Some(named) = needles.get(part) {
+                            images.extend(named);
+                        }
+                    }
+                }
+                images.into_iter().map(move |image| ImageLine {
+                    at: Location::new(&f.rel, i + 1),
+                    image: image.to_string(),
+                    text: line.to_string(),
+                })
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.at, &a.image).cmp(&(&b.at, &b.image)));
     out
 }

@@ -1,0 +1,278 @@
+//! The thinking mode a pin's deployment serves where no file states one: who renders its prompts and at
+//! what version, read from the config entries that run it, decided by the serving-defaults table
+//! ([`crate::pins::thinking`]). A default the version places decides like a stated mode; one it does not
+//! place leaves both modes open ([`OpenMode`]), and so does a run whose prompts the client templates.
+
+use std::collections::HashMap;
+
+use crate::curve::ThinkingMode;
+use crate::diagnostic::Severity;
+use crate::engine::Engine;
+use crate::pins::discover::graph::config::{Entry, Point};
+use crate::pins::observed::ImageLine;
+use crate::pins::thinking::{self, Decision, EngineVersion, Renderer};
+use crate::pins::{Fact, How, Location, Mechanism, Pin};
+
+/// Why a pin's thinking mode stays open between both modes, and what would decide it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OpenMode {
+    /// Why no default decides (`vLLM image …: its tag states no release or build date`).
+    pub(crate) why: String,
+    /// What would decide (the image's build date, a stated mode).
+    pub(crate) decides: String,
+    /// A warning where a version would decide; a note where no server default can (client-templated runs).
+    pub(crate) severity: Severity,
+}
+
+/// The served mode of a pin, as far as the files and the table decide it.
+pub(crate) enum Served {
+    /// A file states it, or no golden key matched: the pin's own fact stands.
+    AsWritten,
+    /// A default decides it.
+    Default(Fact<ThinkingMode>),
+    /// Both modes stay open.
+    Open(OpenMode),
+}
+
+/// The entries and image statements discovery recorded, by name.
+pub(crate) struct Context<'a> {
+    entries: HashMap<&'a str, &'a Entry>,
+    image_lines: &'a [ImageLine],
+}
+
+impl<'a> Context<'a> {
+    pub(crate) fn new(entries: &'a [Entry], image_lines: &'a [ImageLine]) -> Context<'a> {
+        Context { entries: entries.iter().map(|e| (e.name.as_str(), e)).collect(), image_lines }
+    }
+
+    /// The served mode of `pin`, whose model matched the golden key `key`.
+    pub(crate) fn served(&self, pin: &Pin, key: &str) -> Served {
+        if pin.mode.value.is_some() {
+            return Served::AsWritten;
+        }
+        let entries: Vec<&Entry> =
+            pin.entries.iter().filter_map(|e| self.entries.get(e.name.as_str()).copied()).collect();
+        // A pin a master config writes is run by the point that writes it; any other by every speculative point.
+        let points: Vec<&Point> = entries
+            .iter()
+            .flat_map(|e| e.points.iter().filter(|p| p.speculative()))
+            .filter(|p| {
+                pin.mechanism != Mechanism::MasterConfig || p.settings.iter().any(|s| Some(s.line) == pin.location.line)
+            })
+            .collect();
+        let Some((renderer, rendered_by)) = renderer(&entries, &points, pin.engine.value) else {
+            return Served::AsWritten;
+        };
+        if renderer == Renderer::Client {
+            return Served::Open(OpenMode {
+                why: format!("{renderer} renders the prompt ({rendered_by})"),
+                decides: "no server default decides the mode; the golden curves were collected on real prompts".into(),
+                severity: Severity::Note,
+            });
+        }
+        let version = version(&entries, self.image_lines);
+        let at = entries.first().map(|e| Location::new(&e.file, e.line));
+        let by = if rendered_by.is_empty() { renderer.to_string() } else { format!("{renderer} ({rendered_by})") };
+        match thinking::decide(key, renderer, &version) {
+            Decision::Decided(row) => {
+                let versioned = if row.versioned() { format!("{}; ", version.text) } else { String::new() };
+                let by = if row.is_template() { format!("the model's chat template, as {by} applies it,") } else { by };
+                let text = format!("default: {by} serves {} ({versioned}{})", row.served(), row.cite());
+                Served::Default(Fact::known(row.mode, How::Default, text, at))
+            }
+            Decision::Open(rows) => {
+                let sides: Vec<String> =
+                    rows.iter().map(|r| format!("{} for {}", r.served(), r.range_text())).collect();
+                Served::Open(OpenMode {
+                    why: format!(
+                        "{by}'s default changed between versions ({}) and the version run is not placed ({})",
+                        sides.join("; "),
+                        version.text
+                    ),
+                    decides: format!(
+                        "what would decide: the image's release or build date stated in the repository, or a stated thinking mode ({})",
+                        rows.iter()
+                            .map(|r| format!("{}:{}", thinking::DEFAULTS_ORIGIN, r.line))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    severity: Severity::Warning,
+                })
+            }
+            Decision::Unknown => Served::AsWritten,
+        }
+    }
+}
+
+/// Who renders the prompts of `points` of `entries` for a pin read by `engine`: the benchmark client where
+/// every point is a fixed-length run (random-token prompts templated on the client and sent as plain
+/// completions), Dynamo's frontend where every entry is served through Dynamo (`framework: dynamo-…`), else
+/// the engine. With what placed it there (`framework dynamo-vllm`), for messages.
+pub(crate) fn renderer(entries: &[&Entry], points: &[&Point], engine: Option<Engine>) -> Option<(Renderer, String)> {
+    if !points.is_empty() && points.iter().all(|p| !p.agentic()) {
+        let scenario = &points[0].scenario;
+        return Some((Renderer::Client, format!("{scenario} runs send random-token prompts it templates")));
+    }
+    let frameworks: Vec<&str> = entries.iter().filter_map(|e| e.framework.as_deref()).collect();
+    if !frameworks.is_empty() && frameworks.len() == entries.len() && frameworks.iter().all(|f| f.starts_with("dynamo"))
+    {
+        return Some((Renderer::Dynamo, format!("framework {}", frameworks[0])));
+    }
+    engine.map(|e| (Renderer::Engine(e), String::new()))
+}
+
+/// The engine version `entries` run: their image's release or build date, or a build date a prose line of
+/// the repository states for it. Entries on several images have one version only where all agree.
+pub(crate) fn version(entries: &[&Entry], image_lines: &[ImageLine]) -> EngineVersion {
+    let mut images: Vec<&str> = entries.iter().filter_map(|e| e.image.as_deref()).collect();
+    images.sort_unstable();
+    images.dedup();
+    let versions: Vec<EngineVersion> = images
+        .iter()
+        .map(|image| {
+            let mut v = EngineVersion::of_image(image);
+            for line in image_lines.iter().filter(|l| l.image == *image) {
+                if v.date.is_some() || v.release.is_some() {
+                    break;
+                }
+                v = v.dated_by(&line.text, &line.at.to_string());
+            }
+            v
+        })
+        .collect();
+    match versions.as_slice() {
+        [] => EngineVersion { text: "no config entry names the image it runs".into(), ..EngineVersion::default() },
+        [one] => one.clone(),
+        [first, rest @ ..] if rest.iter().all(|v| (v.release, v.date) == (first.release, first.date)) => first.clone(),
+        _ => EngineVersion {
+            text: format!("entries on {} images ({})", images.len(), images.join(", ")),
+            ..EngineVersion::default()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pins::discover::graph::config::{Setting, Shape};
+    use crate::pins::rules::testing::pin;
+    use crate::pins::{EntryRef, Knob};
+
+    /// An entry of `framework` on `image` whose one speculative point runs `scenario` and writes a
+    /// setting at line 20 of the master config.
+    fn entry(name: &str, framework: &str, image: &str, scenario: &str) -> Entry {
+        let setting = Setting { key: "SYNTHETIC_ACCEPTANCE_LENGTH".into(), value: "2.49".into(), line: 20, span: None };
+        Entry {
+            name: name.into(),
+            file: "configs/master.yaml".into(),
+            line: 10,
+            model: Some("deepseek-ai/DeepSeek-V4-Pro".into()),
+            model_prefix: Some("dsv4".into()),
+            precision: Some("fp4".into()),
+            framework: Some(framework.into()),
+            image: Some(image.into()),
+            runner: None,
+            multinode: false,
+            points: vec![Point {
+                scenario: scenario.into(),
+                spec: Some("mtp".into()),
+                settings: vec![setting],
+                line: 20,
+                shape: Shape::default(),
+            }],
+        }
+    }
+
+    /// A DeepSeek-V4 pin of `engine` that states no mode, run by `entry`.
+    fn dsv4_pin(engine: Engine, entry: &Entry) -> Pin {
+        let mut p = pin(2.49, 3, ThinkingMode::On);
+        p.mode = Fact::unresolved("no thinking setting in this script");
+        p.engine.value = Some(engine);
+        p.model.value = Some("deepseek-ai/DeepSeek-V4-Pro".into());
+        p.entries = vec![EntryRef { name: entry.name.clone(), at: Location::new(&entry.file, entry.line) }];
+        p
+    }
+
+    fn served(entry: &Entry, engine: Engine, lines: &[ImageLine]) -> Served {
+        let entries = [entry.clone()];
+        Context::new(&entries, lines).served(&dsv4_pin(engine, entry), "deepseek-v4-pro")
+    }
+
+    fn mode(s: &Served) -> Option<ThinkingMode> {
+        match s {
+            Served::Default(f) => f.value,
+            _ => None,
+        }
+    }
+
+    /// The snapshot's DeepSeek-V4 entries, by the general rule: who renders, and the version their image
+    /// or the repository states.
+    #[test]
+    fn the_renderer_and_its_version_decide_the_default() {
+        // vLLM on a release before the change serves non-thinking, and says which image and row decided.
+        let old = served(&entry("old", "vllm", "vllm/vllm-openai:v0.26.0", "agentic-coding"), Engine::Vllm, &[]);
+        assert_eq!(mode(&old), Some(ThinkingMode::Off));
+        let Served::Default(fact) = &old else { unreachable!() };
+        assert!(fact.text.contains("release 0.26.0") && fact.text.contains("serving_defaults.csv:"), "{}", fact.text);
+        assert_eq!(fact.at, Some(Location::new("configs/master.yaml", 10)));
+        // A commit-only nightly: undecided, naming both sides, until a changelog line dates it.
+        let nightly = entry("new", "vllm", "vllm/vllm-openai-rocm:nightly-311b3513af33bc29", "agentic-coding");
+        let Served::Open(open) = served(&nightly, Engine::Vllm, &[]) else {
+            panic!("an undated nightly decides nothing")
+        };
+        assert_eq!(open.severity, Severity::Warning);
+        assert!(
+            open.why.contains("thinking_off for releases below 0.27.0") && open.why.contains("from 0.28.0"),
+            "{}",
+            open.why
+        );
+        let line = ImageLine {
+            at: Location::new("perf-changelog.yaml", 7),
+            image: nightly.image.clone().unwrap(),
+            text: "Repin the image to the 2026-08-17 ROCm nightly (nightly-311b3513af33bc29).".into(),
+        };
+        let dated = served(&nightly, Engine::Vllm, &[line]);
+        assert_eq!(mode(&dated), Some(ThinkingMode::On));
+        let Served::Default(fact) = &dated else { unreachable!() };
+        assert!(fact.text.contains("built 2026-08-17 as perf-changelog.yaml:7 states"), "{}", fact.text);
+        // ATOM renders with the checkpoint's encoder; Dynamo's frontend renders whatever the vLLM image.
+        let atom = entry("atom", "atom", "rocm/atom-dev:nightly_202607231538", "agentic-coding");
+        assert_eq!(mode(&served(&atom, Engine::Atom, &[])), Some(ThinkingMode::On));
+        let dynamo = entry("dyn", "dynamo-vllm", "vllm/vllm-openai:v0.26.0", "agentic-coding");
+        assert_eq!(mode(&served(&dynamo, Engine::Vllm, &[])), Some(ThinkingMode::On));
+        // Fixed-length runs: the client templates random tokens, so no server default decides (a note).
+        let fixed = entry("fixed", "vllm", "vllm/vllm-openai:v0.26.0", "fixed-seq-len");
+        let Served::Open(open) = served(&fixed, Engine::Vllm, &[]) else { panic!("client-templated") };
+        assert_eq!(open.severity, Severity::Note);
+        // A stated mode stands; a model with no known default is left as written.
+        let mut stated = dsv4_pin(Engine::Vllm, &fixed);
+        stated.mode = Fact::known(ThinkingMode::On, How::Literal, "SGLANG_DEFAULT_THINKING=1", None);
+        let entries = [fixed.clone()];
+        assert!(matches!(Context::new(&entries, &[]).served(&stated, "deepseek-v4-pro"), Served::AsWritten));
+        let minimax = dsv4_pin(Engine::Vllm, &entry("old", "vllm", "vllm/vllm-openai:v0.26.0", "agentic-coding"));
+        assert!(matches!(Context::new(&entries, &[]).served(&minimax, "minimax-m3"), Served::AsWritten));
+    }
+
+    /// A pin a master config writes is run by the point that writes it: a fixed-length point of an entry
+    /// with agentic points too is client-templated, and the entry's other pins are not.
+    #[test]
+    fn a_master_config_pin_is_run_by_its_own_point() {
+        let mut e = entry("mixed", "vllm", "vllm/vllm-openai:v0.26.0", "fixed-seq-len");
+        let mut agentic = e.points[0].clone();
+        agentic.scenario = "agentic-coding".into();
+        agentic.settings[0].line = 30;
+        e.points.push(agentic);
+        let entries = [e.clone()];
+        let context = Context::new(&entries, &[]);
+        let mut p = dsv4_pin(Engine::Vllm, &e);
+        p.mechanism = Mechanism::MasterConfig;
+        p.knob = Knob::InjectedLength;
+        p.location = Location::new("configs/master.yaml", 20);
+        assert!(matches!(
+            context.served(&p, "deepseek-v4-pro"),
+            Served::Open(OpenMode { severity: Severity::Note, .. })
+        ));
+        p.location = Location::new("configs/master.yaml", 30);
+        assert!(matches!(context.served(&p, "deepseek-v4-pro"), Served::Default(_)));
+    }
+}
