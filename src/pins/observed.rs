@@ -48,12 +48,19 @@ pub(crate) enum Observed {
     Prose { at: Location, text: String, file: String },
     /// A lookup-table `case` with no arm for an entry's values (`subject`: the case word, `k`: the values).
     TableArmMissing { at: Location, entry: String, entry_at: String, subject: String, k: String },
+    /// A lookup-table `case` with no arm for the values an entry runs a model the table serves at, where
+    /// only the table's guard keeps that entry (its `scenario`) out today.
+    TableFallThrough { at: Location, entry: String, entry_at: String, scenario: String, subject: String, k: String },
     /// A pin read from a lookup table that holds no value for it (`value`: as read, `table`: where).
     TableValueMissing { at: Location, value: String, table: String },
     /// An agentic spec-decoding entry whose recipe pins nothing.
     RecipeWithoutPin { at: Location, entry: String, entry_at: String, recipe: String },
     /// An agentic spec-decoding entry whose launch script configures speculation (`spec`) and pins nothing.
     ScriptWithoutPin { at: Location, entry: String, entry_at: String, script: String, spec: String },
+    /// An agentic spec-decoding entry served by shared launch code that configures its engine's speculation
+    /// at `at` while no file on the path (`path`: each file named by the one before) writes a knob the
+    /// engine reads (`knobs`).
+    SharedCodeWithoutPin { at: Location, entry: String, entry_at: String, engine: String, knobs: String, path: String },
     /// An entry's `EVAL_CONFIG_FILE` twin the repository does not hold.
     EvalTwinMissing { at: Location, twin: String, entry: String },
     /// An entry's `CONFIG_FILE` recipe the repository does not hold.

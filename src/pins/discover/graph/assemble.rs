@@ -211,10 +211,89 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
             }
         }
     }
+    missing.extend(latent_fall_through(graph, script, &out, &missing));
     if let Some(first) = out.first_mut() {
         first.missing = missing;
     } else if !missing.is_empty() {
         out.push(TableSelection { arm: (u32::MAX, u32::MAX), jobs: Vec::new(), missing });
+    }
+    out
+}
+
+/// A table's fall-through that no entry takes today but one is a setting away from: an entry of a model
+/// and framework the table serves (some entry selects an arm with them) that runs this model at a value
+/// no arm matches, kept out of the table only by its guard (another scenario, `IS_AGENTIC` unset). An
+/// agentic run of that model at that k falls back to real acceptance.
+fn latent_fall_through(
+    graph: &Graph,
+    script: &Script,
+    served: &[TableSelection],
+    missing: &[Observed],
+) -> Vec<Observed> {
+    let served: BTreeSet<(&str, Option<&str>)> = served
+        .iter()
+        .flat_map(|s| &s.jobs)
+        .filter_map(|(entry, _)| graph.entries.iter().find(|e| e.name == entry.name))
+        .filter_map(|e| Some((e.model.as_deref()?, e.framework.as_deref())))
+        .collect();
+    if served.is_empty() {
+        return Vec::new();
+    }
+    let taken: BTreeSet<(usize, &str)> = missing
+        .iter()
+        .filter_map(|m| match m {
+            Observed::TableArmMissing { at, k, .. } => Some((at.line.unwrap_or(0), k.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut said = BTreeSet::new();
+    for (ci, choice) in script.choices.iter().enumerate() {
+        let ConditionalKind::Case { subject } = &choice.kind else { continue };
+        let Some(inside) = script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == ci as u32)) else { continue };
+        let mut outer = inside.ctx.clone();
+        outer.arms.retain(|a| a.0 != ci as u32);
+        let vars: Vec<&str> = subject
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                crate::bash::Part::Var { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        if vars.is_empty() || outer.eval == Some(true) {
+            continue;
+        }
+        for entry in &graph.entries {
+            let (Some(model), framework) = (entry.model.as_deref(), entry.framework.as_deref()) else { continue };
+            if !served.contains(&(model, framework)) {
+                continue;
+            }
+            for point in entry.points.iter().filter(|p| p.speculative() && vars.iter().any(|v| p.get(v).is_some())) {
+                let env = super::job_env(entry, point, None);
+                if !vars.iter().all(|v| env.contains_key(*v)) {
+                    continue;
+                }
+                let r = Resolver { script, scripts: &graph.scripts, tables: &graph.tables, env: &env };
+                let Some(text) = r.word(subject, &outer, inside.line, 0).into_iter().find_map(|v| v.value) else {
+                    continue;
+                };
+                let matched = choice.arms.iter().any(|a| {
+                    a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, &text)))
+                });
+                if matched || taken.contains(&(subject.line, text.as_str())) || !said.insert((ci, text.clone())) {
+                    continue;
+                }
+                out.push(Observed::TableFallThrough {
+                    at: Location::new(&script.rel, subject.line),
+                    entry: entry.name.clone(),
+                    entry_at: Location::new(&entry.file, point.line).to_string(),
+                    scenario: point.scenario.clone(),
+                    subject: subject.raw.clone(),
+                    k: text,
+                });
+            }
+        }
     }
     out
 }
@@ -517,6 +596,12 @@ fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
             continue;
         }
         if entry.multinode {
+            if point.get("SYNTHETIC_ACCEPTANCE_LENGTH").is_none()
+                && let Some(found) = shared_code_without_pin(graph, index, &eref)
+                && reported.insert((found.0.clone(), "missing"))
+            {
+                observed.push(found.1);
+            }
             continue;
         }
         let at = Location::new(&entry.file, point.line);
@@ -560,6 +645,45 @@ fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
             }
         }
     }
+}
+
+/// A multi-node job served by shared launch code (no recipe): the path its multi-node script starts, when
+/// a file on it configures the engine's speculation and none writes a knob the engine reads.
+fn shared_code_without_pin(graph: &Graph, index: usize, eref: &EntryRef) -> Option<(Location, Observed)> {
+    use super::path;
+    let entry = graph.entry(&graph.jobs[index]);
+    let (start, _) = graph.launch[index].as_ref()?.multi_node.as_ref()?;
+    let engine = path::engine_of_framework(entry.framework.as_deref()?)?;
+    let hops = path::reached(start, &graph.files);
+    let knobs = path::knobs_read(engine);
+    let text = |rel: &str| graph.files.get(rel).copied();
+    if hops.iter().filter_map(|h| text(&h.file)).any(|f| path::first_line_with(f, &knobs).is_some()) {
+        return None;
+    }
+    let (file, line) = hops
+        .iter()
+        .find_map(|h| Some((h.file.as_str(), path::first_line_with(text(&h.file)?, path::k_settings(engine))?)))?;
+    let at = Location::new(file, line);
+    // The path back to the start, each file through the one that named it.
+    let mut steps = vec![file.to_string()];
+    let mut cur = file;
+    while let Some(by) = hops.iter().find(|h| h.file == cur).and_then(|h| h.named_at.as_ref()) {
+        if steps.len() > hops.len() {
+            break;
+        }
+        steps.push(by.file.clone());
+        cur = &by.file;
+    }
+    steps.reverse();
+    let observed = Observed::SharedCodeWithoutPin {
+        at: at.clone(),
+        entry: entry.name.clone(),
+        entry_at: eref.at.to_string(),
+        engine: engine.display_name().to_string(),
+        knobs: knobs.join(", "),
+        path: steps.join(" → "),
+    };
+    Some((at, observed))
 }
 
 /// A script's model, when no entry runs it: the model of an entry whose `model-prefix` starts its name.
