@@ -261,7 +261,7 @@ fn latent_fall_through(
                 _ => None,
             })
             .collect();
-        if vars.is_empty() || outer.eval == Some(true) {
+        if vars.is_empty() || outer.eval == Some(true) || !explicit_fall_through(script, ci as u32) {
             continue;
         }
         for entry in &graph.entries {
@@ -296,6 +296,49 @@ fn latent_fall_through(
         }
     }
     out
+}
+
+/// Whether the script acts on a lookup that comes out empty: a statement in the arm of a test on the
+/// variable the `case` (choice `ci`) assigns that runs when it is empty (`if [[ -n "$AL" ]] … else echo
+/// "falling back to real acceptance"`, `if [[ -z "$AL" ]]`). Such a path is the script's own statement
+/// that some k falls back, not a table that merely ends.
+fn explicit_fall_through(script: &Script, ci: u32) -> bool {
+    use crate::bash::{Cond, StmtKind, TestOp};
+    let results: BTreeSet<&str> = script
+        .stmts
+        .iter()
+        .filter(|s| s.ctx.arms.iter().any(|a| a.0 == ci))
+        .filter_map(|s| match &s.kind {
+            StmtKind::Assign(a) => Some(a.name.as_str()),
+            StmtKind::Command(_) => None,
+        })
+        .collect();
+    // `-z "$AL"` holds when the lookup is empty, as does `! -n "$AL"`.
+    let holds_when_empty = |cond: &Cond| -> Option<bool> {
+        let (test, negated) = match cond {
+            Cond::Test(t) => (t, false),
+            Cond::Not(inner) => match &**inner {
+                Cond::Test(t) => (t, true),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if !test.args.iter().any(|w| results.iter().any(|r| w.reads(r))) {
+            return None;
+        }
+        match test.op {
+            TestOp::Empty => Some(!negated),
+            TestOp::NonEmpty => Some(negated),
+            _ => None,
+        }
+    };
+    script.choices.iter().enumerate().filter(|(_, c)| matches!(c.kind, ConditionalKind::If)).any(|(i, choice)| {
+        let empty_arm = choice.arms.iter().enumerate().find_map(|(a, arm)| match &arm.cond {
+            Some(cond) => holds_when_empty(cond).map(|empty| if empty { a } else { a + 1 }),
+            None => None,
+        });
+        empty_arm.is_some_and(|a| script.stmts.iter().any(|s| s.ctx.arms.contains(&(i as u32, a as u32))))
+    })
 }
 
 /// Jobs that run a recipe (its `CONFIG_FILE`), with their launcher facts.
