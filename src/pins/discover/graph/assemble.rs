@@ -148,6 +148,7 @@ struct TableSelection {
 fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
     let mut out: Vec<TableSelection> = Vec::new();
     let mut missing = Vec::new();
+    let mut paths = BTreeMap::new();
     for (ci, choice) in script.choices.iter().enumerate() {
         let ConditionalKind::Case { subject } = &choice.kind else { continue };
         let vars: Vec<String> = subject
@@ -164,10 +165,11 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
         if vars.is_empty() || outer.eval == Some(true) {
             continue;
         }
-        for job in &graph.jobs {
+        for (index, job) in graph.jobs.iter().enumerate() {
             let point = graph.point(job);
             if !point.agentic()
                 || !point.speculative()
+                || !on_launch_path(graph, index, &script.rel, &mut paths)
                 || !vars.iter().all(|v| job.env.contains_key(v))
                 || !vars.iter().any(|v| point.get(v).is_some())
             {
@@ -218,6 +220,17 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
         out.push(TableSelection { arm: (u32::MAX, u32::MAX), jobs: Vec::new(), missing });
     }
     out
+}
+
+/// Whether job `index` can reach the script at `rel`: a job served by shared launch code reaches only the
+/// files its multi-node script's path names (`paths` caches each start's path); any other job is taken
+/// to reach it, as its variables select the table.
+fn on_launch_path<'g>(graph: &'g Graph, index: usize, rel: &str, paths: &mut BTreeMap<&'g str, Vec<String>>) -> bool {
+    let Some((start, _)) = graph.launch[index].as_ref().and_then(|l| l.multi_node.as_ref()) else { return true };
+    let path = paths
+        .entry(start.as_str())
+        .or_insert_with(|| super::path::reached(start, &graph.files).into_iter().map(|h| h.file).collect());
+    path.iter().any(|f| f == rel)
 }
 
 /// A table's fall-through that no entry takes today but one is a setting away from: an entry of a model

@@ -1,0 +1,96 @@
+//! `alsim pins check` along the whole launch path (issue 40), on `tests/fixtures/launchrepo/`: entries
+//! served by shared launch code through `$(bash …)`, `sbatch`, a batch script and `source`, each case a
+//! planted finding and its twin (the fixture copied to a scratch folder and fixed there as a user would).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::pins::check_json;
+use crate::pins_cli::copy_dir;
+
+const SERVER: &str = "benchmarks/multi_node/shared/server_sglang.sh";
+const TABLE: &str = "benchmarks/multi_node/tabled/server_table.sh";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/launchrepo")
+}
+
+fn check(repo: &Path) -> Value {
+    check_json(&["pins", "check", repo.to_str().unwrap(), "--format", "json"]).1
+}
+
+/// The fixture in a scratch folder with `file`'s `from` replaced by `to` (which must occur).
+fn edited(file: &str, from: &str, to: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    let path = dir.path().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} has no {from:?}");
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    dir
+}
+
+/// The messages of `class` findings in `file`, with their lines.
+fn findings(report: &Value, file: &str, class: &str) -> Vec<(u64, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["location"]["file"] == file && f["class"] == class)
+        .map(|f| (f["location"]["line"].as_u64().unwrap(), f["message"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+fn line_of(file: &str, needle: &str) -> u64 {
+    let text = std::fs::read_to_string(fixture().join(file)).unwrap();
+    text.lines().position(|l| l.contains(needle) && !l.trim_start().starts_with('#')).unwrap() as u64 + 1
+}
+
+#[test]
+fn shared_launch_code_that_pins_nothing_the_engine_reads_is_a_missing_pin() {
+    let report = check(&fixture());
+    let found = findings(&report, SERVER, "missing-pin");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(SERVER, "--speculative-algorithm"), "at the line configuring SGLang's k");
+    // The path is named file by file, from the entry's script to the engine's server script, and the knob
+    // the engine reads is named: the vLLM server on the same path writes vLLM's, which hides nothing.
+    for hop in ["agentic/zeta_fp4_mx_sglang-disagg.sh", "shared/submit.sh", "shared/job.slurm", "shared/server.sh"] {
+        assert!(message.contains(hop), "{message}");
+    }
+    assert!(message.contains("mx-sglang-disagg-agentic") && message.contains("SGLANG_SIMULATE_ACC_LEN"), "{message}");
+    assert!(message.contains("real acceptance"), "{message}");
+    assert_eq!(report["summary"]["errors_by_class"]["missing-pin"], 2, "{}", report["summary"]);
+
+    // The twin: the server script pins SGLang's acceptance (out of eval runs); nothing is missing.
+    let pinned = edited(
+        SERVER,
+        "python3 -m sglang.launch_server",
+        "if [[ \"${EVAL_ONLY:-false}\" != \"true\" ]]; then\n    export SGLANG_SIMULATE_ACC_LEN=2.5 SGLANG_SIMULATE_ACC_METHOD=match-expected SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\nfi\npython3 -m sglang.launch_server",
+    );
+    let report = check(pinned.path());
+    assert_eq!(findings(&report, SERVER, "missing-pin"), [], "{}", report["findings"]);
+}
+
+#[test]
+fn a_table_that_says_it_falls_back_is_reported_for_the_k_an_entry_runs_its_model_at() {
+    let report = check(&fixture());
+    let found = findings(&report, TABLE, "missing-pin");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(TABLE, "case \"${MODEL_NAME}"));
+    assert!(message.contains("Tau-MoE:1") && message.contains("tb-sglang-disagg-fixed"), "{message}");
+    assert!(message.contains("falls back to real acceptance"), "{message}");
+    // k 3 has its arm; the entry served by the other path (Zeta) never reaches this table.
+    assert!(!message.contains(":3") && !report.to_string().contains("Zeta-MoE:3"), "{message}");
+
+    // The twin: k 1 wired, nothing falls back.
+    let wired = edited(TABLE, "        Tau*:3)", "        Tau*:1) GOLDEN_AL=1.80 ;;\n        Tau*:3)");
+    assert_eq!(findings(&check(wired.path()), TABLE, "missing-pin"), []);
+    // A table that merely ends, saying nothing of the other k, is not one the script says falls back.
+    let silent = edited(
+        TABLE,
+        "    else\n        echo \"WARNING: no golden AL for ${MODEL_NAME} at k ${DECODE_MTP_SIZE}: real acceptance\" >&2\n",
+        "",
+    );
+    assert_eq!(findings(&check(silent.path()), TABLE, "missing-pin"), []);
+}
