@@ -94,3 +94,27 @@ fn a_table_that_says_it_falls_back_is_reported_for_the_k_an_entry_runs_its_model
     );
     assert_eq!(findings(&check(silent.path()), TABLE, "missing-pin"), []);
 }
+
+#[test]
+fn a_pin_exported_on_the_host_reaches_a_containerized_engine_only_if_the_container_is_given_it() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/ct_fp8_mx.sh";
+    let report = check(&fixture());
+    let found = findings(&report, SCRIPT, "never-passed");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(SCRIPT, "export SGLANG_SIMULATE_ACC_LEN"));
+    assert!(message.contains(&format!("{SCRIPT}:{}", line_of(SCRIPT, "docker run"))), "{message}");
+    assert!(message.contains("docker run") && message.contains("never sees it"), "{message}");
+
+    // Handed in, by name or as an env file the check cannot read: passed.
+    for given in [
+        "-e SGLANG_SIMULATE_ACC_LEN -e SGLANG_SIMULATE_ACC_METHOD",
+        "--env=SGLANG_SIMULATE_ACC_LEN",
+        "--env-file ./sim.env",
+    ] {
+        let forwarded = edited(SCRIPT, "docker run --rm", &format!("docker run --rm {given}"));
+        assert_eq!(findings(&check(forwarded.path()), SCRIPT, "never-passed"), [], "{given}");
+    }
+    // A different variable handed in does not pass this one.
+    let other = edited(SCRIPT, "docker run --rm", "docker run --rm -e SGLANG_SIMULATE_ACC_METHOD");
+    assert_eq!(findings(&check(other.path()), SCRIPT, "never-passed").len(), 1);
+}

@@ -33,6 +33,9 @@ pub(crate) enum Observed {
     VariableUnused { at: Location, name: String, value: String },
     /// An environment knob assigned and never exported.
     NotExported { at: Location, name: String },
+    /// An environment knob exported on the host while the engine starts in a container (`tool`, started at
+    /// `container`) whose command line does not hand it in.
+    NotForwarded { at: Location, name: String, container: Location, tool: String },
     /// A carrier variable holding the knob that nothing passes on.
     CarrierUnused { at: Location, carrier: String },
     /// `SGLANG_SIMULATE_ACC_LEN` written without the `missing` companions of its triple (`environment`:
