@@ -64,6 +64,16 @@ pub(crate) enum Observed {
     /// at `at` while no file on the path (`path`: each file named by the one before) writes a knob the
     /// engine reads (`knobs`).
     SharedCodeWithoutPin { at: Location, entry: String, entry_at: String, engine: String, knobs: String, path: String },
+    /// An agentic spec-decoding entry whose launch script spells pin knobs, none of which reaches the entry
+    /// in a form its `engine` reads (`knobs`).
+    ScriptWithoutEnginePin {
+        at: Location,
+        entry: String,
+        entry_at: String,
+        script: String,
+        engine: String,
+        knobs: String,
+    },
     /// An entry's `EVAL_CONFIG_FILE` twin the repository does not hold.
     EvalTwinMissing { at: Location, twin: String, entry: String },
     /// An entry's `CONFIG_FILE` recipe the repository does not hold.

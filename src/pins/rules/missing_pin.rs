@@ -28,6 +28,9 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
         Observed::ScriptWithoutPin { at, entry, entry_at, script, spec } => {
             Some(agentic_script(at.clone(), entry, entry_at, script, spec))
         }
+        Observed::ScriptWithoutEnginePin { at, entry, entry_at, script, engine, knobs } => {
+            Some(engine_pin(at.clone(), entry, entry_at, script, engine, knobs))
+        }
         Observed::SharedCodeWithoutPin { at, entry, entry_at, engine, knobs, path } => {
             Some(shared_code(at.clone(), entry, entry_at, engine, knobs, path))
         }
@@ -97,6 +100,24 @@ pub(crate) fn agentic_script(at: Location, entry: &str, entry_at: &str, script: 
     )
 }
 
+/// An agentic entry whose script spells pin knobs but none `engine` reads (`knobs`) for it.
+pub(crate) fn engine_pin(
+    at: Location,
+    entry: &str,
+    entry_at: &str,
+    script: &str,
+    engine: &str,
+    knobs: &str,
+) -> Finding {
+    Finding::new(
+        Class::MissingPin,
+        at,
+        format!(
+            "entry {entry} ({entry_at}) runs {script} on {engine}, which reads its pin from {knobs}; the knobs the script writes are not that, or do not reach this entry: no pin, this agentic run measures real acceptance"
+        ),
+    )
+}
+
 /// An agentic entry whose shared launch code (`path`) configures `engine`'s speculation at `at` and
 /// writes none of the `knobs` it reads.
 pub(crate) fn shared_code(at: Location, entry: &str, entry_at: &str, engine: &str, knobs: &str, path: &str) -> Finding {
@@ -122,6 +143,7 @@ mod tests {
             table_fall_through(at.clone(), "e", "c.yaml:4", "fixed-seq-len", "K", "1"),
             agentic_recipe(at.clone(), "e", "c.yaml:4", "r.yaml"),
             agentic_script(at.clone(), "e", "c.yaml:4", "a.sh", "mtp"),
+            engine_pin(at.clone(), "e", "c.yaml:4", "a.sh", "vLLM", "synthetic_acceptance_length"),
             shared_code(at, "e", "c.yaml:4", "SGLang", "SGLANG_SIMULATE_ACC_LEN", "a.sh → b.sh"),
         ];
         assert!(findings.iter().all(|f| f.class == Class::MissingPin && f.message.contains("real acceptance")));

@@ -23,7 +23,7 @@ pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Observed>) {
     script_pins(&graph, &mut pins, &mut observed);
     recipe_pins(&graph, &mut pins, &mut observed);
     injected_pins(&graph, &mut pins, &mut observed);
-    missing_and_twins(&graph, &mut observed);
+    missing_and_twins(&graph, &pins, &mut observed);
     for pin in &mut pins {
         if pin.entries.is_empty() && pin.model.value.is_none() {
             model_from_prefix(&graph, pin);
@@ -603,7 +603,7 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed
 
 /// Agentic spec-decoding jobs whose script or recipe pins nothing, targets the repository does not hold,
 /// and eval twins that carry a pin.
-fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
+fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) {
     let mut reported = BTreeSet::new();
     // A script's statement facts do not depend on the job: read once per script, not once per job.
     let mut prepared: BTreeMap<&str, sites::PreparedScript> = BTreeMap::new();
@@ -683,18 +683,38 @@ fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
             }
             Some((path, _)) => {
                 let Some(script) = graph.script(path) else { continue };
-                if !graph.shell_knobs.contains(path.as_str()) {
+                // A knob's spelling in the text (a comment, another engine's knob) makes the script a
+                // candidate, not a pinned one: what decides is a pin reaching this entry that its engine
+                // reads.
+                let engine = entry.framework.as_deref().and_then(super::path::engine_of_framework);
+                let pinned = pins.iter().any(|p| {
+                    p.entries.iter().any(|e| e.name == entry.name)
+                        && (engine.is_none() || p.knob.engine().is_none_or(|e| Some(e) == engine))
+                });
+                if !graph.shell_knobs.contains(path.as_str()) || !pinned {
                     let facts = prepared.entry(path.as_str()).or_insert_with(|| sites::PreparedScript::new(script));
                     let d = sites::discover(script, facts, graph.scripts(), &graph.tables, &job.env);
                     let loc = Location::new(path, d.spec_line.unwrap_or(1));
                     if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
                         let spec = point.spec.as_deref().unwrap_or("?");
-                        observed.push(Observed::ScriptWithoutPin {
-                            at: loc,
-                            entry: entry.name.clone(),
-                            entry_at: eref.at.to_string(),
-                            script: path.clone(),
-                            spec: spec.to_string(),
+                        let (entry_name, entry_at) = (entry.name.clone(), eref.at.to_string());
+                        observed.push(match engine.filter(|_| graph.shell_knobs.contains(path.as_str())) {
+                            // It spells knobs, none of which its engine reads for this entry.
+                            Some(engine) => Observed::ScriptWithoutEnginePin {
+                                at: loc,
+                                entry: entry_name,
+                                entry_at,
+                                script: path.clone(),
+                                engine: engine.display_name().to_string(),
+                                knobs: super::path::knobs_read(engine).join(", "),
+                            },
+                            None => Observed::ScriptWithoutPin {
+                                at: loc,
+                                entry: entry_name,
+                                entry_at,
+                                script: path.clone(),
+                                spec: spec.to_string(),
+                            },
                         });
                     }
                 }
