@@ -144,3 +144,18 @@ fn a_pin_spelled_for_another_engine_or_only_in_a_comment_leaves_the_run_unpinned
     );
     assert_eq!(findings(&check(pinned.path()), SCRIPT, "missing-pin"), []);
 }
+
+#[test]
+fn a_guard_through_a_variable_eval_only_decides_keeps_the_pin_out_of_eval_runs() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/eg_fp8_mx.sh";
+    let report = check(&fixture());
+    assert_eq!(findings(&report, SCRIPT, "eval-leak"), []);
+    let pin = report["pins"].as_array().unwrap().iter().find(|p| p["location"]["file"] == SCRIPT).unwrap();
+    assert_eq!(pin["eval"]["value"], "guarded");
+    assert!(pin["eval"]["text"].as_str().unwrap().contains("SIMULATE"), "{}", pin["eval"]);
+
+    // The twin: EVAL_ONLY no longer changes the variable, so the pin reaches eval runs.
+    let leaking = edited(SCRIPT, "    SIMULATE=0", "    echo eval");
+    let found = findings(&check(leaking.path()), SCRIPT, "eval-leak");
+    assert_eq!(found.len(), 1, "{found:?}");
+}

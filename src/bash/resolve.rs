@@ -332,7 +332,10 @@ impl Resolver<'_> {
                 set.insert(*arm);
                 let arms = &self.script.choices[*choice as usize].arms;
                 let all = match &self.script.choices[*choice as usize].kind {
-                    ConditionalKind::If => set.len() == arms.len(),
+                    // An arm that runs only on the other side of EVAL_ONLY than the reader never runs here.
+                    ConditionalKind::If => {
+                        (0..arms.len()).all(|i| set.contains(&(i as u32)) || arm_excluded_by_eval(arms, i, ctx.eval))
+                    }
                     // Every arm assigns and one catches all: no path through the case keeps the earlier value.
                     ConditionalKind::Case { .. } => {
                         set.len() == arms.len()
@@ -717,6 +720,16 @@ impl Resolver<'_> {
             }
             _ => None,
         }
+    }
+}
+
+/// Whether arm `i` of an `if` chain can only run when `EVAL_ONLY` is the opposite of `eval`: its own
+/// condition says so, or (an `else`) an earlier condition failing does.
+fn arm_excluded_by_eval(arms: &[super::Arm], i: usize, eval: Option<bool>) -> bool {
+    let Some(e) = eval else { return false };
+    match &arms[i].cond {
+        Some(cond) => cond.implies_eval(!e),
+        None => arms[..i].iter().filter_map(|a| a.cond.as_ref()).any(|c| c.negation_implies_eval(!e)),
     }
 }
 

@@ -4,8 +4,9 @@
 use std::collections::BTreeSet;
 
 use super::written::Site;
+use crate::bash::resolve::Resolver;
 use crate::bash::word::{Part, Word};
-use crate::bash::{Script, Stmt, StmtKind};
+use crate::bash::{Cond, Script, Stmt, StmtKind};
 use crate::pins::observed::Observed;
 use crate::pins::{EvalRoute, Fact, How, Knob, Location, SGLANG_COMPANIONS};
 
@@ -174,11 +175,25 @@ pub(super) fn unpassed_variables(script: &Script) -> Vec<Observed> {
 
 /// Whether a site is kept out of eval runs: written only when EVAL_ONLY is not true, or its carrier is
 /// dropped for eval, or only read where EVAL_ONLY is not true.
-pub(super) fn eval_guard(script: &Script, stmt: &Stmt, site: &Site) -> Fact<EvalRoute> {
+pub(super) fn eval_guard(r: &Resolver, stmt: &Stmt, site: &Site) -> Fact<EvalRoute> {
+    let script = r.script;
     let at = Some(Location::new(&script.rel, site.line));
     let guarded = |why: String| Fact::known(EvalRoute::Guarded, How::Branch, why, at.clone());
     if stmt.ctx.eval == Some(false) {
         return guarded("written only when EVAL_ONLY is not true".into());
+    }
+    // A guard through a variable whose value EVAL_ONLY decides (`SIM=1; [[ $EVAL_ONLY == true ]] && SIM=0`
+    // then `if [[ $SIM == 1 ]]`): on eval runs one of the site's conditions fails, off them it may hold.
+    let side = |eval| crate::bash::Ctx { eval: Some(eval), ..stmt.ctx.clone() };
+    for (cond, holds) in script.conditions(&stmt.ctx) {
+        if r.eval_cond(cond, &side(true), stmt.line) == Some(!holds)
+            && r.eval_cond(cond, &side(false), stmt.line) != Some(!holds)
+        {
+            let vars = cond_vars(cond).join(", ");
+            return guarded(format!(
+                "written only under a condition on {vars} that fails on eval runs (EVAL_ONLY=true decides {vars})"
+            ));
+        }
     }
     let name = site.env_name.clone().or_else(|| site.carrier.clone());
     if let Some(name) = name {
@@ -201,4 +216,18 @@ pub(super) fn eval_guard(script: &Script, stmt: &Stmt, site: &Site) -> Fact<Eval
         }
     }
     Fact::known(EvalRoute::Leaks, How::Inferred, format!("{} is not behind an EVAL_ONLY guard", site.knob.name()), at)
+}
+
+/// The variables a condition's tests read.
+fn cond_vars(cond: &Cond) -> Vec<String> {
+    match cond {
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            let mut v = cond_vars(a);
+            v.extend(cond_vars(b));
+            v
+        }
+        Cond::Not(a) => cond_vars(a),
+        Cond::Test(t) => t.args.iter().filter_map(|w| w.sole_variable().map(str::to_string)).collect(),
+        Cond::Unknown => Vec::new(),
+    }
 }

@@ -296,7 +296,7 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
     let location = a.r.loc(site.line);
     out.observed.extend(spelling_problem(script, stmt, site, &location));
     out.observed.extend(never_passed(script, stmt, site, &location));
-    let guard = eval_guard(script, stmt, site);
+    let guard = eval_guard(&a.r, stmt, site);
     let mut count = 0;
     for value in a.r.value(&site.value, &stmt.ctx, site.line) {
         if value.value.as_deref() == Some("") {
