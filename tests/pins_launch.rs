@@ -159,3 +159,24 @@ fn a_guard_through_a_variable_eval_only_decides_keeps_the_pin_out_of_eval_runs()
     let found = findings(&check(leaking.path()), SCRIPT, "eval-leak");
     assert_eq!(found.len(), 1, "{found:?}");
 }
+
+#[test]
+fn a_near_miss_of_a_knobs_spelling_is_a_spelling_finding_and_leaves_the_run_unpinned() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/nm_fp8_mx.sh";
+    let report = check(&fixture());
+    let spelling = findings(&report, SCRIPT, "spelling");
+    let [(line, message)] = spelling.as_slice() else { panic!("{spelling:?}") };
+    assert_eq!(*line, line_of(SCRIPT, "export SGLANG_SIMULATE_ACC_LENGTH"), "the setting, not the comment naming it");
+    assert!(message.contains("nearly SGLANG_SIMULATE_ACC_LEN"), "{message}");
+    let missing = findings(&report, SCRIPT, "missing-pin");
+    assert_eq!(missing.iter().map(|f| f.0).collect::<Vec<_>>(), [line_of(SCRIPT, "sglang.launch_server")]);
+
+    // An abbreviated flag (argparse's prefix) is one too; the spelled-out twin is neither.
+    let abbreviated =
+        edited(SCRIPT, "--speculative-num-steps 3", "--speculative-num-steps 3 --spec-decode-acceptance-len 2.61");
+    let found = findings(&check(abbreviated.path()), SCRIPT, "spelling");
+    assert!(found.iter().any(|(_, m)| m.contains("abbreviation")), "{found:?}");
+    let fixed = edited(SCRIPT, "SGLANG_SIMULATE_ACC_LENGTH", "SGLANG_SIMULATE_ACC_LEN");
+    let report = check(fixed.path());
+    assert_eq!((findings(&report, SCRIPT, "spelling"), findings(&report, SCRIPT, "missing-pin")), (vec![], vec![]));
+}

@@ -41,6 +41,8 @@ pub(crate) enum Observed {
     /// `SGLANG_SIMULATE_ACC_LEN` written without the `missing` companions of its triple (`environment`:
     /// the recipe role's environment, where the pin is a recipe's).
     SglangCompanionsMissing { at: Location, missing: Vec<String>, environment: Option<String> },
+    /// A word that is nearly a knob's spelling (`meant`), with `how` near: an abbreviation or a few edits.
+    NearMiss { at: Location, written: String, meant: String, how: String },
     /// A vLLM synthetic length or rates list written without `"rejection_sample_method": "synthetic"`.
     NotSynthetic { at: Location, knob: Knob },
     /// A k the environment can override (read from `k_from`, as `k`) that the written `value` does not follow.

@@ -24,6 +24,7 @@ pub(crate) mod config;
 pub(crate) mod path;
 mod prose;
 pub(crate) mod runner;
+mod spelled;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -232,6 +233,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         .collect();
     let c = Candidates::of(files);
     observed.extend(archived_notes(c.archived.iter().map(|f| f.rel.as_str()), false));
+    observed.extend(spelled::near_misses(&files.texts));
     let by_path = &c.by_path;
     let has_knob = |p: &str| c.has_knob(p);
 
