@@ -186,15 +186,12 @@ impl Resolver<'_> {
                 let mut acc = vec![Val { text: word.raw.clone(), ..self.literal("", None, ctx, line) }];
                 let mut how = How::Literal;
                 for part in parts {
-                    // Each value so far is read on in its own arms: a part read in the first value's arms
-                    // only would drop the values of every other arm (`"x/${DIR}/${NAME}"`, DIR set per arm).
-                    let mut by_ctx: Vec<(Ctx, Vec<Val>)> = Vec::new();
-                    for a in &acc {
-                        if !by_ctx.iter().any(|(c, _)| *c == a.ctx) {
-                            by_ctx.push((a.ctx.clone(), self.part(part, &a.ctx, line, depth)));
-                        }
-                    }
-                    if let Some(bad) = by_ctx.iter().flat_map(|(_, vs)| vs).find(|v| v.value.is_none()) {
+                    // One value so far: the part is read in its arms. Several (`"x/${DIR}/${NAME}"`, DIR set
+                    // per arm): in the word's own context, joined below where the arms agree; read in the first
+                    // value's arms only, it would drop every other arm's values.
+                    let read_in = if let [one] = acc.as_slice() { one.ctx.clone() } else { ctx.clone() };
+                    let values = self.part(part, &read_in, line, depth);
+                    if let Some(bad) = values.iter().find(|v| v.value.is_none()) {
                         let mut bad = bad.clone();
                         bad.text = format!("{} ({})", word.raw, bad.text);
                         return vec![bad];
@@ -204,7 +201,6 @@ impl Resolver<'_> {
                     }
                     let mut next = Vec::new();
                     for a in &acc {
-                        let values = &by_ctx.iter().find(|(c, _)| *c == a.ctx).expect("read for every context").1;
                         for v in values.iter().filter(|v| v.ctx.compatible(&a.ctx)) {
                             if next.len() >= MAX_BRANCHES {
                                 break;
