@@ -693,9 +693,9 @@ fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) 
                 });
                 if !graph.shell_knobs.contains(path.as_str()) || !pinned {
                     let facts = prepared.entry(path.as_str()).or_insert_with(|| sites::PreparedScript::new(script));
-                    let d = sites::discover(script, facts, graph.scripts(), &graph.tables, &job.env);
-                    let loc = Location::new(path, d.spec_line.unwrap_or(1));
-                    if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
+                    let spec_line = facts.spec_line(script);
+                    let loc = Location::new(path, spec_line.unwrap_or(1));
+                    if spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
                         let spec = point.spec.as_deref().unwrap_or("?");
                         let (entry_name, entry_at) = (entry.name.clone(), eref.at.to_string());
                         observed.push(match engine.filter(|_| graph.shell_knobs.contains(path.as_str())) {
