@@ -59,33 +59,40 @@ pub(crate) fn near_misses(files: &[TextFile]) -> Vec<Observed> {
 fn in_text(rel: &str, text: &str) -> Vec<Observed> {
     let word_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with('#') {
-            continue;
-        }
-        for stem in STEMS {
-            for (at, _) in line.match_indices(stem) {
-                // A whole word only: `XSGLANG_…` or `…_SGLANG_…` is another name.
-                if line[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    continue;
-                }
-                let end = line[at..].find(|c: char| !word_char(c)).map_or(line.len(), |e| at + e);
-                let written = &line[at..end];
-                // A name still being built (`…_LEN_${K}`) is not a spelling.
-                if written.ends_with(['_', '-']) || SPELLINGS.contains(&written) {
-                    continue;
-                }
-                if let Some((meant, how)) = nearest(written) {
-                    out.push(Observed::NearMiss {
-                        at: Location::new(rel, i + 1),
-                        written: written.to_string(),
-                        meant: meant.to_string(),
-                        how,
-                    });
-                }
+    // One search per stem over the whole text; a hit's line is found only for the few hits there are.
+    for stem in STEMS {
+        for (at, _) in text.match_indices(stem) {
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let line_end = text[at..].find('\n').map_or(text.len(), |e| at + e);
+            let line = &text[line_start..line_end];
+            let col = at - line_start;
+            // A whole word only (`XSGLANG_…` or `…_SGLANG_…` is another name), outside comment lines.
+            if line.trim_start().starts_with('#')
+                || line[..col].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let end = line[col..].find(|c: char| !word_char(c)).map_or(line.len(), |e| col + e);
+            let written = &line[col..end];
+            // A name still being built (`…_LEN_${K}`) is not a spelling.
+            if written.ends_with(['_', '-']) || SPELLINGS.contains(&written) {
+                continue;
+            }
+            if let Some((meant, how)) = nearest(written) {
+                let number = text[..line_start].matches('\n').count() + 1;
+                out.push(Observed::NearMiss {
+                    at: Location::new(rel, number),
+                    written: written.to_string(),
+                    meant: meant.to_string(),
+                    how,
+                });
             }
         }
     }
+    out.sort_by_key(|o| match o {
+        Observed::NearMiss { at, .. } => at.line,
+        _ => None,
+    });
     out
 }
 
