@@ -25,6 +25,7 @@ mod pins;
 mod pins_base;
 mod pins_cli;
 mod pins_fix;
+mod pins_launch;
 mod pins_rates;
 mod pins_scope;
 mod props;

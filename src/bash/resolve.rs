@@ -186,7 +186,11 @@ impl Resolver<'_> {
                 let mut acc = vec![Val { text: word.raw.clone(), ..self.literal("", None, ctx, line) }];
                 let mut how = How::Literal;
                 for part in parts {
-                    let values = self.part(part, &acc[0].ctx, line, depth);
+                    // One value so far: the part is read in its arms. Several (`"x/${DIR}/${NAME}"`, DIR set
+                    // per arm): in the word's own context, joined below where the arms agree; read in the first
+                    // value's arms only, it would drop every other arm's values.
+                    let read_in = if let [one] = acc.as_slice() { one.ctx.clone() } else { ctx.clone() };
+                    let values = self.part(part, &read_in, line, depth);
                     if let Some(bad) = values.iter().find(|v| v.value.is_none()) {
                         let mut bad = bad.clone();
                         bad.text = format!("{} ({})", word.raw, bad.text);
@@ -324,7 +328,10 @@ impl Resolver<'_> {
                 set.insert(*arm);
                 let arms = &self.script.choices[*choice as usize].arms;
                 let all = match &self.script.choices[*choice as usize].kind {
-                    ConditionalKind::If => set.len() == arms.len(),
+                    // An arm that runs only on the other side of EVAL_ONLY than the reader never runs here.
+                    ConditionalKind::If => {
+                        (0..arms.len()).all(|i| set.contains(&(i as u32)) || arm_excluded_by_eval(arms, i, ctx.eval))
+                    }
                     // Every arm assigns and one catches all: no path through the case keeps the earlier value.
                     ConditionalKind::Case { .. } => {
                         set.len() == arms.len()
@@ -709,6 +716,16 @@ impl Resolver<'_> {
             }
             _ => None,
         }
+    }
+}
+
+/// Whether arm `i` of an `if` chain can only run when `EVAL_ONLY` is the opposite of `eval`: its own
+/// condition says so, or (an `else`) an earlier condition failing does.
+fn arm_excluded_by_eval(arms: &[super::Arm], i: usize, eval: Option<bool>) -> bool {
+    let Some(e) = eval else { return false };
+    match &arms[i].cond {
+        Some(cond) => cond.implies_eval(!e),
+        None => arms[..i].iter().filter_map(|a| a.cond.as_ref()).any(|c| c.negation_implies_eval(!e)),
     }
 }
 

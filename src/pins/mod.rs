@@ -198,6 +198,19 @@ pub enum Knob {
 }
 
 impl Knob {
+    /// Every knob.
+    pub const ALL: [Knob; 9] = [
+        Knob::VllmSyntheticLength,
+        Knob::SglangSimulateLen,
+        Knob::TrtllmForceAccepted,
+        Knob::AtomLength,
+        Knob::AtomRate,
+        Knob::InjectedLength,
+        Knob::VllmSyntheticRates,
+        Knob::LlamacppLength,
+        Knob::LlamacppRates,
+    ];
+
     /// The knob as it appears in files.
     pub fn name(self) -> &'static str {
         match self {

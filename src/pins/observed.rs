@@ -33,11 +33,16 @@ pub(crate) enum Observed {
     VariableUnused { at: Location, name: String, value: String },
     /// An environment knob assigned and never exported.
     NotExported { at: Location, name: String },
+    /// An environment knob exported on the host while the engine starts in a container (`tool`, started at
+    /// `container`) whose command line does not hand it in.
+    NotForwarded { at: Location, name: String, container: Location, tool: String },
     /// A carrier variable holding the knob that nothing passes on.
     CarrierUnused { at: Location, carrier: String },
     /// `SGLANG_SIMULATE_ACC_LEN` written without the `missing` companions of its triple (`environment`:
     /// the recipe role's environment, where the pin is a recipe's).
     SglangCompanionsMissing { at: Location, missing: Vec<String>, environment: Option<String> },
+    /// A word that is nearly a knob's spelling (`meant`), with `how` near: an abbreviation or a few edits.
+    NearMiss { at: Location, written: String, meant: String, how: String },
     /// A vLLM synthetic length or rates list written without `"rejection_sample_method": "synthetic"`.
     NotSynthetic { at: Location, knob: Knob },
     /// A k the environment can override (read from `k_from`, as `k`) that the written `value` does not follow.
@@ -48,12 +53,29 @@ pub(crate) enum Observed {
     Prose { at: Location, text: String, file: String },
     /// A lookup-table `case` with no arm for an entry's values (`subject`: the case word, `k`: the values).
     TableArmMissing { at: Location, entry: String, entry_at: String, subject: String, k: String },
+    /// A lookup-table `case` with no arm for the values an entry runs a model the table serves at, where
+    /// only the table's guard keeps that entry (its `scenario`) out today.
+    TableFallThrough { at: Location, entry: String, entry_at: String, scenario: String, subject: String, k: String },
     /// A pin read from a lookup table that holds no value for it (`value`: as read, `table`: where).
     TableValueMissing { at: Location, value: String, table: String },
     /// An agentic spec-decoding entry whose recipe pins nothing.
     RecipeWithoutPin { at: Location, entry: String, entry_at: String, recipe: String },
     /// An agentic spec-decoding entry whose launch script configures speculation (`spec`) and pins nothing.
     ScriptWithoutPin { at: Location, entry: String, entry_at: String, script: String, spec: String },
+    /// An agentic spec-decoding entry served by shared launch code that configures its engine's speculation
+    /// at `at` while no file on the path (`path`: each file named by the one before) writes a knob the
+    /// engine reads (`knobs`).
+    SharedCodeWithoutPin { at: Location, entry: String, entry_at: String, engine: String, knobs: String, path: String },
+    /// An agentic spec-decoding entry whose launch script spells pin knobs, none of which reaches the entry
+    /// in a form its `engine` reads (`knobs`).
+    ScriptWithoutEnginePin {
+        at: Location,
+        entry: String,
+        entry_at: String,
+        script: String,
+        engine: String,
+        knobs: String,
+    },
     /// An entry's `EVAL_CONFIG_FILE` twin the repository does not hold.
     EvalTwinMissing { at: Location, twin: String, entry: String },
     /// An entry's `CONFIG_FILE` recipe the repository does not hold.

@@ -410,7 +410,8 @@ fn os_string(bytes: Vec<u8>) -> Option<OsString> {
 
 fn kind_by_name(name: &str) -> Option<FileKind> {
     let lower = name.to_ascii_lowercase();
-    if lower.ends_with(".sh") || lower.ends_with(".bash") {
+    // A Slurm batch script (`job.slurm`) is a shell script `sbatch` runs: launch paths pass through it.
+    if lower.ends_with(".sh") || lower.ends_with(".bash") || lower.ends_with(".slurm") {
         Some(FileKind::Shell)
     } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
         Some(FileKind::Yaml)

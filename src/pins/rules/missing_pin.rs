@@ -23,12 +23,21 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
         Observed::TableArmMissing { at, entry, entry_at, subject, k } => {
             Some(table_arm(at.clone(), entry, entry_at, subject, k))
         }
+        Observed::TableFallThrough { at, entry, entry_at, scenario, subject, k } => {
+            Some(table_fall_through(at.clone(), entry, entry_at, scenario, subject, k))
+        }
         Observed::TableValueMissing { at, value, table } => Some(table_value(at.clone(), value, table)),
         Observed::RecipeWithoutPin { at, entry, entry_at, recipe } => {
             Some(agentic_recipe(at.clone(), entry, entry_at, recipe))
         }
         Observed::ScriptWithoutPin { at, entry, entry_at, script, spec } => {
             Some(agentic_script(at.clone(), entry, entry_at, script, spec))
+        }
+        Observed::ScriptWithoutEnginePin { at, entry, entry_at, script, engine, knobs } => {
+            Some(engine_pin(at.clone(), entry, entry_at, script, engine, knobs))
+        }
+        Observed::SharedCodeWithoutPin { at, entry, entry_at, engine, knobs, path } => {
+            Some(shared_code(at.clone(), entry, entry_at, engine, knobs, path))
         }
         _ => None,
     });
@@ -42,6 +51,25 @@ pub(crate) fn table_arm(at: Location, entry: &str, entry_at: &str, subject: &str
         at,
         format!(
             "entry {entry} ({entry_at}) runs with {subject} = {k}, which no arm of this table matches: that k runs with real acceptance instead of a pin"
+        ),
+    )
+}
+
+/// A table with no arm for `subject` = `k`, which entry `entry` (a `scenario` run the table's guard
+/// keeps out) runs a model the table serves at.
+pub(crate) fn table_fall_through(
+    at: Location,
+    entry: &str,
+    entry_at: &str,
+    scenario: &str,
+    subject: &str,
+    k: &str,
+) -> Finding {
+    Finding::new(
+        Class::MissingPin,
+        at,
+        format!(
+            "no table entry for {subject} = {k}: entry {entry} ({entry_at}) runs this model at that value on the same launch code, kept out of the table only by its guard ({scenario}); a run of this model at that k that reaches the table falls back to real acceptance instead of a pin"
         ),
     )
 }
@@ -77,6 +105,36 @@ pub(crate) fn agentic_script(at: Location, entry: &str, entry_at: &str, script: 
     )
 }
 
+/// An agentic entry whose script spells pin knobs but none `engine` reads (`knobs`) for it.
+pub(crate) fn engine_pin(
+    at: Location,
+    entry: &str,
+    entry_at: &str,
+    script: &str,
+    engine: &str,
+    knobs: &str,
+) -> Finding {
+    Finding::new(
+        Class::MissingPin,
+        at,
+        format!(
+            "entry {entry} ({entry_at}) runs {script} on {engine}, which reads its pin from {knobs}; the knobs the script writes are not that, or do not reach this entry: no pin, this agentic run measures real acceptance"
+        ),
+    )
+}
+
+/// An agentic entry whose shared launch code (`path`) configures `engine`'s speculation at `at` and
+/// writes none of the `knobs` it reads.
+pub(crate) fn shared_code(at: Location, entry: &str, entry_at: &str, engine: &str, knobs: &str, path: &str) -> Finding {
+    Finding::new(
+        Class::MissingPin,
+        at,
+        format!(
+            "entry {entry} ({entry_at}) is served by shared launch code ({path}) that configures {engine} speculation here, but no file on that path writes a knob {engine} reads ({knobs}): no pin, this agentic run measures real acceptance"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,8 +145,11 @@ mod tests {
         let findings = [
             table_arm(at.clone(), "e", "c.yaml:4", "NUM_SPEC", "5"),
             table_value(at.clone(), "AL[5]", "a.sh:9"),
+            table_fall_through(at.clone(), "e", "c.yaml:4", "fixed-seq-len", "K", "1"),
             agentic_recipe(at.clone(), "e", "c.yaml:4", "r.yaml"),
-            agentic_script(at, "e", "c.yaml:4", "a.sh", "mtp"),
+            agentic_script(at.clone(), "e", "c.yaml:4", "a.sh", "mtp"),
+            engine_pin(at.clone(), "e", "c.yaml:4", "a.sh", "vLLM", "synthetic_acceptance_length"),
+            shared_code(at, "e", "c.yaml:4", "SGLang", "SGLANG_SIMULATE_ACC_LEN", "a.sh → b.sh"),
         ];
         assert!(findings.iter().all(|f| f.class == Class::MissingPin && f.message.contains("real acceptance")));
     }

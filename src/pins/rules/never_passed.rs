@@ -30,6 +30,7 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
         Observed::NotInjectable { at, value, recipe, why } => Some(not_injectable(at.clone(), value, recipe, why)),
         Observed::VariableUnused { at, name, value } => Some(variable_unused(at.clone(), name, value)),
         Observed::NotExported { at, name } => Some(not_exported(at.clone(), name)),
+        Observed::NotForwarded { at, name, container, tool } => Some(not_forwarded(at.clone(), name, container, tool)),
         Observed::CarrierUnused { at, carrier } => Some(carrier_unused(at.clone(), carrier)),
         _ => None,
     });
@@ -71,6 +72,17 @@ pub(crate) fn not_exported(at: Location, name: &str) -> Finding {
     Finding::new(Class::NeverPassed, at, format!("{name} is set but never exported: the engine never sees it"))
 }
 
+/// A knob exported on the host while the engine runs in a container started without it.
+pub(crate) fn not_forwarded(at: Location, name: &str, container: &Location, tool: &str) -> Finding {
+    Finding::new(
+        Class::NeverPassed,
+        at,
+        format!(
+            "{name} is exported on the host, but the engine starts in the container of `{tool}` at {container}, which is not given it (-e {name}, --env, --env-file): the engine never sees it"
+        ),
+    )
+}
+
 /// A variable that holds the pin but that no command passes on.
 pub(crate) fn carrier_unused(at: Location, carrier: &str) -> Finding {
     Finding::new(Class::NeverPassed, at, format!("{carrier} holds the pin but is never passed to the engine"))
@@ -91,6 +103,8 @@ mod tests {
         ];
         assert!(findings.iter().all(|f| f.class == Class::NeverPassed && f.message.contains("2.4")));
         assert!(not_exported(at.clone(), "SGLANG_SIMULATE_ACC_LEN").message.contains("never exported"));
-        assert!(carrier_unused(at, "ACC").message.starts_with("ACC holds the pin"));
+        assert!(carrier_unused(at.clone(), "ACC").message.starts_with("ACC holds the pin"));
+        let container = Location::new("a.sh", 9);
+        assert!(not_forwarded(at, "X", &container, "docker run").message.contains("a.sh:9, which is not given it"));
     }
 }

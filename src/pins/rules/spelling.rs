@@ -37,9 +37,21 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
             sglang_triple(at.clone(), &missing, environment.as_deref())
         }
         Observed::NotSynthetic { at, knob } => vllm_not_synthetic(at.clone(), *knob, false),
+        Observed::NearMiss { at, written, meant, how } => Some(near_miss(at.clone(), written, meant, how)),
         _ => None,
     });
     found.collect()
+}
+
+/// A word that is nearly the spelling `meant` (`how`: an abbreviation, or a few edits away).
+pub(crate) fn near_miss(at: Location, written: &str, meant: &str, how: &str) -> Finding {
+    Finding::new(
+        Class::Spelling,
+        at,
+        format!(
+            "{written} is not a spelling any engine reads, but is nearly {meant} ({how}): write {meant}, or the run measures real acceptance while the file looks pinned"
+        ),
+    )
 }
 
 /// A value that is the golden AL in another knob's spelling.

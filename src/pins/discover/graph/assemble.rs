@@ -23,7 +23,7 @@ pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Observed>) {
     script_pins(&graph, &mut pins, &mut observed);
     recipe_pins(&graph, &mut pins, &mut observed);
     injected_pins(&graph, &mut pins, &mut observed);
-    missing_and_twins(&graph, &mut observed);
+    missing_and_twins(&graph, &pins, &mut observed);
     for pin in &mut pins {
         if pin.entries.is_empty() && pin.model.value.is_none() {
             model_from_prefix(&graph, pin);
@@ -148,6 +148,7 @@ struct TableSelection {
 fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
     let mut out: Vec<TableSelection> = Vec::new();
     let mut missing = Vec::new();
+    let mut paths = BTreeMap::new();
     for (ci, choice) in script.choices.iter().enumerate() {
         let ConditionalKind::Case { subject } = &choice.kind else { continue };
         let vars: Vec<String> = subject
@@ -164,10 +165,11 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
         if vars.is_empty() || outer.eval == Some(true) {
             continue;
         }
-        for job in &graph.jobs {
+        for (index, job) in graph.jobs.iter().enumerate() {
             let point = graph.point(job);
             if !point.agentic()
                 || !point.speculative()
+                || !on_launch_path(graph, index, &script.rel, &mut paths)
                 || !vars.iter().all(|v| job.env.contains_key(v))
                 || !vars.iter().any(|v| point.get(v).is_some())
             {
@@ -211,12 +213,145 @@ fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
             }
         }
     }
+    missing.extend(latent_fall_through(graph, script, &out, &missing));
     if let Some(first) = out.first_mut() {
         first.missing = missing;
     } else if !missing.is_empty() {
         out.push(TableSelection { arm: (u32::MAX, u32::MAX), jobs: Vec::new(), missing });
     }
     out
+}
+
+/// Whether job `index` can reach the script at `rel`: a job served by shared launch code reaches only the
+/// files its multi-node script's path names (`paths` caches each start's path); any other job is taken
+/// to reach it, as its variables select the table.
+fn on_launch_path<'g>(graph: &'g Graph, index: usize, rel: &str, paths: &mut BTreeMap<&'g str, Vec<String>>) -> bool {
+    let Some((start, _)) = graph.launch[index].as_ref().and_then(|l| l.multi_node.as_ref()) else { return true };
+    let path = paths
+        .entry(start.as_str())
+        .or_insert_with(|| super::path::reached(start, &graph.files).into_iter().map(|h| h.file).collect());
+    path.iter().any(|f| f == rel)
+}
+
+/// A table's fall-through that no entry takes today but one is a setting away from: an entry of a model
+/// and framework the table serves (some entry selects an arm with them) that runs this model at a value
+/// no arm matches, kept out of the table only by its guard (another scenario, `IS_AGENTIC` unset). An
+/// agentic run of that model at that k falls back to real acceptance.
+fn latent_fall_through(
+    graph: &Graph,
+    script: &Script,
+    served: &[TableSelection],
+    missing: &[Observed],
+) -> Vec<Observed> {
+    let served: BTreeSet<(&str, Option<&str>)> = served
+        .iter()
+        .flat_map(|s| &s.jobs)
+        .filter_map(|(entry, _)| graph.entries.iter().find(|e| e.name == entry.name))
+        .filter_map(|e| Some((e.model.as_deref()?, e.framework.as_deref())))
+        .collect();
+    if served.is_empty() {
+        return Vec::new();
+    }
+    let taken: BTreeSet<(usize, &str)> = missing
+        .iter()
+        .filter_map(|m| match m {
+            Observed::TableArmMissing { at, k, .. } => Some((at.line.unwrap_or(0), k.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut said = BTreeSet::new();
+    for (ci, choice) in script.choices.iter().enumerate() {
+        let ConditionalKind::Case { subject } = &choice.kind else { continue };
+        let Some(inside) = script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == ci as u32)) else { continue };
+        let mut outer = inside.ctx.clone();
+        outer.arms.retain(|a| a.0 != ci as u32);
+        let vars: Vec<&str> = subject
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                crate::bash::Part::Var { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        if vars.is_empty() || outer.eval == Some(true) || !explicit_fall_through(script, ci as u32) {
+            continue;
+        }
+        for entry in &graph.entries {
+            let (Some(model), framework) = (entry.model.as_deref(), entry.framework.as_deref()) else { continue };
+            if !served.contains(&(model, framework)) {
+                continue;
+            }
+            for point in entry.points.iter().filter(|p| p.speculative() && vars.iter().any(|v| p.get(v).is_some())) {
+                let env = super::job_env(entry, point, None);
+                if !vars.iter().all(|v| env.contains_key(*v)) {
+                    continue;
+                }
+                let r = Resolver { script, scripts: &graph.scripts, tables: &graph.tables, env: &env };
+                let Some(text) = r.word(subject, &outer, inside.line, 0).into_iter().find_map(|v| v.value) else {
+                    continue;
+                };
+                let matched = choice.arms.iter().any(|a| {
+                    a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, &text)))
+                });
+                if matched || taken.contains(&(subject.line, text.as_str())) || !said.insert((ci, text.clone())) {
+                    continue;
+                }
+                out.push(Observed::TableFallThrough {
+                    at: Location::new(&script.rel, subject.line),
+                    entry: entry.name.clone(),
+                    entry_at: Location::new(&entry.file, point.line).to_string(),
+                    scenario: point.scenario.clone(),
+                    subject: subject.raw.clone(),
+                    k: text,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether the script acts on a lookup that comes out empty: a statement in the arm of a test on the
+/// variable the `case` (choice `ci`) assigns that runs when it is empty (`if [[ -n "$AL" ]] … else echo
+/// "falling back to real acceptance"`, `if [[ -z "$AL" ]]`). Such a path is the script's own statement
+/// that some k falls back, not a table that merely ends.
+fn explicit_fall_through(script: &Script, ci: u32) -> bool {
+    use crate::bash::{Cond, StmtKind, TestOp};
+    let results: BTreeSet<&str> = script
+        .stmts
+        .iter()
+        .filter(|s| s.ctx.arms.iter().any(|a| a.0 == ci))
+        .filter_map(|s| match &s.kind {
+            StmtKind::Assign(a) => Some(a.name.as_str()),
+            StmtKind::Command(_) => None,
+        })
+        .collect();
+    // `-z "$AL"` holds when the lookup is empty, as does `! -n "$AL"`.
+    let holds_when_empty = |cond: &Cond| -> Option<bool> {
+        let (test, negated) = match cond {
+            Cond::Test(t) => (t, false),
+            Cond::Not(inner) => match &**inner {
+                Cond::Test(t) => (t, true),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if !test.args.iter().any(|w| results.iter().any(|r| w.reads(r))) {
+            return None;
+        }
+        match test.op {
+            TestOp::Empty => Some(!negated),
+            TestOp::NonEmpty => Some(negated),
+            _ => None,
+        }
+    };
+    script.choices.iter().enumerate().filter(|(_, c)| matches!(c.kind, ConditionalKind::If)).any(|(i, choice)| {
+        let empty_arm = choice.arms.iter().enumerate().find_map(|(a, arm)| match &arm.cond {
+            Some(cond) => holds_when_empty(cond).map(|empty| if empty { a } else { a + 1 }),
+            None => None,
+        });
+        empty_arm.is_some_and(|a| script.stmts.iter().any(|s| s.ctx.arms.contains(&(i as u32, a as u32))))
+    })
 }
 
 /// Jobs that run a recipe (its `CONFIG_FILE`), with their launcher facts.
@@ -468,10 +603,11 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed
 
 /// Agentic spec-decoding jobs whose script or recipe pins nothing, targets the repository does not hold,
 /// and eval twins that carry a pin.
-fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
+fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) {
     let mut reported = BTreeSet::new();
     // A script's statement facts do not depend on the job: read once per script, not once per job.
     let mut prepared: BTreeMap<&str, sites::PreparedScript> = BTreeMap::new();
+    let mut paths = BTreeMap::new();
     for (index, job) in graph.jobs.iter().enumerate() {
         let entry = graph.entry(job);
         let point = graph.point(job);
@@ -517,6 +653,12 @@ fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
             continue;
         }
         if entry.multinode {
+            if point.get("SYNTHETIC_ACCEPTANCE_LENGTH").is_none()
+                && let Some(found) = shared_code_without_pin(graph, index, &eref, &mut paths)
+                && reported.insert((found.0.clone(), "missing"))
+            {
+                observed.push(found.1);
+            }
             continue;
         }
         let at = Location::new(&entry.file, point.line);
@@ -542,24 +684,88 @@ fn missing_and_twins(graph: &Graph, observed: &mut Vec<Observed>) {
             }
             Some((path, _)) => {
                 let Some(script) = graph.script(path) else { continue };
-                if !graph.shell_knobs.contains(path.as_str()) {
+                // A knob's spelling in the text (a comment, another engine's knob) makes the script a
+                // candidate, not a pinned one: what decides is a pin reaching this entry that its engine
+                // reads.
+                let engine = entry.framework.as_deref().and_then(super::path::engine_of_framework);
+                let pinned = pins.iter().any(|p| {
+                    p.entries.iter().any(|e| e.name == entry.name)
+                        && (engine.is_none() || p.knob.engine().is_none_or(|e| Some(e) == engine))
+                });
+                if !graph.shell_knobs.contains(path.as_str()) || !pinned {
                     let facts = prepared.entry(path.as_str()).or_insert_with(|| sites::PreparedScript::new(script));
-                    let d = sites::discover(script, facts, graph.scripts(), &graph.tables, &job.env);
-                    let loc = Location::new(path, d.spec_line.unwrap_or(1));
-                    if d.spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
+                    let spec_line = facts.spec_line(script);
+                    let loc = Location::new(path, spec_line.unwrap_or(1));
+                    if spec_line.is_some() && reported.insert((loc.clone(), "missing")) {
                         let spec = point.spec.as_deref().unwrap_or("?");
-                        observed.push(Observed::ScriptWithoutPin {
-                            at: loc,
-                            entry: entry.name.clone(),
-                            entry_at: eref.at.to_string(),
-                            script: path.clone(),
-                            spec: spec.to_string(),
+                        let (entry_name, entry_at) = (entry.name.clone(), eref.at.to_string());
+                        observed.push(match engine.filter(|_| graph.shell_knobs.contains(path.as_str())) {
+                            // It spells knobs, none of which its engine reads for this entry.
+                            Some(engine) => Observed::ScriptWithoutEnginePin {
+                                at: loc,
+                                entry: entry_name,
+                                entry_at,
+                                script: path.clone(),
+                                engine: engine.display_name().to_string(),
+                                knobs: super::path::knobs_read(engine).join(", "),
+                            },
+                            None => Observed::ScriptWithoutPin {
+                                at: loc,
+                                entry: entry_name,
+                                entry_at,
+                                script: path.clone(),
+                                spec: spec.to_string(),
+                            },
                         });
                     }
                 }
             }
         }
     }
+}
+
+/// A multi-node job served by shared launch code (no recipe): the path its multi-node script starts, when
+/// a file on it configures the engine's speculation and none writes a knob the engine reads.
+fn shared_code_without_pin<'g>(
+    graph: &'g Graph,
+    index: usize,
+    eref: &EntryRef,
+    paths: &mut BTreeMap<&'g str, Vec<super::path::Hop>>,
+) -> Option<(Location, Observed)> {
+    use super::path;
+    let entry = graph.entry(&graph.jobs[index]);
+    let (start, _) = graph.launch[index].as_ref()?.multi_node.as_ref()?;
+    let engine = path::engine_of_framework(entry.framework.as_deref()?)?;
+    let hops = paths.entry(start.as_str()).or_insert_with(|| path::reached(start, &graph.files));
+    let knobs = path::knobs_read(engine);
+    let text = |rel: &str| graph.files.get(rel).copied();
+    if hops.iter().filter_map(|h| text(&h.file)).any(|f| path::first_line_with(f, &knobs).is_some()) {
+        return None;
+    }
+    let (file, line) = hops
+        .iter()
+        .find_map(|h| Some((h.file.as_str(), path::first_line_with(text(&h.file)?, path::k_settings(engine))?)))?;
+    let at = Location::new(file, line);
+    // The path back to the start, each file through the one that named it.
+    let mut steps = vec![file.to_string()];
+    let mut cur = file;
+    while let Some(by) = hops.iter().find(|h| h.file == cur).and_then(|h| h.named_at.as_ref()) {
+        if steps.len() > hops.len() {
+            break;
+        }
+        steps.push(by.file.clone());
+        cur = &by.file;
+    }
+    steps.reverse();
+    let observed = Observed::SharedCodeWithoutPin {
+        at: at.clone(),
+        entry: entry.name.clone(),
+        entry_at: eref.at.to_string(),
+        engine: engine.display_name().to_string(),
+        knobs: knobs.join(", "),
+        path: steps.join(" → "),
+    };
+    Some((at, observed))
 }
 
 /// A script's model, when no entry runs it: the model of an entry whose `model-prefix` starts its name.

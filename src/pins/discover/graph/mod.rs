@@ -7,7 +7,7 @@
 //!   and injector call, read from the launcher's own code;
 //! - [`Job`]: one search-space point on one launcher, with the environment the workflow gives the job
 //!   (`MODEL`, `MODEL_PREFIX`, `PRECISION`, `FRAMEWORK`, `SPEC_DECODING`, `SCENARIO_SUBDIR`, `EXP_NAME`,
-//!   `IS_AGENTIC`, `RUNNER_NAME`, `MODEL_NAME=${MODEL##*/}`, and every `additional-settings` pair) and
+//!   `IS_AGENTIC`, `IS_MULTINODE`, `RUNNER_NAME`, `MODEL_NAME=${MODEL##*/}`, and every `additional-settings` pair) and
 //!   its target: a single-node script, or a recipe (`CONFIG_FILE=recipes/<x>` →
 //!   `benchmarks/multi_node/srt-slurm-recipes/<x>`);
 //! - [`assemble`]: pins from scripts (run with each job's environment), lookup tables in shared code
@@ -21,8 +21,10 @@
 
 pub(crate) mod assemble;
 pub(crate) mod config;
+pub(crate) mod path;
 mod prose;
 pub(crate) mod runner;
+mod spelled;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -183,6 +185,9 @@ fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
     let agentic = point.agentic();
     set("SCENARIO_SUBDIR", if agentic { "agentic/" } else { "fixed_seq_len/" }.into(), at.clone(), from("scenario"));
     set("IS_AGENTIC", if agentic { "1" } else { "0" }.into(), at.clone(), from("scenario"));
+    // benchmark-multinode-tmpl.yml exports IS_MULTINODE=true; the single-node template leaves it unset.
+    let multinode = if entry.multinode { "true" } else { "" };
+    set("IS_MULTINODE", multinode.into(), at.clone(), from("multinode"));
     if let Some(node) = node {
         set("RUNNER_NAME", node.to_string(), at.clone(), from("runner"));
     }
@@ -228,6 +233,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         .collect();
     let c = Candidates::of(files);
     observed.extend(archived_notes(c.archived.iter().map(|f| f.rel.as_str()), false));
+    observed.extend(spelled::near_misses(&files.texts));
     let by_path = &c.by_path;
     let has_knob = |p: &str| c.has_knob(p);
 

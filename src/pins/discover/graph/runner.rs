@@ -79,6 +79,9 @@ pub(crate) struct LaunchFacts {
     pub script: Option<(String, Location)>,
     /// Every single-node path it tried, in order.
     pub tried: Vec<String>,
+    /// The multi-node launch script it runs (`benchmarks/multi_node/…`), for entries served by shared
+    /// launch code rather than a recipe, and the line that spells it.
+    pub multi_node: Option<(String, Location)>,
     /// The line that swaps in `EVAL_CONFIG_FILE` for eval runs.
     pub eval_twin: Option<Location>,
     /// The line that calls the synthetic-acceptance injector.
@@ -89,13 +92,18 @@ pub(crate) struct LaunchFacts {
 
 /// Whether a statement can run for the entry: no enclosing condition is false under its variables.
 fn reachable(r: &Resolver, stmt: &Stmt) -> bool {
-    r.script.conditions(&stmt.ctx).into_iter().all(|(cond, holds)| {
-        // EVAL_ONLY is a run-time switch, not the entry's: only the other variables decide.
+    // EVAL_ONLY is a run-time switch, not the entry's: only the other variables decide.
+    possible(r, &stmt.ctx, stmt.line)
+}
+
+/// Whether the arms of `ctx` can all hold for the entry (EVAL_ONLY and undecided conditions aside).
+fn possible(r: &Resolver, ctx: &crate::bash::Ctx, line: usize) -> bool {
+    r.script.conditions(ctx).into_iter().all(|(cond, holds)| {
         cond.implies_eval(true)
             || cond.implies_eval(false)
             || cond.negation_implies_eval(true)
             || cond.negation_implies_eval(false)
-            || r.eval_cond(cond, &stmt.ctx, stmt.line) != Some(!holds)
+            || r.eval_cond(cond, ctx, line) != Some(!holds)
     })
 }
 
@@ -126,13 +134,13 @@ impl<'s> Launcher<'s> {
             .filter_map(|(i, stmt)| match &stmt.kind {
                 StmtKind::Assign(a) => {
                     let twin = a.name == "CONFIG_FILE" && a.value.words().iter().any(|w| w.reads("EVAL_CONFIG_FILE"));
-                    let names_script = a.value.words().iter().any(|w| w.raw.contains(".sh"));
+                    let names_script = a.value.words().iter().any(names_script);
                     (twin || names_script).then_some(Step { stmt: i, twin, injector: false, strip: false })
                 }
                 StmtKind::Command(c) => {
                     let injector = c.words.iter().any(|w| w.raw.contains("inject_synthetic_acceptance"));
                     let strip = stmt.ctx.eval == Some(true) && c.words.iter().any(|w| w.raw.contains("/d"));
-                    let names_script = c.words.iter().any(|w| w.raw.contains(".sh"));
+                    let names_script = c.words.iter().any(names_script);
                     (injector || strip || names_script).then_some(Step { stmt: i, twin: false, injector, strip })
                 }
             })
@@ -164,7 +172,7 @@ impl<'s> Launcher<'s> {
                         facts.eval_twin.get_or_insert(loc.clone());
                     }
                     for w in a.value.words() {
-                        single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                        script_candidate(&r, w, stmt, &loc, exists, &mut facts);
                     }
                 }
                 StmtKind::Command(c) => {
@@ -181,7 +189,7 @@ impl<'s> Launcher<'s> {
                         strips(&r, c, stmt, &loc, &mut facts.strips);
                     }
                     for w in &c.words {
-                        single_node_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                        script_candidate(&r, w, stmt, &loc, exists, &mut facts);
                     }
                 }
             }
@@ -190,7 +198,13 @@ impl<'s> Launcher<'s> {
     }
 }
 
-fn single_node_candidate(
+/// Whether a word may spell a launch script: a `….sh` name, or a command substitution running one by a
+/// path under `benchmarks/` (`JOB_ID=$(bash "benchmarks/${SUBDIR}/${SCRIPT_NAME}")`).
+fn names_script(word: &crate::bash::Word) -> bool {
+    word.raw.contains(".sh") || (word.raw.contains("$(") && word.raw.contains("benchmarks/"))
+}
+
+fn script_candidate(
     r: &Resolver,
     word: &crate::bash::Word,
     stmt: &Stmt,
@@ -198,14 +212,39 @@ fn single_node_candidate(
     exists: &dyn Fn(&str) -> bool,
     facts: &mut LaunchFacts,
 ) {
-    // Only words that spell a script name (`….sh`); `bash "$BENCH_SCRIPT"` repeats an assignment's value.
-    if !word.raw.contains(".sh") {
+    // A script run inside `$(…)`: its words are the candidates.
+    for part in &word.parts {
+        if let crate::bash::Part::Cmd { start, .. } = part
+            && let Some(words) = r.script.sub_command(*start)
+        {
+            for w in words {
+                script_candidate(r, w, stmt, loc, exists, facts);
+            }
+        }
+    }
+    // Only words that spell a script name (`….sh`) or a path under `benchmarks/` (itself no `$(…)`, read
+    // above); `bash "$BENCH_SCRIPT"` repeats an assignment's value.
+    let spells_path = word.raw.contains("benchmarks/") && !word.raw.contains("$(");
+    if !word.raw.contains(".sh") && !spells_path {
         return;
     }
     for v in r.word(word, &stmt.ctx, stmt.line, 0) {
+        // A value assigned in an arm the entry's variables rule out is not a path this job takes.
+        if !possible(r, &v.ctx, stmt.line) {
+            continue;
+        }
         let Some(path) = v.value else { continue };
         let path = path.trim_start_matches("./").trim_start_matches('/').to_string();
-        if !path.starts_with("benchmarks/single_node/") || !path.ends_with(".sh") || facts.tried.contains(&path) {
+        if !path.ends_with(".sh") {
+            continue;
+        }
+        if path.starts_with("benchmarks/multi_node/") {
+            if facts.multi_node.is_none() && exists(&path) {
+                facts.multi_node = Some((path, loc.clone()));
+            }
+            continue;
+        }
+        if !path.starts_with("benchmarks/single_node/") || facts.tried.contains(&path) {
             continue;
         }
         facts.tried.push(path.clone());

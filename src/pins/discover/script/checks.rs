@@ -4,8 +4,9 @@
 use std::collections::BTreeSet;
 
 use super::written::Site;
+use crate::bash::resolve::Resolver;
 use crate::bash::word::{Part, Word};
-use crate::bash::{Script, Stmt, StmtKind};
+use crate::bash::{Cond, Script, Stmt, StmtKind};
 use crate::pins::observed::Observed;
 use crate::pins::{EvalRoute, Fact, How, Knob, Location, SGLANG_COMPANIONS};
 
@@ -59,8 +60,69 @@ pub(super) fn readers<'s>(script: &'s Script, name: &str) -> Vec<&'s Stmt> {
         .collect()
 }
 
-/// An env knob that is assigned but never exported, or a carrier variable never used.
-pub(super) fn never_passed(script: &Script, site: &Site, at: &Location) -> Option<Observed> {
+/// Text that starts an engine's server (or CLI) in a command line.
+const ENGINE_STARTS: &[&str] =
+    &["sglang.launch_server", "vllm serve", "vllm.entrypoints", "trtllm-serve", "atom.entrypoints", "llama-server"];
+
+/// `docker run|exec|create`, `podman …`, `nerdctl …` (after an optional `sudo`): a container whose
+/// environment is only what its command line gives it. (`srun --container-image`, pyxis, passes the
+/// caller's environment on: not one.)
+fn container_start(words: &[Word]) -> Option<String> {
+    let lits: Vec<Option<String>> = words.iter().take(3).map(Word::literal).collect();
+    let skip = usize::from(lits.first().and_then(|l| l.as_deref()) == Some("sudo"));
+    let tool = lits.get(skip)?.as_deref()?;
+    let verb = lits.get(skip + 1)?.as_deref()?;
+    (matches!(tool, "docker" | "podman" | "nerdctl") && matches!(verb, "run" | "exec" | "create"))
+        .then(|| format!("{tool} {verb}"))
+}
+
+/// Whether a container command line hands `name` in: `-e NAME`, `-e NAME=…`, `--env[=]NAME…`; an
+/// `--env-file` or `--env-host` may hold it, which the check cannot see, so it counts as handed in.
+fn forwards(words: &[Word], name: &str) -> bool {
+    let names_it = |text: &str| {
+        let text = text.trim_matches(['"', '\'']);
+        text == name || text.strip_prefix(name).is_some_and(|rest| rest.starts_with('='))
+    };
+    words.iter().enumerate().any(|(i, w)| {
+        let raw = w.raw.as_str();
+        if raw.starts_with("--env-file") || raw == "--env-host" {
+            return true;
+        }
+        if raw == "-e" || raw == "--env" {
+            return words.get(i + 1).is_some_and(|next| names_it(&next.raw));
+        }
+        raw.strip_prefix("--env=").or_else(|| raw.strip_prefix("-e=")).is_some_and(names_it)
+    })
+}
+
+/// An env knob exported on the host while the engine starts only inside a container whose command line
+/// does not hand it in: the engine never sees it.
+fn not_forwarded(script: &Script, stmt: &Stmt, name: &str, at: &Location) -> Option<Observed> {
+    let starts_engine =
+        |c: &crate::bash::Command| c.words.iter().any(|w| ENGINE_STARTS.iter().any(|e| w.raw.contains(e)));
+    let mut containers = Vec::new();
+    for s in script.stmts.iter().filter(|s| s.line > stmt.line && s.ctx.compatible(&stmt.ctx)) {
+        let StmtKind::Command(c) = &s.kind else { continue };
+        match container_start(&c.words) {
+            Some(tool) if starts_engine(c) => containers.push((s, tool, forwards(&c.words, name))),
+            Some(_) => {}
+            // The engine also starts on the host, where the export reaches it.
+            None if starts_engine(c) => return None,
+            None => {}
+        }
+    }
+    let (s, tool, _) = containers.iter().find(|(_, _, forwarded)| !forwarded)?;
+    Some(Observed::NotForwarded {
+        at: at.clone(),
+        name: name.to_string(),
+        container: Location::new(&script.rel, s.line),
+        tool: tool.clone(),
+    })
+}
+
+/// An env knob that is assigned but never exported, or exported but not handed into the container the
+/// engine runs in; or a carrier variable never used.
+pub(super) fn never_passed(script: &Script, stmt: &Stmt, site: &Site, at: &Location) -> Option<Observed> {
     if let Some(name) = &site.env_name {
         let exported = site.exported
             || script.stmts.iter().any(|s| match &s.kind {
@@ -71,7 +133,10 @@ pub(super) fn never_passed(script: &Script, site: &Site, at: &Location) -> Optio
                 }
                 StmtKind::Assign(_) => false,
             });
-        return (!exported).then(|| Observed::NotExported { at: at.clone(), name: name.clone() });
+        if !exported {
+            return Some(Observed::NotExported { at: at.clone(), name: name.clone() });
+        }
+        return not_forwarded(script, stmt, name, at);
     }
     let carrier = site.carrier.as_ref()?;
     let used = readers(script, carrier).iter().any(|s| s.line != site.line);
@@ -110,11 +175,25 @@ pub(super) fn unpassed_variables(script: &Script) -> Vec<Observed> {
 
 /// Whether a site is kept out of eval runs: written only when EVAL_ONLY is not true, or its carrier is
 /// dropped for eval, or only read where EVAL_ONLY is not true.
-pub(super) fn eval_guard(script: &Script, stmt: &Stmt, site: &Site) -> Fact<EvalRoute> {
+pub(super) fn eval_guard(r: &Resolver, stmt: &Stmt, site: &Site) -> Fact<EvalRoute> {
+    let script = r.script;
     let at = Some(Location::new(&script.rel, site.line));
     let guarded = |why: String| Fact::known(EvalRoute::Guarded, How::Branch, why, at.clone());
     if stmt.ctx.eval == Some(false) {
         return guarded("written only when EVAL_ONLY is not true".into());
+    }
+    // A guard through a variable whose value EVAL_ONLY decides (`SIM=1; [[ $EVAL_ONLY == true ]] && SIM=0`
+    // then `if [[ $SIM == 1 ]]`): on eval runs one of the site's conditions fails, off them it may hold.
+    let side = |eval| crate::bash::Ctx { eval: Some(eval), ..stmt.ctx.clone() };
+    for (cond, holds) in script.conditions(&stmt.ctx) {
+        if r.eval_cond(cond, &side(true), stmt.line) == Some(!holds)
+            && r.eval_cond(cond, &side(false), stmt.line) != Some(!holds)
+        {
+            let vars = cond_vars(cond).join(", ");
+            return guarded(format!(
+                "written only under a condition on {vars} that fails on eval runs (EVAL_ONLY=true decides {vars})"
+            ));
+        }
     }
     let name = site.env_name.clone().or_else(|| site.carrier.clone());
     if let Some(name) = name {
@@ -137,4 +216,18 @@ pub(super) fn eval_guard(script: &Script, stmt: &Stmt, site: &Site) -> Fact<Eval
         }
     }
     Fact::known(EvalRoute::Leaks, How::Inferred, format!("{} is not behind an EVAL_ONLY guard", site.knob.name()), at)
+}
+
+/// The variables a condition's tests read.
+fn cond_vars(cond: &Cond) -> Vec<String> {
+    match cond {
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            let mut v = cond_vars(a);
+            v.extend(cond_vars(b));
+            v
+        }
+        Cond::Not(a) => cond_vars(a),
+        Cond::Test(t) => t.args.iter().filter_map(|w| w.sole_variable().map(str::to_string)).collect(),
+        Cond::Unknown => Vec::new(),
+    }
 }

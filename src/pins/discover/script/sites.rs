@@ -24,15 +24,13 @@ use crate::pins::{Edit, Fact, How, Mechanism, Pin, rates, thinking_word};
 /// (`common_speculative_params::n_draft`), so the pin's k is inferred (an assumption, a warning) and names this value.
 const LLAMACPP_DEFAULT_K: usize = 3;
 
-/// Pins, what was recorded about them and what the script configures, for one environment.
+/// Pins and what was recorded about them, for one environment.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Discovery {
     /// Pins, one per site, branch and k.
     pub pins: Vec<Pin>,
     /// What was recorded beside the pins (for the rules).
     pub observed: Vec<Observed>,
-    /// Line of the first speculative-decoding setting, when the script configures one.
-    pub spec_line: Option<usize>,
     /// Whether the script writes any knob at all.
     pub has_sites: bool,
 }
@@ -65,6 +63,14 @@ impl PreparedScript {
             })
             .unzip();
         PreparedScript { facts, sites }
+    }
+}
+
+impl PreparedScript {
+    /// The line of the script's first speculative-decoding setting (a k), when it writes one; it does not
+    /// depend on the environment the script runs with.
+    pub(crate) fn spec_line(&self, script: &Script) -> Option<usize> {
+        script.stmts.iter().zip(&self.facts).find(|(_, f)| f.iter().any(|f| f.kind == FactKind::K)).map(|(s, _)| s.line)
     }
 }
 
@@ -260,14 +266,8 @@ pub(crate) fn discover(
     env: &Env,
 ) -> Discovery {
     let r = Resolver { script, scripts, tables, env };
-    let spec_line = script
-        .stmts
-        .iter()
-        .zip(&prepared.facts)
-        .find(|(_, f)| f.iter().any(|f| f.kind == FactKind::K))
-        .map(|(s, _)| s.line);
     let a = Analyzer { r: r.on(script), facts: &prepared.facts, written };
-    let mut out = Discovery { spec_line, ..Discovery::default() };
+    let mut out = Discovery::default();
     // Statements that run only for EVAL_ONLY are the real-verification path: they hold no site.
     for (index, sites) in prepared.sites.iter().enumerate() {
         for site in sites {
@@ -295,8 +295,8 @@ fn pins_of_site(a: &Analyzer, index: usize, site: &Site, out: &mut Discovery) {
     let stmt = &script.stmts[index];
     let location = a.r.loc(site.line);
     out.observed.extend(spelling_problem(script, stmt, site, &location));
-    out.observed.extend(never_passed(script, site, &location));
-    let guard = eval_guard(script, stmt, site);
+    out.observed.extend(never_passed(script, stmt, site, &location));
+    let guard = eval_guard(&a.r, stmt, site);
     let mut count = 0;
     for value in a.r.value(&site.value, &stmt.ctx, site.line) {
         if value.value.as_deref() == Some("") {

@@ -1,0 +1,182 @@
+//! `alsim pins check` along the whole launch path (issue 40), on `tests/fixtures/launchrepo/`: entries
+//! served by shared launch code through `$(bash …)`, `sbatch`, a batch script and `source`, each case a
+//! planted finding and its twin (the fixture copied to a scratch folder and fixed there as a user would).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::pins::check_json;
+use crate::pins_cli::copy_dir;
+
+const SERVER: &str = "benchmarks/multi_node/shared/server_sglang.sh";
+const TABLE: &str = "benchmarks/multi_node/tabled/server_table.sh";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/launchrepo")
+}
+
+fn check(repo: &Path) -> Value {
+    check_json(&["pins", "check", repo.to_str().unwrap(), "--format", "json"]).1
+}
+
+/// The fixture in a scratch folder with `file`'s `from` replaced by `to` (which must occur).
+fn edited(file: &str, from: &str, to: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    let path = dir.path().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} has no {from:?}");
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    dir
+}
+
+/// The messages of `class` findings in `file`, with their lines.
+fn findings(report: &Value, file: &str, class: &str) -> Vec<(u64, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["location"]["file"] == file && f["class"] == class)
+        .map(|f| (f["location"]["line"].as_u64().unwrap(), f["message"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+fn line_of(file: &str, needle: &str) -> u64 {
+    let text = std::fs::read_to_string(fixture().join(file)).unwrap();
+    text.lines().position(|l| l.contains(needle) && !l.trim_start().starts_with('#')).unwrap() as u64 + 1
+}
+
+#[test]
+fn shared_launch_code_that_pins_nothing_the_engine_reads_is_a_missing_pin() {
+    let report = check(&fixture());
+    let found = findings(&report, SERVER, "missing-pin");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(SERVER, "--speculative-algorithm"), "at the line configuring SGLang's k");
+    // The path is named file by file, from the entry's script to the engine's server script, and the knob
+    // the engine reads is named: the vLLM server on the same path writes vLLM's, which hides nothing.
+    for hop in ["agentic/zeta_fp4_mx_sglang-disagg.sh", "shared/submit.sh", "shared/job.slurm", "shared/server.sh"] {
+        assert!(message.contains(hop), "{message}");
+    }
+    assert!(message.contains("mx-sglang-disagg-agentic") && message.contains("SGLANG_SIMULATE_ACC_LEN"), "{message}");
+    assert!(message.contains("real acceptance"), "{message}");
+
+    // The twin: the server script pins SGLang's acceptance (out of eval runs); nothing is missing.
+    let pinned = edited(
+        SERVER,
+        "python3 -m sglang.launch_server",
+        "if [[ \"${EVAL_ONLY:-false}\" != \"true\" ]]; then\n    export SGLANG_SIMULATE_ACC_LEN=2.5 SGLANG_SIMULATE_ACC_METHOD=match-expected SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\nfi\npython3 -m sglang.launch_server",
+    );
+    let report = check(pinned.path());
+    assert_eq!(findings(&report, SERVER, "missing-pin"), [], "{}", report["findings"]);
+}
+
+#[test]
+fn a_table_that_says_it_falls_back_is_reported_for_the_k_an_entry_runs_its_model_at() {
+    let report = check(&fixture());
+    let found = findings(&report, TABLE, "missing-pin");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(TABLE, "case \"${MODEL_NAME}"));
+    assert!(message.contains("Tau-MoE:1") && message.contains("tb-sglang-disagg-fixed"), "{message}");
+    assert!(message.contains("falls back to real acceptance"), "{message}");
+    // k 3 has its arm; the entry served by the other path (Zeta) never reaches this table.
+    assert!(!message.contains(":3") && !report.to_string().contains("Zeta-MoE:3"), "{message}");
+
+    // The twin: k 1 wired, nothing falls back.
+    let wired = edited(TABLE, "        Tau*:3)", "        Tau*:1) GOLDEN_AL=1.80 ;;\n        Tau*:3)");
+    assert_eq!(findings(&check(wired.path()), TABLE, "missing-pin"), []);
+    // A table that merely ends, saying nothing of the other k, is not one the script says falls back.
+    let silent = edited(
+        TABLE,
+        "    else\n        echo \"WARNING: no golden AL for ${MODEL_NAME} at k ${DECODE_MTP_SIZE}: real acceptance\" >&2\n",
+        "",
+    );
+    assert_eq!(findings(&check(silent.path()), TABLE, "missing-pin"), []);
+}
+
+#[test]
+fn a_pin_exported_on_the_host_reaches_a_containerized_engine_only_if_the_container_is_given_it() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/ct_fp8_mx.sh";
+    let report = check(&fixture());
+    let found = findings(&report, SCRIPT, "never-passed");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(SCRIPT, "export SGLANG_SIMULATE_ACC_LEN"));
+    assert!(message.contains(&format!("{SCRIPT}:{}", line_of(SCRIPT, "docker run"))), "{message}");
+    assert!(message.contains("docker run") && message.contains("never sees it"), "{message}");
+
+    // Handed in, by name or as an env file the check cannot read: passed.
+    for given in [
+        "-e SGLANG_SIMULATE_ACC_LEN -e SGLANG_SIMULATE_ACC_METHOD",
+        "--env=SGLANG_SIMULATE_ACC_LEN",
+        "--env-file ./sim.env",
+    ] {
+        let forwarded = edited(SCRIPT, "docker run --rm", &format!("docker run --rm {given}"));
+        assert_eq!(findings(&check(forwarded.path()), SCRIPT, "never-passed"), [], "{given}");
+    }
+    // A different variable handed in does not pass this one.
+    let other = edited(SCRIPT, "docker run --rm", "docker run --rm -e SGLANG_SIMULATE_ACC_METHOD");
+    assert_eq!(findings(&check(other.path()), SCRIPT, "never-passed").len(), 1);
+}
+
+#[test]
+fn a_pin_spelled_for_another_engine_or_only_in_a_comment_leaves_the_run_unpinned() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/cv_fp8_mx.sh";
+    let report = check(&fixture());
+    let found = findings(&report, SCRIPT, "missing-pin");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(SCRIPT, "vllm serve"));
+    assert!(message.contains("vLLM") && message.contains("synthetic_acceptance_length"), "{message}");
+    assert_eq!(findings(&report, SCRIPT, "spelling"), [], "no finding about SGLang's spelling");
+
+    // Only a comment spells the knob: the file's text holds it, yet nothing pins the run.
+    let comment = edited(
+        SCRIPT,
+        "    export SGLANG_SIMULATE_ACC_LEN=2.61",
+        "    # TODO: \"synthetic_acceptance_length\" in the config below\n    true",
+    );
+    assert_eq!(findings(&check(comment.path()), SCRIPT, "missing-pin").len(), 1);
+
+    // The twin: vLLM's own knob in its config, kept out of eval runs.
+    let pinned = edited(
+        SCRIPT,
+        "vllm serve /models/Tau-MoE --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 3}'",
+        "SPEC='{\"method\": \"mtp\", \"num_speculative_tokens\": 3}'\nif [[ \"${EVAL_ONLY:-false}\" != \"true\" ]]; then\n    SPEC='{\"method\": \"mtp\", \"num_speculative_tokens\": 3, \"synthetic_acceptance_length\": 2.61, \"rejection_sample_method\": \"synthetic\"}'\nfi\nvllm serve /models/Tau-MoE --speculative-config \"$SPEC\"",
+    );
+    assert_eq!(findings(&check(pinned.path()), SCRIPT, "missing-pin"), []);
+}
+
+#[test]
+fn a_guard_through_a_variable_eval_only_decides_keeps_the_pin_out_of_eval_runs() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/eg_fp8_mx.sh";
+    let report = check(&fixture());
+    assert_eq!(findings(&report, SCRIPT, "eval-leak"), []);
+    let pin = report["pins"].as_array().unwrap().iter().find(|p| p["location"]["file"] == SCRIPT).unwrap();
+    assert_eq!(pin["eval"]["value"], "guarded");
+    assert!(pin["eval"]["text"].as_str().unwrap().contains("SIMULATE"), "{}", pin["eval"]);
+
+    // The twin: EVAL_ONLY no longer changes the variable, so the pin reaches eval runs.
+    let leaking = edited(SCRIPT, "    SIMULATE=0", "    echo eval");
+    let found = findings(&check(leaking.path()), SCRIPT, "eval-leak");
+    assert_eq!(found.len(), 1, "{found:?}");
+}
+
+#[test]
+fn a_near_miss_of_a_knobs_spelling_is_a_spelling_finding_and_leaves_the_run_unpinned() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/nm_fp8_mx.sh";
+    let report = check(&fixture());
+    let spelling = findings(&report, SCRIPT, "spelling");
+    let [(line, message)] = spelling.as_slice() else { panic!("{spelling:?}") };
+    assert_eq!(*line, line_of(SCRIPT, "export SGLANG_SIMULATE_ACC_LENGTH"), "the setting, not the comment naming it");
+    assert!(message.contains("nearly SGLANG_SIMULATE_ACC_LEN"), "{message}");
+    let missing = findings(&report, SCRIPT, "missing-pin");
+    assert_eq!(missing.iter().map(|f| f.0).collect::<Vec<_>>(), [line_of(SCRIPT, "sglang.launch_server")]);
+
+    // An abbreviated flag (argparse's prefix) is one too; the spelled-out twin is neither.
+    let abbreviated =
+        edited(SCRIPT, "--speculative-num-steps 3", "--speculative-num-steps 3 --spec-decode-acceptance-len 2.61");
+    let found = findings(&check(abbreviated.path()), SCRIPT, "spelling");
+    assert!(found.iter().any(|(_, m)| m.contains("abbreviation")), "{found:?}");
+    let fixed = edited(SCRIPT, "SGLANG_SIMULATE_ACC_LENGTH", "SGLANG_SIMULATE_ACC_LEN");
+    let report = check(fixed.path());
+    assert_eq!((findings(&report, SCRIPT, "spelling"), findings(&report, SCRIPT, "missing-pin")), (vec![], vec![]));
+}
