@@ -188,7 +188,7 @@ pub fn find(query: &str) -> Result<Topic> {
         .iter()
         .flat_map(|t| t.names.iter().map(move |n| (t.name(), *n)))
         .filter_map(|(own, name)| {
-            let distance = edit_distance(wanted, name);
+            let distance = strsim::levenshtein(wanted, name);
             let near = distance <= 2.max(wanted.len() / 4) || (wanted.len() >= 3 && name.contains(wanted));
             near.then_some((distance, own))
         })
@@ -221,22 +221,6 @@ fn printed_label_topic(wanted: &str) -> Option<String> {
 /// The name a unit variant has in JSON (`sglang-match-expected`, `pin_too_high`).
 fn json_name(value: impl serde::Serialize) -> String {
     serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
-
-/// Levenshtein distance over characters: how many one-character edits turn `a` into `b`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -285,12 +269,5 @@ mod tests {
         assert_eq!(normalize(" Pin too_HIGH "), "pin-too-high");
         assert_eq!(normalize("tok/s/GPU"), "tok-s-gpu");
         assert_eq!(normalize("llama.cpp"), "llama.cpp");
-    }
-
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("wrong-kk", "wrong-k"), 1);
-        assert_eq!(edit_distance("drfit", "drift"), 2);
-        assert_eq!(edit_distance("", "band"), 4);
     }
 }

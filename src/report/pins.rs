@@ -370,12 +370,7 @@ pub fn human(report: &CheckReport, width: usize) -> String {
 /// finding is in `--format table|json|md|csv`).
 #[cfg(feature = "cli")]
 pub fn human_against(comparison: &Comparison, width: usize) -> String {
-    let findings: Vec<(Option<Change>, &Finding)> = comparison
-        .findings
-        .iter()
-        .filter(|c| c.change != Change::Unchanged)
-        .map(|c| (Some(c.change), &c.finding))
-        .collect();
+    let findings = changed(comparison);
     let mut out = blocks(&findings, &comparison.report.repo, Some(&comparison.base), width);
     let unchanged: Vec<&Finding> =
         comparison.findings.iter().filter(|c| c.change == Change::Unchanged).map(|c| &c.finding).collect();
@@ -490,17 +485,17 @@ pub fn github_annotations(report: &CheckReport) -> String {
     annotations(report, None, &findings)
 }
 
+/// The findings new or fixed since the base, each with its change: what a pull request's author acts on.
+fn changed(comparison: &Comparison) -> Vec<(Option<Change>, &Finding)> {
+    comparison.findings.iter().filter(|c| c.change != Change::Unchanged).map(|c| (Some(c.change), &c.finding)).collect()
+}
+
 /// [`github_annotations`] against a base revision: a new finding as without a base, its title ending in
 /// `[new]`; a fixed one as a `::notice` on no line, naming where it was at the base (`[fixed]`). New
 /// findings come first; unchanged ones are only counted, in the closing line (a `::notice` each buried the
 /// one new error among 132 others on the snapshot).
 pub fn github_annotations_against(comparison: &Comparison) -> String {
-    let findings: Vec<(Option<Change>, &Finding)> = comparison
-        .findings
-        .iter()
-        .filter(|c| c.change != Change::Unchanged)
-        .map(|c| (Some(c.change), &c.finding))
-        .collect();
+    let findings = changed(comparison);
     annotations(&comparison.report, Some(comparison), &findings)
 }
 
