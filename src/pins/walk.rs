@@ -214,46 +214,11 @@ pub fn walk(root: &Path, excludes: &Excludes) -> Result<Files> {
         // A candidate's name, or no extension at all (a shebang script, a directory): what a link
         // that cannot be followed may hide. An ignore file linked out of the root may hide any file.
         let may_hide_pins = kind_by_name(&name).is_some() || !name.contains('.') || IGNORE_FILES.contains(&&*name);
-        if file_type.is_symlink() {
-            match path.canonicalize() {
-                Ok(target) if !target.starts_with(&canonical_root) => {
-                    // Neither opened nor named: the target may be a secret (a credentials file,
-                    // /proc/self/environ) and findings reach public CI logs.
-                    if may_hide_pins || target.is_dir() {
-                        files.problems.push(UnreadFile::new(
-                            rel,
-                            "a symbolic link that leads outside the repository root; not followed",
-                        ));
-                    }
-                    continue;
-                }
-                Ok(target) if target.is_dir() => {
-                    // A link to the directory it sits in, or to one enclosing it, is named: it is the one
-                    // kind a reader may take for a loop. Any other is read through its real path.
-                    let sits_in = path.parent().and_then(|p| p.canonicalize().ok());
-                    if sits_in.is_some_and(|dir| dir.starts_with(&target)) {
-                        files.problems.push(UnreadFile {
-                            path: rel,
-                            reason: "symlink loop (leads back to an enclosing directory, read through its real path)"
-                                .into(),
-                            hides_pins: false,
-                        });
-                    }
-                    continue;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    if may_hide_pins {
-                        let reason = if e.raw_os_error() == Some(40) || e.to_string().contains("symbolic links") {
-                            "symlink loop".to_string()
-                        } else {
-                            format!("dangling or unreadable symlink: {e}")
-                        };
-                        files.problems.push(UnreadFile::new(rel, reason));
-                    }
-                    continue;
-                }
-            }
+        if file_type.is_symlink()
+            && let Some(problem) = skipped_link(path, &rel, may_hide_pins, &canonical_root)
+        {
+            files.problems.extend(problem);
+            continue;
         }
         let kind = kind_by_name(&name);
         if kind.is_some() || !name.contains('.') {
@@ -279,6 +244,39 @@ pub fn walk(root: &Path, excludes: &Excludes) -> Result<Files> {
     }
     files.problems.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// A symbolic link the walk meets: `None` where it is read as the file it leads to; else it is skipped,
+/// with the problem to report where it may hide a pin.
+fn skipped_link(path: &Path, rel: &str, may_hide_pins: bool, canonical_root: &Path) -> Option<Option<UnreadFile>> {
+    match path.canonicalize() {
+        Ok(target) if !target.starts_with(canonical_root) => {
+            // Neither opened nor named: the target may be a secret (a credentials file,
+            // /proc/self/environ) and findings reach public CI logs.
+            Some((may_hide_pins || target.is_dir()).then(|| {
+                UnreadFile::new(rel.to_string(), "a symbolic link that leads outside the repository root; not followed")
+            }))
+        }
+        Ok(target) if target.is_dir() => {
+            // A link to the directory it sits in, or to one enclosing it, is named: it is the one
+            // kind a reader may take for a loop. Any other is read through its real path.
+            let sits_in = path.parent().and_then(|p| p.canonicalize().ok());
+            Some(sits_in.is_some_and(|dir| dir.starts_with(&target)).then(|| UnreadFile {
+                path: rel.to_string(),
+                reason: "symlink loop (leads back to an enclosing directory, read through its real path)".into(),
+                hides_pins: false,
+            }))
+        }
+        Ok(_) => None,
+        Err(e) => Some(may_hide_pins.then(|| {
+            let reason = if e.raw_os_error() == Some(40) || e.to_string().contains("symbolic links") {
+                "symlink loop".to_string()
+            } else {
+                format!("dangling or unreadable symlink: {e}")
+            };
+            UnreadFile::new(rel.to_string(), reason)
+        })),
+    }
 }
 
 /// The path an error of the walk names, if any.
