@@ -241,9 +241,9 @@ fn parse(text: &str, origin: &str) -> crate::error::Result<Vec<ServingDefault>> 
     table
         .rows()
         .map(|row| {
-            let mode = match row.str("thinking")? {
-                "on" => ThinkingMode::On,
-                "off" => ThinkingMode::Off,
+            // The names every thinking mode takes (`on`, `thinking_on`, …); the table must decide one.
+            let mode = match row.str("thinking")?.parse::<ThinkingMode>() {
+                Ok(mode @ (ThinkingMode::On | ThinkingMode::Off)) => mode,
                 _ => return Err(row.error("thinking", "must be on or off")),
             };
             let releases = Range::parse(row.opt_str("releases").unwrap_or_default(), Release::parse)
