@@ -10,7 +10,7 @@ use super::prediction::Prediction;
 
 /// The model's relative error on throughput and speedup when nothing better is known: the median error of
 /// its predicted speedup on the measured DeepSeek-R1 serving pairs (`alsim calibrate
-/// ../shared/data/serving/inferencex_dsr1_mtp_vs_off_b200_b300.csv`): 3.7 % with the defaults chosen on
+/// ../shared/data/serving/inferencex_dsr1_mtp_vs_off_b200_b300.csv`): 3.4 % with the defaults chosen on
 /// them, 5.2 % with each group held out while choosing (`notebooks/serving_defaults.py`) — 5 %.
 pub const DEFAULT_MODEL_ERROR: f64 = 0.05;
 
