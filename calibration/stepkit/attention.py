@@ -35,6 +35,31 @@ _STAGES = {}  # pipeline stages that fit, per (value width, rope width)
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
 
+def _loop_bounds_from_one_element_arrays():
+    """Triton 3.6's interpreter hands a kernel its int arguments as one-element arrays and makes a loop bound of
+    one (`range(0, per_split)`) with `int(array)`, which NumPy 2.4 refuses ("only 0-dimensional arrays can be
+    converted to Python scalars", triton-lang/triton#9171). Under the interpreter only, take the element with
+    `.item()`, as the fix proposed there does; a compiled kernel never reaches this."""
+    from triton.runtime import interpreter
+
+    patch = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch is None or getattr(patch, "item_index", False):
+        return
+
+    def index(self):
+        return self.handle.data.item()
+
+    def patched(tensor, *scope):
+        patch(tensor, *scope)
+        if scope:  # 3.6 records what it patches in a scope that restores it after the launch
+            scope[0].set_attr(tensor, "__index__", index)
+        else:
+            tensor.__index__ = index
+
+    patched.item_index = True
+    interpreter._patch_lang_tensor = patched
+
+
 def attend_reference(q, k_cache, v_cache, table, seq_len, rows_per_seq):
     """Plain-torch attention with the layout of the module docs (fp32 softmax); v_cache may be narrower than
     q and k_cache (MLA: the values are the latent, the keys add the rope part)."""
@@ -52,6 +77,8 @@ def attend_reference(q, k_cache, v_cache, table, seq_len, rows_per_seq):
 
 
 if triton is not None:
+    if INTERPRET:
+        _loop_bounds_from_one_element_arrays()
 
     @triton.jit
     def _split_kernel(

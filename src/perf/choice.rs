@@ -10,7 +10,7 @@ use super::prediction::Prediction;
 
 /// The model's relative error on throughput and speedup when nothing better is known: the median error of
 /// its predicted speedup on the measured DeepSeek-R1 serving pairs (`alsim calibrate
-/// ../shared/data/serving/inferencex_dsr1_mtp_vs_off_b200_b300.csv`): 3.7 % with the defaults chosen on
+/// ../shared/data/serving/inferencex_dsr1_mtp_vs_off_b200_b300.csv`): 3.4 % with the defaults chosen on
 /// them, 5.2 % with each group held out while choosing (`notebooks/serving_defaults.py`) — 5 %.
 pub const DEFAULT_MODEL_ERROR: f64 = 0.05;
 
@@ -21,13 +21,13 @@ pub const DEFAULT_MODEL_ERROR: f64 = 0.05;
 pub enum Objective {
     /// The smallest k in the band: the smallest drafts least — least draft work wasted when the real
     /// acceptance falls below the pin, and the least variance in step time. It gives up up to the band's width
-    /// of predicted throughput, and on the calibration kit that costs measured throughput: held out, 176 of 408
-    /// cells right (regret under 1 %), median regret 1.4 %.
+    /// of predicted throughput, and on the calibration kit that costs measured throughput: held out, 217 of 516
+    /// cells right (regret under 1 %), median regret 1.5 %.
     SmallestK,
     /// The k of the highest predicted throughput per GPU (the default): the objective with the least
     /// held-out regret on the calibration kit (`alsim calibrate calibration/measured --choice-al all
-    /// --objective …`, each file scored with a fit on the others' k = 0 rows: 281 of 408 cells right, median
-    /// regret 0.0 %, against 176 and 1.4 % for the smallest k).
+    /// --objective …`, each file scored with a fit on the others' k = 0 rows: 373 of 516 cells right, median
+    /// regret 0.0 %, against 217 and 1.5 % for the smallest k).
     #[default]
     Throughput,
     /// The k of the highest predicted per-user speed. At one concurrency per-user speed ranks the k exactly as

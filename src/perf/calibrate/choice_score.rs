@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::steps::StepRow;
+use super::steps::{LocalityFit, StepRow};
 use super::{Measured, calibrate, median};
 use crate::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use crate::error::{Error, Result};
@@ -236,8 +236,11 @@ pub struct ChoiceScore {
 }
 
 /// The profiles with each hardware's efficiencies fitted to the k = 0 rows of `rows` (pooled per hardware)
-/// and each MoE model's routing locality fitted to their experts; nothing else of the rows is read. With no
-/// k = 0 row, the profiles as they are (the datasheet defaults).
+/// and each MoE model's routing locality fitted to their experts; nothing else of the rows is read. A MoE model
+/// whose experts the rows do not count takes the locality they measured for the models they do, weighted by
+/// rows: the routing is the measurement's (a kit draws every model's tokens uniformly), and the profile's own,
+/// fitted to served runs' skewed routing, would halve the experts each extra verify token wakes. With no k = 0
+/// row, the profiles as they are (the datasheet defaults).
 ///
 /// # Errors
 /// As [`calibrate`].
@@ -253,10 +256,15 @@ pub fn fit_for_choice(profiles: &Profiles, rows: &[StepRow], origin: &str) -> Re
             *h = fit.profile;
         }
     }
-    for locality in cal.steps.iter().flat_map(|s| &s.routing_locality) {
-        if let Some(m) = out.models.iter_mut().find(|m| m.key == locality.model) {
-            m.routing_locality = locality.routing_locality;
-            m.expert_novelty = locality.routing_locality.min(1.0);
+    let fitted: Vec<&LocalityFit> = cal.steps.iter().flat_map(|s| &s.routing_locality).collect();
+    let rows_counted: usize = fitted.iter().map(|l| l.rows).sum();
+    let pooled = (rows_counted > 0)
+        .then(|| fitted.iter().map(|l| l.routing_locality * l.rows as f64).sum::<f64>() / rows_counted as f64);
+    for m in out.models.iter_mut().filter(|m| m.experts > 0) {
+        let own = fitted.iter().find(|l| l.model == m.key).map(|l| l.routing_locality);
+        if let Some(locality) = own.or(pooled) {
+            m.routing_locality = locality;
+            m.expert_novelty = locality.min(1.0);
         }
     }
     Ok(out)
@@ -620,6 +628,27 @@ mod tests {
         let m3 = p.model("minimax-m3").unwrap();
         let all = ChoiceAl::All.resolve(m3, p.drafter(m3, Some("Inferact/MiniMax-M3-EAGLE3"), None).unwrap()).unwrap();
         assert_eq!(all.len(), 4 + 3, "{all:?}");
+    }
+
+    #[test]
+    fn a_moe_model_the_rows_do_not_count_takes_the_routing_they_measured() {
+        // DeepSeek-R1's spec-off experts counted at locality 0.6 (8 of 256 routed per token); Qwen3-235B-A22B has
+        // no rows, so it takes 0.6 too, not its profile's served-routing novelty; the dense 70B keeps its own.
+        const LOCALITY: f64 = 0.6;
+        let mut csv = String::from("hardware,model,tp,concurrency,k,context,step_ms,experts_touched\n");
+        for b in [1, 4, 16, 64] {
+            let touched = crate::perf::cost::expected_experts(256.0, 8.0, LOCALITY * b as f64);
+            csv.push_str(&format!("b200,dsr1,8,{b},0,4096,{},{touched}\n", 20.0 + b as f64 / 8.0));
+        }
+        let Measured::Steps(rows) = read(csv.as_bytes(), "r1.csv", None).unwrap().0 else { unreachable!() };
+        let start = Profiles::embedded();
+        let fitted = fit_for_choice(&start, &rows, "r1.csv").unwrap();
+        for key in ["dsr1", "qwen3-235b-a22b"] {
+            let m = fitted.model(key).unwrap();
+            assert!((m.routing_locality - LOCALITY).abs() < 1e-4 && m.expert_novelty == m.routing_locality, "{m:?}");
+            assert_ne!(start.model(key).unwrap().expert_novelty, m.expert_novelty, "{key}");
+        }
+        assert_eq!(fitted.model("llama-3.3-70b").unwrap(), start.model("llama-3.3-70b").unwrap());
     }
 
     #[test]

@@ -3,10 +3,11 @@
 //!
 //! The step time is linear in its coefficients (`T = comm + Σ cᵢ·fᵢ`, [`crate::perf::terms`]), so scaling
 //! the profile's default coefficients group by group keeps the fit linear. How many groups a fit may move
-//! depends on how many distinct points it has: one point scales every target coefficient together (the
-//! defaults' shape, measured level); two separate the fixed time from the rest; three or more separate
-//! memory, compute and fixed time. A scale the rows cannot tell apart from the others (one that moves their
-//! times by less than [`IDENTIFIABLE`] on its own) keeps its starting value, named. Each group is bounded on
+//! depends on how many distinct points it has: one point moves the one scale of memory, compute and fixed time
+//! that moves it most, and names the other two, held at their priors (one time cannot tell the fixed time from
+//! bandwidth); two separate the fixed time from the rest; three or more separate memory, compute and fixed
+//! time. A scale the rows cannot tell apart from the others (one that moves their times by less than
+//! [`IDENTIFIABLE`] on its own) keeps its starting value, named. Each group is bounded on
 //! its own: one that would push an efficiency above 1 (`flops_eff` above the GEMM rate the GPU was measured to
 //! reach, [`Observation::gemm_ceiling`]), below 1 % or a time below zero is held at its bound
 //! and the rest refitted; the result says which. A fit is never worse than its start on its own rows: where
@@ -175,8 +176,8 @@ pub fn abs_errors(obs: &[Observation], eff: &Efficiencies) -> Vec<f64> {
 pub fn target_groups(points: usize) -> Vec<Vec<Group>> {
     match points {
         0 => Vec::new(),
-        1 => vec![vec![Group::Memory, Group::Compute, Group::Fixed]],
         2 => vec![vec![Group::Memory, Group::Compute], vec![Group::Fixed]],
+        // One point offers all three and identifies the one that moves it most (see [`fit_scales`]).
         _ => vec![vec![Group::Memory], vec![Group::Compute], vec![Group::Fixed]],
     }
 }
@@ -197,8 +198,11 @@ pub fn fit_scales(start: &Efficiencies, obs: &[Observation], groups: &[Vec<Group
         return None;
     }
     let mut fit = iterate(start, obs, &identified, &[])?;
-    // A group held at its bound absorbs nothing more: a scale it hid may now show against the free ones.
-    while !unidentified.is_empty() && fit.at_bound() {
+    // A group held at its bound absorbs nothing more: a scale it hid may now show against the free ones. Not
+    // at one point: there any other scale would "show" only because it is next in size, and would take the
+    // whole remainder on one equation's word; the rows say nothing about it, so it stays at its prior.
+    let several = distinct_points(obs) > 1;
+    while several && !unidentified.is_empty() && fit.at_bound() {
         let free: Vec<Vec<Group>> = fit.scales.iter().filter(|s| !s.at_bound).map(|s| s.groups.clone()).collect();
         let held: Vec<(Group, f64)> =
             fit.scales.iter().filter(|s| s.at_bound).flat_map(|s| s.groups.iter().map(|&g| (g, s.value))).collect();
@@ -546,19 +550,36 @@ mod tests {
     }
 
     #[test]
-    fn one_point_scales_the_defaults_and_bounds_are_reported() {
+    fn one_point_moves_one_scale_and_names_the_others_held_at_their_priors() {
+        // Batch 16 at 8192 tokens: the weight and KV reads are most of the step, so memory is the scale it moves.
         let one = steps(&DEFAULT_EFFICIENCIES)[4];
+        let start = DEFAULT_EFFICIENCIES.coefficients();
+        let held_at_priors = |fit: &ScaleFit| {
+            let fitted = fit.efficiency.coefficients();
+            [Group::Compute, Group::Fixed]
+                .iter()
+                .flat_map(|g| g.members())
+                .all(|&i| (fitted[i] - start[i]).abs() <= 1e-12 * start[i].abs())
+        };
         let slow = Observation { measured_s: one.measured_s * 2.0, ..one };
         let fit = fit_target(&DEFAULT_EFFICIENCIES, &[slow], true).unwrap();
         assert_eq!((fit.scales.len(), fit.overlap_at_bound), (1, None), "one point: one scale, no exponent");
+        assert_eq!(fit.scales[0].groups, [Group::Memory]);
+        assert_eq!(fit.unidentified, [Group::Compute, Group::Fixed], "the scales it cannot identify, named");
+        assert!(held_at_priors(&fit) && !fit.at_bound(), "{fit:?}");
+        // Memory alone takes the whole doubling (communication aside: none at TP 1).
         assert!((slow.predicted(&fit.efficiency) / slow.measured_s - 1.0).abs() < 1e-9);
-        // Twice the time, communication aside (none at TP 1): every efficiency halves, every overhead doubles.
-        assert!((fit.efficiency.bw_eff / (DEFAULT_EFFICIENCIES.bw_eff / 2.0) - 1.0).abs() < 1e-9);
-        // Faster than any efficiency ≤ 1 allows: clamped, and said so.
+        assert!(fit.efficiency.bw_eff < DEFAULT_EFFICIENCIES.bw_eff / 2.0);
+        // Faster than bandwidth at 1 allows: memory stops at its bound, said so, and the others still stay at
+        // their priors (the one time says nothing of them), so the point is left unmatched rather than split.
         let fast = Observation { measured_s: one.measured_s * 0.1, ..one };
         let fit = fit_target(&DEFAULT_EFFICIENCIES, &[fast], true).unwrap();
-        assert!(fit.at_bound());
-        assert!(fit.efficiency.bw_eff <= 1.0 + 1e-12);
+        assert_eq!(fit.bounds_hit(), ["memory"]);
+        assert!((fit.efficiency.bw_eff - 1.0).abs() < 1e-12, "{fit:?}");
+        assert_eq!(fit.unidentified, [Group::Compute, Group::Fixed]);
+        assert!(held_at_priors(&fit) && !fit.kept_start, "{fit:?}");
+        assert!(fast.predicted(&fit.efficiency) > fast.measured_s * 1.5);
+        assert!(fast.predicted(&fit.efficiency) < fast.predicted(&DEFAULT_EFFICIENCIES));
     }
 
     #[test]

@@ -424,7 +424,7 @@ fn fit_notes(notes: &mut Vec<String>, label: &str, fit: &ScaleFit) {
     if !fit.unidentified.is_empty() {
         let names: Vec<&str> = fit.unidentified.iter().map(|g| g.name()).collect();
         notes.push(format!(
-            "{label}: the rows cannot identify the {} scale (it moves them less than the others can absorb): kept at its starting value",
+            "{label}: the rows cannot identify the {} scale (one point moves one scale; otherwise it moves them less than the others can absorb): held at its prior",
             names.join("+")
         ));
     }
@@ -948,7 +948,9 @@ mod tests {
         let (measured, _) = read(one.as_bytes(), "one.csv", None).unwrap();
         let cal = calibrate(&Profiles::embedded(), &measured, "one.csv", None).unwrap();
         assert!(cal.summary.spec_off_median_abs_rel_error.unwrap() < 1e-9);
-        assert_eq!(cal.pooled[0].fit.scales.len(), 1, "one point scales the defaults as a whole");
+        assert_eq!(cal.pooled[0].fit.scales.len(), 1, "one point moves one scale");
+        assert_eq!(cal.pooled[0].fit.unidentified.len(), 2, "and names the two it cannot identify");
+        assert!(cal.notes.iter().any(|n| n.contains("held at its prior")), "{:?}", cal.notes);
         assert_eq!(cal.summary.fits_at_bound, 0);
         // SPEED-Bench's 19.6 ms is faster than the default efficiencies allow even at full bandwidth: the scale
         // stops where an efficiency reaches 1, and the report says so.

@@ -88,10 +88,14 @@ fn efficiencies(fit: &ScaleFit) -> String {
     format!("bw {:.2} flops {:.2} attn {:.2}{overlap}", e.bw_eff, e.flops_eff, e.attn_eff)
 }
 
-/// What sits at a bound, what the rows could not identify (kept), or that the start was kept whole.
+/// What sits at a bound, the scales the rows could not identify (held at their priors), or that the start was
+/// kept whole.
 fn bounds(fit: &ScaleFit) -> String {
     let mut out: Vec<String> = fit.bounds_hit().into_iter().map(String::from).collect();
-    out.extend(fit.unidentified.iter().map(|g| format!("{} kept", g.name())));
+    if !fit.unidentified.is_empty() {
+        let names: Vec<&str> = fit.unidentified.iter().map(|g| g.name()).collect();
+        out.push(format!("{} at prior (not identified)", names.join("+")));
+    }
     if fit.kept_start {
         out.push("start kept".into());
     }
@@ -130,7 +134,7 @@ fn summary_table(origin: &str, mode: Mode, s: &Summary) -> Table {
         row("speedup where the AL is given (the level), median |error|", opt_pct(s.level_median_abs_rel_error));
     }
     row("groups whose fit hit a bound", s.fits_at_bound.to_string());
-    row("groups with a scale the rows cannot identify (kept)", s.fits_with_unidentified_scales.to_string());
+    row("groups with a scale the rows cannot identify (at its prior)", s.fits_with_unidentified_scales.to_string());
     row("groups whose fit was worse than the start (start kept)", s.fits_kept_at_start.to_string());
     if let Some(c) = &s.choice {
         row("choice of k right (regret < 1 %)", format!("{} of {} cells", c.right, c.cells));
