@@ -109,7 +109,7 @@ pub struct CheckReport {
 /// # Errors
 /// [`crate::Error::Io`] when `repo` cannot be read; errors reading the golden directory (naming the file).
 pub fn check(repo: &Path, options: &CheckOptions) -> Result<CheckReport> {
-    let inventory = super::scan(repo, &options.exclude)?;
+    let inventory = scan(repo, &options.exclude)?;
     let golden = golden_curves(repo, options.golden.as_deref())?;
     Ok(check_inventory(inventory, &golden.curves, golden.source, golden.own, repo, options))
 }

@@ -389,7 +389,6 @@ fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) 
     let mut reported = BTreeSet::new();
     // A script's statement facts do not depend on the job: read once per script, not once per job.
     let mut prepared: BTreeMap<&str, sites::PreparedScript> = BTreeMap::new();
-    let mut paths = BTreeMap::new();
     for (index, job) in graph.jobs.iter().enumerate() {
         let entry = graph.entry(job);
         let point = graph.point(job);
@@ -436,7 +435,7 @@ fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) 
         }
         if entry.multinode {
             if point.get("SYNTHETIC_ACCEPTANCE_LENGTH").is_none()
-                && let Some(found) = shared_code_without_pin(graph, index, &eref, &mut paths)
+                && let Some(found) = shared_code_without_pin(graph, index, &eref)
                 && reported.insert((found.0.clone(), "missing"))
             {
                 observed.push(found.1);
@@ -508,17 +507,11 @@ fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) 
 
 /// A multi-node job served by shared launch code (no recipe): the path its multi-node script starts, when
 /// a file on it configures the engine's speculation and none writes a knob the engine reads.
-fn shared_code_without_pin<'g>(
-    graph: &'g Graph,
-    index: usize,
-    eref: &EntryRef,
-    paths: &mut BTreeMap<&'g str, Vec<super::path::Hop>>,
-) -> Option<(Location, Observed)> {
+fn shared_code_without_pin(graph: &Graph, index: usize, eref: &EntryRef) -> Option<(Location, Observed)> {
     use super::path;
     let entry = graph.entry(&graph.jobs[index]);
-    let (start, _) = graph.launch[index].as_ref()?.multi_node.as_ref()?;
     let engine = path::engine_of_framework(entry.framework.as_deref()?)?;
-    let hops = paths.entry(start.as_str()).or_insert_with(|| path::reached(start, &graph.files));
+    let hops = graph.launch_path(index)?;
     let knobs = path::knobs_read(engine);
     let text = |rel: &str| graph.files.get(rel).copied();
     if hops.iter().filter_map(|h| text(&h.file)).any(|f| path::first_line_with(f, &knobs).is_some()) {

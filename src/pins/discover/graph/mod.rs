@@ -31,6 +31,7 @@ mod spelled;
 mod tables;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -124,6 +125,9 @@ pub(crate) struct Graph<'f> {
     pub shell_knobs: HashSet<&'f str>,
     /// The facts each statement of each script writes, read when a script that sources it needs them.
     pub written: WrittenFacts,
+    /// The launch path of each multi-node start the jobs run, followed on first use and then shared by
+    /// every script and job that asks ([`Graph::launch_path`]).
+    pub launch_paths: HashMap<String, OnceLock<Vec<path::Hop>>>,
 }
 
 impl Graph<'_> {
@@ -151,6 +155,14 @@ impl Graph<'_> {
     /// The parsed script at `path`.
     pub(crate) fn script(&self, path: &str) -> Option<&Script> {
         self.script_index.get(path).map(|&i| &self.scripts[i])
+    }
+
+    /// The files job `index`'s multi-node start reaches by name ([`path::reached`]), when it runs one:
+    /// following a path reads every line of every file on it, and the lookup tables ask once per script
+    /// and job, so each start's path is followed once.
+    pub(crate) fn launch_path(&self, index: usize) -> Option<&[path::Hop]> {
+        let (start, _) = self.launch[index].as_ref()?.multi_node.as_ref()?;
+        Some(self.launch_paths.get(start)?.get_or_init(|| path::reached(start, &self.files)))
     }
 }
 
@@ -317,7 +329,10 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     // The injector is Python: read as text, only to see that it returns early for eval runs.
     let injector = crate::pins::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
     let scripts_len = scripts.len();
+    let launch_paths =
+        launch.iter().flatten().filter_map(|l| Some((l.multi_node.as_ref()?.0.clone(), OnceLock::new())));
     let graph = Graph {
+        launch_paths: launch_paths.collect(),
         prefix_models: prefix_models(&entries),
         entries,
         jobs,

@@ -1,7 +1,7 @@
 //! Lookup tables in shared launch code: which arm each job's variables select, the jobs that find none,
 //! and a table's explicit fall-through to real acceptance that an entry could reach at a k the table lacks.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::Graph;
 use crate::bash::resolve::Resolver;
@@ -22,7 +22,6 @@ pub(super) struct TableSelection {
 pub(super) fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
     let mut out: Vec<TableSelection> = Vec::new();
     let mut missing = Vec::new();
-    let mut paths = BTreeMap::new();
     for (ci, choice) in script.choices.iter().enumerate() {
         let ConditionalKind::Case { subject } = &choice.kind else { continue };
         let vars: Vec<String> = subject
@@ -43,7 +42,7 @@ pub(super) fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelect
             let point = graph.point(job);
             if !point.agentic()
                 || !point.speculative()
-                || !on_launch_path(graph, index, &script.rel, &mut paths)
+                || !on_launch_path(graph, index, &script.rel)
                 || !vars.iter().all(|v| job.env.contains_key(v))
                 || !vars.iter().any(|v| point.get(v).is_some())
             {
@@ -97,14 +96,10 @@ pub(super) fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelect
 }
 
 /// Whether job `index` can reach the script at `rel`: a job served by shared launch code reaches only the
-/// files its multi-node script's path names (`paths` caches each start's path); any other job is taken
-/// to reach it, as its variables select the table.
-fn on_launch_path<'g>(graph: &'g Graph, index: usize, rel: &str, paths: &mut BTreeMap<&'g str, Vec<String>>) -> bool {
-    let Some((start, _)) = graph.launch[index].as_ref().and_then(|l| l.multi_node.as_ref()) else { return true };
-    let path = paths
-        .entry(start.as_str())
-        .or_insert_with(|| super::path::reached(start, &graph.files).into_iter().map(|h| h.file).collect());
-    path.iter().any(|f| f == rel)
+/// files its multi-node script's path names; any other job is taken to reach it, as its variables select
+/// the table.
+fn on_launch_path(graph: &Graph, index: usize, rel: &str) -> bool {
+    graph.launch_path(index).is_none_or(|hops| hops.iter().any(|h| h.file == rel))
 }
 
 /// A table's fall-through that no entry takes today but one is a setting away from: an entry of a model
