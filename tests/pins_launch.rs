@@ -180,3 +180,104 @@ fn a_near_miss_of_a_knobs_spelling_is_a_spelling_finding_and_leaves_the_run_unpi
     let report = check(fixed.path());
     assert_eq!((findings(&report, SCRIPT, "spelling"), findings(&report, SCRIPT, "missing-pin")), (vec![], vec![]));
 }
+
+const RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/sglang/rx/agg.yaml";
+const RX_HELPER: &str = "runners/rx_eval.sh";
+const RX_STRIP: &str = "    find \"$RX_RECIPES\" -name \"*.yaml\" -exec sed -i '/SGLANG_SIMULATE_ACC/d' {} +";
+
+/// The recipe pin's eval route as `pins list` records it.
+fn recipe_eval(report: &Value) -> Value {
+    let pins = report["pins"].as_array().unwrap();
+    pins.iter().find(|p| p["location"]["file"] == RECIPE).expect("the recipe's pin")["eval"].clone()
+}
+
+#[test]
+fn a_launcher_is_read_through_the_file_it_sources_or_execs_for_its_eval_strip() {
+    let report = check(&fixture());
+    assert_eq!(findings(&report, RECIPE, "eval-leak"), []);
+    let eval = recipe_eval(&report);
+    assert_eq!(eval["value"], "launcher_strip", "{eval}");
+    assert_eq!(eval["at"]["file"], RX_HELPER, "the helper's own guard counts: {eval}");
+
+    // `exec` into the helper is the same hand-over.
+    let exec = edited(
+        "runners/launch_rx.sh",
+        "source \"$(dirname \"${BASH_SOURCE[0]}\")/rx_eval.sh\"",
+        "exec bash \"$(dirname \"$0\")/rx_eval.sh\"",
+    );
+    assert_eq!(recipe_eval(&check(exec.path()))["value"], "launcher_strip");
+
+    // The twin: the helper strips nothing, so the recipe's pin reaches eval runs (a real leak).
+    let leaking = edited(RX_HELPER, RX_STRIP, "    echo eval");
+    let found = findings(&check(leaking.path()), RECIPE, "eval-leak");
+    assert_eq!(found.len(), 1, "{found:?}");
+}
+
+#[test]
+fn a_strip_written_in_code_counts_like_a_text_filter() {
+    // Inline: `yq` deleting the knob's key.
+    let yq = edited(
+        RX_HELPER,
+        RX_STRIP,
+        "    yq -i 'del(.backend.aggregated_environment.SGLANG_SIMULATE_ACC_LEN)' \"$RX_RECIPES/agg.yaml\"",
+    );
+    let report = check(yq.path());
+    assert_eq!(findings(&report, RECIPE, "eval-leak"), []);
+    assert_eq!(recipe_eval(&report)["value"], "launcher_strip");
+
+    // A Python program of the repository that pops it: the deciding line is the program's.
+    let python = edited(RX_HELPER, RX_STRIP, "    python3 \"$GITHUB_WORKSPACE/runners/real_mtp.py\" \"$RX_RECIPES\"");
+    std::fs::write(
+        python.path().join("runners/real_mtp.py"),
+        "import pathlib, sys, yaml\nfor f in pathlib.Path(sys.argv[1]).glob('*.yaml'):\n    d = yaml.safe_load(f.read_text())\n    d['backend']['aggregated_environment'].pop('SGLANG_SIMULATE_ACC_LEN', None)\n    f.write_text(yaml.safe_dump(d))\n",
+    )
+    .unwrap();
+    let eval = recipe_eval(&check(python.path()));
+    assert_eq!(
+        (eval["value"].as_str(), eval["at"]["file"].as_str()),
+        (Some("launcher_strip"), Some("runners/real_mtp.py"))
+    );
+    assert_eq!(eval["at"]["line"], 4, "{eval}");
+}
+
+#[test]
+fn an_eval_route_the_check_cannot_follow_is_unresolved_never_a_leak() {
+    let program = "    python3 \"$GITHUB_WORKSPACE/runners/real_mtp.py\" \"$RX_RECIPES\"";
+    for (case, replacement) in [
+        ("a program that names no knob", program),
+        ("a file sourced from outside the repository", "    source \"$HOME/eval_env.sh\""),
+    ] {
+        let dir = edited(RX_HELPER, RX_STRIP, replacement);
+        std::fs::write(dir.path().join("runners/real_mtp.py"), "import sys\nprint(sys.argv[1])\n").unwrap();
+        let report = check(dir.path());
+        assert_eq!(findings(&report, RECIPE, "eval-leak"), [], "{case}");
+        let found = findings(&report, RECIPE, "unresolved");
+        assert!(
+            found.iter().any(|(_, m)| m.contains("reaches EVAL_ONLY runs is unresolved") && m.contains(RX_HELPER)),
+            "{case}: {found:?}"
+        );
+    }
+    // A program run on eval runs that edits another folder decides nothing here: the leak stays.
+    let elsewhere = edited(RX_HELPER, RX_STRIP, "    python3 runners/real_mtp.py \"benchmarks/multi_node/other\"");
+    assert_eq!(findings(&check(elsewhere.path()), RECIPE, "eval-leak").len(), 1);
+}
+
+#[test]
+fn a_script_that_sources_a_helper_is_guarded_by_the_helpers_eval_only_reset() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/eg_fp8_mx.sh";
+    let unguarded = "export SGLANG_SIMULATE_ACC_LEN=2.61\nsource \"$(dirname \"$0\")/eval_env.sh\"\npython3 -m sglang.launch_server";
+    let helper = |body: &str| {
+        let dir = edited(SCRIPT, "python3 -m sglang.launch_server", unguarded);
+        std::fs::write(dir.path().join("benchmarks/single_node/agentic/eval_env.sh"), body).unwrap();
+        dir
+    };
+    let reset = helper("if [[ \"${EVAL_ONLY:-false}\" == \"true\" ]]; then\n    unset SGLANG_SIMULATE_ACC_LEN\nfi\n");
+    let report = check(reset.path());
+    let line = line_of(SCRIPT, "python3 -m sglang.launch_server");
+    let at_line = |f: &(u64, String)| f.0 == line;
+    assert!(!findings(&report, SCRIPT, "eval-leak").iter().any(at_line), "{}", report["findings"]);
+
+    // The twin: the helper leaves it, so the pin reaches eval runs.
+    let kept = helper("echo \"eval: ${EVAL_ONLY:-false}\"\n");
+    assert!(findings(&check(kept.path()), SCRIPT, "eval-leak").iter().any(at_line));
+}
