@@ -281,3 +281,84 @@ fn a_script_that_sources_a_helper_is_guarded_by_the_helpers_eval_only_reset() {
     let kept = helper("echo \"eval: ${EVAL_ONLY:-false}\"\n");
     assert!(findings(&check(kept.path()), SCRIPT, "eval-leak").iter().any(at_line));
 }
+
+/// The fixture in a scratch folder with `file` written as `text`.
+fn with_file(file: &str, text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    std::fs::write(dir.path().join(file), text).unwrap();
+    dir
+}
+
+const MODELS: &str = "benchmarks/multi_node/shared/models.yaml";
+
+/// A per-model data file as launch code reads it, `tau` being Tau-MoE's settings.
+fn models(tau: &str) -> String {
+    format!(
+        "# Per-model flags the launch code reads.\nTau-MoE:\n  mtp_flags: \"--speculative-algorithm NEXTN --speculative-num-steps 3\"\n{tau}\n  thinking: true\nZeta-MoE:\n  mtp_flags: \"--speculative-algorithm NEXTN --speculative-num-steps 1\"\n"
+    )
+}
+
+#[test]
+fn a_pin_inside_a_data_files_string_is_a_pin_with_the_k_written_under_its_own_key() {
+    let triple = "SGLANG_SIMULATE_ACC_METHOD=match-expected SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token";
+    let wrong = with_file(MODELS, &models(&format!("  sim_env: \"SGLANG_SIMULATE_ACC_LEN=2.30 {triple}\"")));
+    let report = check(wrong.path());
+    let found = findings(&report, MODELS, "wrong-k");
+    let [(line, message)] = found.as_slice() else { panic!("{}", report["findings"]) };
+    assert_eq!(*line, 4);
+    assert!(message.contains("k = 3") && message.contains("2.61"), "Tau-MoE's k, not Zeta-MoE's: {message}");
+    // How launch code reads the file is not followed: whether eval runs get it is open, not a leak.
+    assert_eq!(findings(&report, MODELS, "eval-leak"), []);
+    assert!(findings(&report, MODELS, "unresolved").iter().any(|(_, m)| m.contains("reaches EVAL_ONLY runs")));
+
+    // The same inside a flag's JSON in an argument string.
+    let json = "  vllm_flags: \"--speculative-config '{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": 3, \\\"synthetic_acceptance_length\\\": 2.30}'\"";
+    let found = findings(&check(with_file(MODELS, &models(json)).path()), MODELS, "wrong-k");
+    assert_eq!(found.len(), 1, "{found:?}");
+
+    // The twin: the golden value at k 3.
+    let right = with_file(MODELS, &models(&format!("  sim_env: \"SGLANG_SIMULATE_ACC_LEN=2.61 {triple}\"")));
+    let report = check(right.path());
+    let errors: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["location"]["file"] == MODELS && f["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(report["pins"].as_array().unwrap().iter().any(|p| p["location"]["file"] == MODELS));
+}
+
+#[test]
+fn a_flag_quoted_in_prose_is_never_a_pin() {
+    let sentence = "Throughput runs pin SGLANG_SIMULATE_ACC_LEN=2.30 with --speculative-num-steps 3 for Tau-MoE.";
+    for (file, text) in [
+        ("perf-changelog.yaml", format!("- config-keys: [ct-sglang-agentic]\n  description:\n    - \"{sentence}\"\n")),
+        (MODELS, format!("Tau-MoE:\n  notes: \"{sentence}\"\n")),
+    ] {
+        let report = check(with_file(file, &text).path());
+        let pinned = report["pins"].as_array().unwrap().iter().any(|p| p["location"]["file"] == file);
+        assert!(!pinned, "{file}: {}", report["pins"]);
+    }
+}
+
+#[test]
+fn the_environment_list_form_of_a_recipe_carries_its_pin() {
+    let map = "    SGLANG_SIMULATE_ACC_LEN: \"2.61\"\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n    SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n";
+    let list = |al: &str| {
+        format!(
+            "    - name: SGLANG_SIMULATE_ACC_LEN\n      value: \"{al}\"\n    - name: SGLANG_SIMULATE_ACC_METHOD\n      value: match-expected\n    - name: SGLANG_SIMULATE_ACC_TOKEN_MODE\n      value: real-draft-token\n"
+        )
+    };
+    let right = edited(RECIPE, map, &list("2.61"));
+    let report = check(right.path());
+    let pin = report["pins"].as_array().unwrap().iter().find(|p| p["location"]["file"] == RECIPE).cloned();
+    let pin = pin.expect("the list form's pin");
+    assert_eq!(pin["written"]["value"], 2.61);
+    assert_eq!(pin["eval"]["value"], "launcher_strip");
+    assert_eq!(findings(&report, RECIPE, "wrong-k"), []);
+    // The twin: k 2's value in the list form is caught like the map form's.
+    let wrong = edited(RECIPE, map, &list("2.30"));
+    assert_eq!(findings(&check(wrong.path()), RECIPE, "wrong-k").len(), 1);
+}

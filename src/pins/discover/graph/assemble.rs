@@ -221,6 +221,12 @@ fn recipe_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed>)
                     ),
                     Some(Location::new(&entry.file, setting)),
                 )
+            } else if jobs.is_empty() && recipe.is_data() {
+                // A data file (per-model flags and settings) that launch code reads: how it is read is not
+                // followed, so neither is what keeps its settings out of eval runs.
+                Fact::unresolved(
+                    "a data file no config entry runs as its recipe: the launch code that reads it is not followed",
+                )
             } else if jobs.is_empty() {
                 Fact::known(
                     EvalRoute::Leaks,

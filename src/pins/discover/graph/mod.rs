@@ -52,6 +52,10 @@ pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
 /// Text that makes a YAML file worth parsing as a recipe: a knob written as a key or JSON key.
 const YAML_KNOBS: &[&str] = &[
     "SGLANG_SIMULATE_ACC_LEN:",
+    "SGLANG_SIMULATE_ACC_LEN=",
+    "name: SGLANG_SIMULATE_ACC_LEN",
+    "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=",
+    "name: TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
     "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS:",
     "synthetic_acceptance_length\"",
     "synthetic_acceptance_length\\\"",
