@@ -362,3 +362,31 @@ fn the_environment_list_form_of_a_recipe_carries_its_pin() {
     let wrong = edited(RECIPE, map, &list("2.30"));
     assert_eq!(findings(&check(wrong.path()), RECIPE, "wrong-k").len(), 1);
 }
+
+#[test]
+fn a_changelog_is_held_to_the_pins_of_the_entries_it_names_by_its_newest_word() {
+    let entry = |pr: u32, said: &str| {
+        format!(
+            "- config-keys:\n    - ct-sglang-agentic\n  description:\n    - \"Pin SGLang's simulated acceptance: {said}.\"\n  pr-link: https://example.org/pull/{pr}\n\n"
+        )
+    };
+    let stale = "SGLANG_SIMULATE_ACC_LEN=2.30 at k 3";
+    let current = "SGLANG_SIMULATE_ACC_LEN=2.61 at k 3";
+    // The newest entry (by pull request, whatever its place) states another value than the script pins.
+    let text = format!("{}{}", entry(12, stale), entry(10, current));
+    let report = check(with_file("perf-changelog.yaml", &text).path());
+    let found = findings(&report, "perf-changelog.yaml", "drift");
+    let [(line, message)] = found.as_slice() else { panic!("{}", report["findings"]) };
+    assert_eq!(*line, 4);
+    assert!(message.contains("ct-sglang-agentic") && message.contains("2.3") && message.contains("2.61"), "{message}");
+    // An older entry records what was: only the newest speaks, even when it states no value at all.
+    for text in [
+        format!("{}{}", entry(10, stale), entry(12, current)),
+        format!("{}{}", entry(10, stale), entry(12, "bump the image")),
+    ] {
+        assert_eq!(
+            findings(&check(with_file("perf-changelog.yaml", &text).path()), "perf-changelog.yaml", "drift"),
+            []
+        );
+    }
+}

@@ -54,7 +54,7 @@ impl<'f> Candidates<'f> {
         let yaml_knobs: HashSet<&str> = files
             .texts
             .par_iter()
-            .filter(|f| f.kind == FileKind::Yaml && !changelog(&f.rel) && holds_any(&f.text, YAML_KNOBS))
+            .filter(|f| f.kind == FileKind::Yaml && !super::prose::changelog(&f.rel) && holds_any(&f.text, YAML_KNOBS))
             .map(|f| f.rel.as_str())
             .collect();
         let top_like = |f: &&&TextFile| {
@@ -177,10 +177,4 @@ impl<'f> Candidates<'f> {
         crate::bash::include::resolve_all(scripts, &mut index_of, &readable);
         scripts.len() > before
     }
-}
-
-/// A changelog (`perf-changelog.yaml`): prose about pins, whose quoted flags are never pins themselves
-/// (the drift rule holds its lines against the pins of the entries it names).
-fn changelog(rel: &str) -> bool {
-    rel.rsplit('/').next().is_some_and(|name| name.to_ascii_lowercase().contains("changelog"))
 }
