@@ -291,12 +291,18 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
     let mut tables = crate::bash::resolve::tables(&scripts);
     let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
     let read = |p: &str| crate::pins::walk::read_inside(root, p, crate::input::SMALL_FILE_LIMIT);
-    let repo = runner::Repo { exists: &exists, read: &read };
     let launcher_paths: BTreeSet<&str> = jobs.iter().filter_map(|job| job.launcher.as_deref()).collect();
-    if parse_handoffs(&launcher_paths, by_path, &mut scripts, &mut script_index, &mut observed) {
+    let before = scripts.len();
+    let handoff_paths = parse_handoffs(&launcher_paths, by_path, &mut scripts, &mut script_index, &mut observed);
+    if scripts.len() > before {
         tables = crate::bash::resolve::tables(&scripts);
     }
     let launch: Vec<Option<LaunchFacts>> = {
+        let handoffs: HashMap<&str, Launcher> = handoff_paths
+            .iter()
+            .filter_map(|p| Some((p.as_str(), Launcher::new(&scripts[*script_index.get(p)?]))))
+            .collect();
+        let repo = runner::Repo { exists: &exists, read: &read, handoffs: &handoffs };
         let launchers: HashMap<&str, Launcher> = launcher_paths
             .into_iter()
             .filter_map(|path| Some((path, Launcher::new(&scripts[*script_index.get(path)?]))))
@@ -345,33 +351,33 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
 }
 
 /// Parses the files launchers hand over to (`source`, `exec`), and theirs, a few hand-overs deep, so that
-/// a launcher is read through them. Whether any script was added.
+/// a launcher is read through them. Their paths.
 fn parse_handoffs(
     launchers: &BTreeSet<&str>,
     by_path: &HashMap<&str, &TextFile>,
     scripts: &mut Vec<Script>,
     script_index: &mut HashMap<String, usize>,
     observed: &mut Vec<Observed>,
-) -> bool {
+) -> BTreeSet<String> {
     let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
-    let before = scripts.len();
+    let mut reached = BTreeSet::new();
     let mut frontier: Vec<usize> = launchers.iter().filter_map(|p| script_index.get(*p).copied()).collect();
     for _ in 0..runner::MAX_HANDOFFS {
-        let wanted: BTreeSet<String> = frontier
-            .iter()
-            .flat_map(|&i| runner::handoff_paths(&scripts[i], &exists))
-            .filter(|p| !script_index.contains_key(p))
-            .collect();
+        let targets: BTreeSet<String> =
+            frontier.iter().flat_map(|&i| runner::handoff_paths(&scripts[i], &exists)).collect();
+        frontier =
+            targets.iter().filter(|p| !reached.contains(*p)).filter_map(|p| script_index.get(p).copied()).collect();
+        reached.extend(targets.iter().cloned());
+        let wanted: BTreeSet<String> = targets.into_iter().filter(|p| !script_index.contains_key(p)).collect();
         let (more, mut notes) = parse_scripts(wanted.iter().filter_map(|p| by_path.get(p.as_str()).copied()).collect());
         observed.append(&mut notes);
-        frontier.clear();
         for s in more {
             script_index.insert(s.rel.clone(), scripts.len());
             frontier.push(scripts.len());
             scripts.push(s);
         }
     }
-    scripts.len() > before
+    reached
 }
 
 /// `model-prefix` → the model of the first entry that uses it.

@@ -302,8 +302,8 @@ impl<'s> Launcher<'s> {
         let on_eval_path = c.name().as_deref() == Some("exec") || stmt.ctx.eval == Some(true);
         match handoff_target(self.script, c, cx.repo.exists) {
             Some(Ok(path)) if depth < MAX_HANDOFFS && path != self.script.rel => {
-                if let Some(target) = cx.scripts.iter().find(|s| s.rel == path) {
-                    Launcher::new(target).read_into(cx, depth + 1, facts);
+                if let Some(target) = cx.repo.handoffs.get(path.as_str()) {
+                    target.read_into(cx, depth + 1, facts);
                 }
             }
             Some(Err(why)) if on_eval_path => {
@@ -322,12 +322,15 @@ struct Reading<'a> {
     repo: &'a Repo<'a>,
 }
 
-/// Which repository paths are scripts, and the text of other files a launcher runs (a Python strip).
+/// Which repository paths are scripts, the files launchers hand over to, and the text of other files a
+/// launcher runs (a Python strip).
 pub(crate) struct Repo<'a> {
     /// Whether a repository path is a script the check read.
     pub exists: &'a (dyn Fn(&str) -> bool + Sync),
     /// The text of a repository file, when it lies inside the repository and is small enough.
     pub read: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// The scripts hand-overs reach, by path, each picked once for every job.
+    pub handoffs: &'a std::collections::HashMap<&'a str, Launcher<'a>>,
 }
 
 /// Words that delete: a key (`del`, `pop`), an entry (`remove`, `delete`), a variable (`unset`).
@@ -515,7 +518,9 @@ mod tests {
     }
 
     fn repo<'a>(exists: &'a (dyn Fn(&str) -> bool + Sync)) -> Repo<'a> {
-        Repo { exists, read: &|_| None }
+        static NONE: std::sync::LazyLock<std::collections::HashMap<&str, Launcher>> =
+            std::sync::LazyLock::new(std::collections::HashMap::new);
+        Repo { exists, read: &|_| None, handoffs: &NONE }
     }
 
     #[test]
