@@ -180,3 +180,213 @@ fn a_near_miss_of_a_knobs_spelling_is_a_spelling_finding_and_leaves_the_run_unpi
     let report = check(fixed.path());
     assert_eq!((findings(&report, SCRIPT, "spelling"), findings(&report, SCRIPT, "missing-pin")), (vec![], vec![]));
 }
+
+const RECIPE: &str = "benchmarks/multi_node/srt-slurm-recipes/sglang/rx/agg.yaml";
+const RX_HELPER: &str = "runners/rx_eval.sh";
+const RX_STRIP: &str = "    find \"$RX_RECIPES\" -name \"*.yaml\" -exec sed -i '/SGLANG_SIMULATE_ACC/d' {} +";
+
+/// The recipe pin's eval route as `pins list` records it.
+fn recipe_eval(report: &Value) -> Value {
+    let pins = report["pins"].as_array().unwrap();
+    pins.iter().find(|p| p["location"]["file"] == RECIPE).expect("the recipe's pin")["eval"].clone()
+}
+
+#[test]
+fn a_launcher_is_read_through_the_file_it_sources_or_execs_for_its_eval_strip() {
+    let report = check(&fixture());
+    assert_eq!(findings(&report, RECIPE, "eval-leak"), []);
+    let eval = recipe_eval(&report);
+    assert_eq!(eval["value"], "launcher_strip", "{eval}");
+    assert_eq!(eval["at"]["file"], RX_HELPER, "the helper's own guard counts: {eval}");
+
+    // `exec` into the helper is the same hand-over.
+    let exec = edited(
+        "runners/launch_rx.sh",
+        "source \"$(dirname \"${BASH_SOURCE[0]}\")/rx_eval.sh\"",
+        "exec bash \"$(dirname \"$0\")/rx_eval.sh\"",
+    );
+    assert_eq!(recipe_eval(&check(exec.path()))["value"], "launcher_strip");
+
+    // The twin: the helper strips nothing, so the recipe's pin reaches eval runs (a real leak).
+    let leaking = edited(RX_HELPER, RX_STRIP, "    echo eval");
+    let found = findings(&check(leaking.path()), RECIPE, "eval-leak");
+    assert_eq!(found.len(), 1, "{found:?}");
+}
+
+#[test]
+fn a_strip_written_in_code_counts_like_a_text_filter() {
+    // Inline: `yq` deleting the knob's key.
+    let yq = edited(
+        RX_HELPER,
+        RX_STRIP,
+        "    yq -i 'del(.backend.aggregated_environment.SGLANG_SIMULATE_ACC_LEN)' \"$RX_RECIPES/agg.yaml\"",
+    );
+    let report = check(yq.path());
+    assert_eq!(findings(&report, RECIPE, "eval-leak"), []);
+    assert_eq!(recipe_eval(&report)["value"], "launcher_strip");
+
+    // A Python program of the repository that pops it: the deciding line is the program's.
+    let python = edited(RX_HELPER, RX_STRIP, "    python3 \"$GITHUB_WORKSPACE/runners/real_mtp.py\" \"$RX_RECIPES\"");
+    std::fs::write(
+        python.path().join("runners/real_mtp.py"),
+        "import pathlib, sys, yaml\nfor f in pathlib.Path(sys.argv[1]).glob('*.yaml'):\n    d = yaml.safe_load(f.read_text())\n    d['backend']['aggregated_environment'].pop('SGLANG_SIMULATE_ACC_LEN', None)\n    f.write_text(yaml.safe_dump(d))\n",
+    )
+    .unwrap();
+    let eval = recipe_eval(&check(python.path()));
+    assert_eq!(
+        (eval["value"].as_str(), eval["at"]["file"].as_str()),
+        (Some("launcher_strip"), Some("runners/real_mtp.py"))
+    );
+    assert_eq!(eval["at"]["line"], 4, "{eval}");
+}
+
+#[test]
+fn an_eval_route_the_check_cannot_follow_is_unresolved_never_a_leak() {
+    let program = "    python3 \"$GITHUB_WORKSPACE/runners/real_mtp.py\" \"$RX_RECIPES\"";
+    for (case, replacement) in [
+        ("a program that names no knob", program),
+        ("a file sourced from outside the repository", "    source \"$HOME/eval_env.sh\""),
+    ] {
+        let dir = edited(RX_HELPER, RX_STRIP, replacement);
+        std::fs::write(dir.path().join("runners/real_mtp.py"), "import sys\nprint(sys.argv[1])\n").unwrap();
+        let report = check(dir.path());
+        assert_eq!(findings(&report, RECIPE, "eval-leak"), [], "{case}");
+        let found = findings(&report, RECIPE, "unresolved");
+        assert!(
+            found.iter().any(|(_, m)| m.contains("reaches EVAL_ONLY runs is unresolved") && m.contains(RX_HELPER)),
+            "{case}: {found:?}"
+        );
+    }
+    // A program run on eval runs that edits another folder decides nothing here: the leak stays.
+    let elsewhere = edited(RX_HELPER, RX_STRIP, "    python3 runners/real_mtp.py \"benchmarks/multi_node/other\"");
+    assert_eq!(findings(&check(elsewhere.path()), RECIPE, "eval-leak").len(), 1);
+}
+
+#[test]
+fn a_script_that_sources_a_helper_is_guarded_by_the_helpers_eval_only_reset() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/eg_fp8_mx.sh";
+    let unguarded = "export SGLANG_SIMULATE_ACC_LEN=2.61\nsource \"$(dirname \"$0\")/eval_env.sh\"\npython3 -m sglang.launch_server";
+    let helper = |body: &str| {
+        let dir = edited(SCRIPT, "python3 -m sglang.launch_server", unguarded);
+        std::fs::write(dir.path().join("benchmarks/single_node/agentic/eval_env.sh"), body).unwrap();
+        dir
+    };
+    let reset = helper("if [[ \"${EVAL_ONLY:-false}\" == \"true\" ]]; then\n    unset SGLANG_SIMULATE_ACC_LEN\nfi\n");
+    let report = check(reset.path());
+    let line = line_of(SCRIPT, "python3 -m sglang.launch_server");
+    let at_line = |f: &(u64, String)| f.0 == line;
+    assert!(!findings(&report, SCRIPT, "eval-leak").iter().any(at_line), "{}", report["findings"]);
+
+    // The twin: the helper leaves it, so the pin reaches eval runs.
+    let kept = helper("echo \"eval: ${EVAL_ONLY:-false}\"\n");
+    assert!(findings(&check(kept.path()), SCRIPT, "eval-leak").iter().any(at_line));
+}
+
+/// The fixture in a scratch folder with `file` written as `text`.
+fn with_file(file: &str, text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    std::fs::write(dir.path().join(file), text).unwrap();
+    dir
+}
+
+const MODELS: &str = "benchmarks/multi_node/shared/models.yaml";
+
+/// A per-model data file as launch code reads it, `tau` being Tau-MoE's settings.
+fn models(tau: &str) -> String {
+    format!(
+        "# Per-model flags the launch code reads.\nTau-MoE:\n  mtp_flags: \"--speculative-algorithm NEXTN --speculative-num-steps 3\"\n{tau}\n  thinking: true\nZeta-MoE:\n  mtp_flags: \"--speculative-algorithm NEXTN --speculative-num-steps 1\"\n"
+    )
+}
+
+#[test]
+fn a_pin_inside_a_data_files_string_is_a_pin_with_the_k_written_under_its_own_key() {
+    let triple = "SGLANG_SIMULATE_ACC_METHOD=match-expected SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token";
+    let wrong = with_file(MODELS, &models(&format!("  sim_env: \"SGLANG_SIMULATE_ACC_LEN=2.30 {triple}\"")));
+    let report = check(wrong.path());
+    let found = findings(&report, MODELS, "wrong-k");
+    let [(line, message)] = found.as_slice() else { panic!("{}", report["findings"]) };
+    assert_eq!(*line, 4);
+    assert!(message.contains("k = 3") && message.contains("2.61"), "Tau-MoE's k, not Zeta-MoE's: {message}");
+    // How launch code reads the file is not followed: whether eval runs get it is open, not a leak.
+    assert_eq!(findings(&report, MODELS, "eval-leak"), []);
+    assert!(findings(&report, MODELS, "unresolved").iter().any(|(_, m)| m.contains("reaches EVAL_ONLY runs")));
+
+    // The same inside a flag's JSON in an argument string.
+    let json = "  vllm_flags: \"--speculative-config '{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": 3, \\\"synthetic_acceptance_length\\\": 2.30}'\"";
+    let found = findings(&check(with_file(MODELS, &models(json)).path()), MODELS, "wrong-k");
+    assert_eq!(found.len(), 1, "{found:?}");
+
+    // The twin: the golden value at k 3.
+    let right = with_file(MODELS, &models(&format!("  sim_env: \"SGLANG_SIMULATE_ACC_LEN=2.61 {triple}\"")));
+    let report = check(right.path());
+    let errors: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["location"]["file"] == MODELS && f["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(report["pins"].as_array().unwrap().iter().any(|p| p["location"]["file"] == MODELS));
+}
+
+#[test]
+fn a_flag_quoted_in_prose_is_never_a_pin() {
+    let sentence = "Throughput runs pin SGLANG_SIMULATE_ACC_LEN=2.30 with --speculative-num-steps 3 for Tau-MoE.";
+    for (file, text) in [
+        ("perf-changelog.yaml", format!("- config-keys: [ct-sglang-agentic]\n  description:\n    - \"{sentence}\"\n")),
+        (MODELS, format!("Tau-MoE:\n  notes: \"{sentence}\"\n")),
+    ] {
+        let report = check(with_file(file, &text).path());
+        let pinned = report["pins"].as_array().unwrap().iter().any(|p| p["location"]["file"] == file);
+        assert!(!pinned, "{file}: {}", report["pins"]);
+    }
+}
+
+#[test]
+fn the_environment_list_form_of_a_recipe_carries_its_pin() {
+    let map = "    SGLANG_SIMULATE_ACC_LEN: \"2.61\"\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n    SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n";
+    let list = |al: &str| {
+        format!(
+            "    - name: SGLANG_SIMULATE_ACC_LEN\n      value: \"{al}\"\n    - name: SGLANG_SIMULATE_ACC_METHOD\n      value: match-expected\n    - name: SGLANG_SIMULATE_ACC_TOKEN_MODE\n      value: real-draft-token\n"
+        )
+    };
+    let right = edited(RECIPE, map, &list("2.61"));
+    let report = check(right.path());
+    let pin = report["pins"].as_array().unwrap().iter().find(|p| p["location"]["file"] == RECIPE).cloned();
+    let pin = pin.expect("the list form's pin");
+    assert_eq!(pin["written"]["value"], 2.61);
+    assert_eq!(pin["eval"]["value"], "launcher_strip");
+    assert_eq!(findings(&report, RECIPE, "wrong-k"), []);
+    // The twin: k 2's value in the list form is caught like the map form's.
+    let wrong = edited(RECIPE, map, &list("2.30"));
+    assert_eq!(findings(&check(wrong.path()), RECIPE, "wrong-k").len(), 1);
+}
+
+#[test]
+fn a_changelog_is_held_to_the_pins_of_the_entries_it_names_by_its_newest_word() {
+    let entry = |pr: u32, said: &str| {
+        format!(
+            "- config-keys:\n    - ct-sglang-agentic\n  description:\n    - \"Pin SGLang's simulated acceptance: {said}.\"\n  pr-link: https://example.org/pull/{pr}\n\n"
+        )
+    };
+    let stale = "SGLANG_SIMULATE_ACC_LEN=2.30 at k 3";
+    let current = "SGLANG_SIMULATE_ACC_LEN=2.61 at k 3";
+    // The newest entry (by pull request, whatever its place) states another value than the script pins.
+    let text = format!("{}{}", entry(12, stale), entry(10, current));
+    let report = check(with_file("perf-changelog.yaml", &text).path());
+    let found = findings(&report, "perf-changelog.yaml", "drift");
+    let [(line, message)] = found.as_slice() else { panic!("{}", report["findings"]) };
+    assert_eq!(*line, 4);
+    assert!(message.contains("ct-sglang-agentic") && message.contains("2.3") && message.contains("2.61"), "{message}");
+    // An older entry records what was: only the newest speaks, even when it states no value at all.
+    for text in [
+        format!("{}{}", entry(10, stale), entry(12, current)),
+        format!("{}{}", entry(10, stale), entry(12, "bump the image")),
+    ] {
+        assert_eq!(
+            findings(&check(with_file("perf-changelog.yaml", &text).path()), "perf-changelog.yaml", "drift"),
+            []
+        );
+    }
+}

@@ -51,6 +51,9 @@ pub(crate) enum Observed {
     Comment { at: Location, text: String },
     /// A prose line that names exactly one file holding pins, `file`.
     Prose { at: Location, text: String, file: String },
+    /// A changelog line of the newest entry naming config entry `entry`, stating `value` (a number, as
+    /// written) for `knob`.
+    ChangelogValue { at: Location, entry: String, knob: Knob, value: String },
     /// A lookup-table `case` with no arm for an entry's values (`subject`: the case word, `k`: the values).
     TableArmMissing { at: Location, entry: String, entry_at: String, subject: String, k: String },
     /// A lookup-table `case` with no arm for the values an entry runs a model the table serves at, where

@@ -1,7 +1,10 @@
 //! **Class 10** · error.
 //!
 //! k and AL are set independently (k can be overridden from the environment while the AL stays fixed),
-//! or prose (a changelog, a comment) names another value than the code.
+//! or prose (a changelog, a comment) names another value than the code. A changelog kept as YAML
+//! (`- config-keys: [...]`) is held to the pins of the config entries it names: where the newest entry
+//! naming one (by pull request) states a knob's value (`SGLANG_SIMULATE_ACC_LEN=2.99`), the entry must
+//! pin it; an older entry records what was.
 //!
 //! Example (InferenceX): `SPEC_NUM_TOKENS="${SPEC_NUM_TOKENS:-2}"` beside a fixed
 //! `SYNTHETIC_ACCEPT_LEN=2.51`: a run with `SPEC_NUM_TOKENS=3` keeps the k = 2 value.
@@ -25,7 +28,20 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
     for pin in &inventory.pins {
         by_file.entry(pin.location.file.as_str()).or_default().add(pin);
     }
+    let mut by_entry: std::collections::BTreeMap<&str, (Pinned, std::collections::BTreeSet<&str>)> =
+        std::collections::BTreeMap::new();
+    for pin in &inventory.pins {
+        for entry in &pin.entries {
+            let (pinned, files) = by_entry.entry(entry.name.as_str()).or_default();
+            pinned.add(pin);
+            files.insert(pin.location.file.as_str());
+        }
+    }
     let found = inventory.observed.iter().filter_map(|o| match o {
+        Observed::ChangelogValue { at, entry, knob, value } => {
+            let (pinned, files) = by_entry.get(entry.as_str())?;
+            changelog(at.clone(), entry, *knob, value.parse().ok()?, pinned, files)
+        }
         Observed::KOverride { at, k_from, knob, value, k } => Some(k_override(at.clone(), k_from, *knob, value, k)),
         Observed::Comment { at, text } => comment(at.clone(), text, by_file.get(at.file.as_str())?),
         Observed::Prose { at, text, file } => prose(at.clone(), text, file, by_file.get(file.as_str())?),
@@ -105,6 +121,33 @@ pub(crate) fn prose(at: Location, text: &str, file: &str, pinned: &Pinned) -> Op
     }
     let named = pinned.stale(text)?;
     Some(Finding::new(Class::Drift, at, format!("names {named} for {file}, but the code pins {}", pinned.shown())))
+}
+
+/// The newest changelog entry naming config entry `entry` states `value` for `knob`, which none of the
+/// entry's pins (in `files`) writes.
+fn changelog(
+    at: Location,
+    entry: &str,
+    knob: Knob,
+    value: f64,
+    pinned: &Pinned,
+    files: &std::collections::BTreeSet<&str>,
+) -> Option<Finding> {
+    if pinned.values.is_empty() || pinned.values.iter().any(|v| (v - value).abs() <= AL_TOLERANCE) {
+        return None;
+    }
+    let files: Vec<&str> = files.iter().copied().collect();
+    Some(Finding::new(
+        Class::Drift,
+        at,
+        format!(
+            "the newest changelog entry for {entry} states {} {} but it pins {} ({})",
+            knob.name(),
+            plain_number(value, 4),
+            pinned.shown(),
+            files.join(", ")
+        ),
+    ))
 }
 
 /// Whether a comment is about the file's pin: it names a draft length the file runs (`k = 3`, `K=2`) and

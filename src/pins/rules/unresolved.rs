@@ -37,7 +37,22 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
         Observed::IncludeUnresolved { at, written, why } => Some(include(at.clone(), written, why)),
         _ => None,
     });
-    found.collect()
+    let mut said = std::collections::BTreeSet::new();
+    let routes = inventory.pins.iter().filter(|p| p.eval.value.is_none() && said.insert(&p.location)).map(eval_route);
+    found.chain(routes).collect()
+}
+
+/// A pin whose way to eval runs passes a step the check cannot read: whether it leaks is not decided.
+fn eval_route(pin: &Pin) -> Finding {
+    Finding::new(
+        Class::Unresolved,
+        pin.location.clone(),
+        format!(
+            "whether {} reaches EVAL_ONLY runs is unresolved ({}): an eval-leak cannot be ruled in or out",
+            pin.knob.name(),
+            pin.eval.text
+        ),
+    )
 }
 
 /// A pin whose facts stopped at `u`: the registry's last rule for an undecided fact, so it always applies.

@@ -161,7 +161,9 @@ fn recipe_route(graph: &Graph, index: usize, job: &Job, rel: &str, knob: Knob) -
         );
     }
     if let Some(strip) = launch.and_then(|l| {
-        l.strips.iter().find(|s| knob.name().contains(&s.pattern) && rel.starts_with(&format!("{}/", s.dir)))
+        l.strips
+            .iter()
+            .find(|s| knob.name().contains(&s.pattern) && (rel == s.dir || rel.starts_with(&format!("{}/", s.dir))))
     }) {
         return Fact::known(
             EvalRoute::LauncherStrip,
@@ -171,6 +173,10 @@ fn recipe_route(graph: &Graph, index: usize, job: &Job, rel: &str, knob: Knob) -
         );
     }
     let launcher = job.launcher.as_deref().unwrap_or("its launcher");
+    // A step of the eval path the check cannot read may drop it: that is undecided, not a leak.
+    if let Some(u) = launch.and_then(|l| l.unfollowed.iter().find(|u| u.may_reach(rel))) {
+        return Fact::unresolved(format!("entry {entry} on {launcher}: {} at {}", u.why, u.at));
+    }
     Fact::known(
         EvalRoute::Leaks,
         How::Inferred,
@@ -214,6 +220,12 @@ fn recipe_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed>)
                         entry.name, entry.file
                     ),
                     Some(Location::new(&entry.file, setting)),
+                )
+            } else if jobs.is_empty() && recipe.is_data() {
+                // A data file (per-model flags and settings) that launch code reads: how it is read is not
+                // followed, so neither is what keeps its settings out of eval runs.
+                Fact::unresolved(
+                    "a data file no config entry runs as its recipe: the launch code that reads it is not followed",
                 )
             } else if jobs.is_empty() {
                 Fact::known(

@@ -54,7 +54,7 @@ impl<'f> Candidates<'f> {
         let yaml_knobs: HashSet<&str> = files
             .texts
             .par_iter()
-            .filter(|f| f.kind == FileKind::Yaml && holds_any(&f.text, YAML_KNOBS))
+            .filter(|f| f.kind == FileKind::Yaml && !super::prose::changelog(&f.rel) && holds_any(&f.text, YAML_KNOBS))
             .map(|f| f.rel.as_str())
             .collect();
         let top_like = |f: &&&TextFile| {

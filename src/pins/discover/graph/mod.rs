@@ -53,6 +53,10 @@ pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
 /// Text that makes a YAML file worth parsing as a recipe: a knob written as a key or JSON key.
 const YAML_KNOBS: &[&str] = &[
     "SGLANG_SIMULATE_ACC_LEN:",
+    "SGLANG_SIMULATE_ACC_LEN=",
+    "name: SGLANG_SIMULATE_ACC_LEN",
+    "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=",
+    "name: TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
     "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS:",
     "synthetic_acceptance_length\"",
     "synthetic_acceptance_length\\\"",
@@ -298,14 +302,25 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         scripts.iter().enumerate().map(|(i, s)| (s.rel.clone(), i)).collect();
     let mut tables = crate::bash::resolve::tables(&scripts);
     let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
+    let read = |p: &str| crate::pins::walk::read_inside(root, p, crate::input::SMALL_FILE_LIMIT);
+    let launcher_paths: BTreeSet<&str> = jobs.iter().filter_map(|job| job.launcher.as_deref()).collect();
+    let before = scripts.len();
+    let handoff_paths = parse_handoffs(&launcher_paths, by_path, &mut scripts, &mut script_index, &mut observed);
+    if scripts.len() > before {
+        tables = crate::bash::resolve::tables(&scripts);
+    }
     let launch: Vec<Option<LaunchFacts>> = {
-        let paths: BTreeSet<&str> = jobs.iter().filter_map(|job| job.launcher.as_deref()).collect();
-        let launchers: HashMap<&str, Launcher> = paths
+        let handoffs: HashMap<&str, Launcher> = handoff_paths
+            .iter()
+            .filter_map(|p| Some((p.as_str(), Launcher::new(&scripts[*script_index.get(p)?]))))
+            .collect();
+        let repo = runner::Repo { exists: &exists, read: &read, handoffs: &handoffs };
+        let launchers: HashMap<&str, Launcher> = launcher_paths
             .into_iter()
             .filter_map(|path| Some((path, Launcher::new(&scripts[*script_index.get(path)?]))))
             .collect();
         jobs.par_iter()
-            .map(|job| Some(launchers.get(job.launcher.as_deref()?)?.facts(&scripts, &tables, &job.env, &exists)))
+            .map(|job| Some(launchers.get(job.launcher.as_deref()?)?.facts(&scripts, &tables, &job.env, &repo)))
             .collect()
     };
     let reached: BTreeSet<&str> = launch
@@ -348,6 +363,36 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         written: WrittenFacts::new(scripts_len),
     };
     inventory(graph, files)
+}
+
+/// Parses the files launchers hand over to (`source`, `exec`), and theirs, a few hand-overs deep, so that
+/// a launcher is read through them. Their paths.
+fn parse_handoffs(
+    launchers: &BTreeSet<&str>,
+    by_path: &HashMap<&str, &TextFile>,
+    scripts: &mut Vec<Script>,
+    script_index: &mut HashMap<String, usize>,
+    observed: &mut Vec<Observed>,
+) -> BTreeSet<String> {
+    let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
+    let mut reached = BTreeSet::new();
+    let mut frontier: Vec<usize> = launchers.iter().filter_map(|p| script_index.get(*p).copied()).collect();
+    for _ in 0..runner::MAX_HANDOFFS {
+        let targets: BTreeSet<String> =
+            frontier.iter().flat_map(|&i| runner::handoff_paths(&scripts[i], &exists)).collect();
+        frontier =
+            targets.iter().filter(|p| !reached.contains(*p)).filter_map(|p| script_index.get(p).copied()).collect();
+        reached.extend(targets.iter().cloned());
+        let wanted: BTreeSet<String> = targets.into_iter().filter(|p| !script_index.contains_key(p)).collect();
+        let (more, mut notes) = parse_scripts(wanted.iter().filter_map(|p| by_path.get(p.as_str()).copied()).collect());
+        observed.append(&mut notes);
+        for s in more {
+            script_index.insert(s.rel.clone(), scripts.len());
+            frontier.push(scripts.len());
+            scripts.push(s);
+        }
+    }
+    reached
 }
 
 /// `model-prefix` → the model of the first entry that uses it.

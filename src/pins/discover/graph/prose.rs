@@ -39,6 +39,89 @@ pub(super) fn lines(graph: &Graph, pins: &[Pin]) -> Vec<Observed> {
         .flat_map_iter(|(_, f)| prose_file(f, &by_name))
         .collect();
     out.extend(found);
+    out.extend(graph.files.values().filter(|f| changelog(&f.rel)).flat_map(|f| changelog_values(f)));
+    out
+}
+
+/// A changelog file (`perf-changelog.yaml`, `CHANGELOG.md`), by its name.
+pub(super) fn changelog(rel: &str) -> bool {
+    rel.rsplit('/').next().is_some_and(|name| name.to_ascii_lowercase().contains("changelog"))
+}
+
+/// One changelog entry: the config entries it names, its description lines, and its pull request.
+#[derive(Default)]
+struct LogEntry<'t> {
+    keys: Vec<&'t str>,
+    lines: Vec<(usize, &'t str)>,
+    pr: Option<u64>,
+}
+
+/// The values a changelog kept as YAML (`- config-keys: [...]`, `description:`, `pr-link:`) states for a
+/// knob (`SGLANG_SIMULATE_ACC_LEN=2.99`, `synthetic_acceptance_length 2.51`), each tied to the config
+/// entries its entry names. Only the newest entry naming a config entry (by pull request, then by place in
+/// the file) speaks for it: an older one records what was.
+fn changelog_values(f: &crate::pins::walk::TextFile) -> Vec<Observed> {
+    let mut entries: Vec<LogEntry> = Vec::new();
+    let mut in_keys = false;
+    for (i, line) in f.text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("- config-keys:") {
+            entries.push(LogEntry::default());
+            in_keys = true;
+            let inline = rest.trim().trim_start_matches('[').trim_end_matches(']');
+            let last = entries.last_mut().expect("just pushed");
+            last.keys.extend(inline.split(',').map(|k| k.trim().trim_matches(['"', '\''])).filter(|k| !k.is_empty()));
+            continue;
+        }
+        let Some(entry) = entries.last_mut() else { continue };
+        if let Some(item) = trimmed.strip_prefix("- ") {
+            if in_keys {
+                entry.keys.push(item.trim().trim_matches(['"', '\'']));
+            } else {
+                entry.lines.push((i + 1, item));
+            }
+        } else if let Some(link) = trimmed.strip_prefix("pr-link:") {
+            entry.pr = link.trim().rsplit('/').next().and_then(|n| n.parse().ok());
+            in_keys = false;
+        } else if trimmed.ends_with(':') || trimmed.contains(": ") {
+            in_keys = false;
+        }
+    }
+    let order = |i: usize| (entries[i].pr.unwrap_or(0), i);
+    let mut newest: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, entry) in entries.iter().enumerate() {
+        for key in &entry.keys {
+            let slot = newest.entry(key).or_insert(i);
+            if order(i) > order(*slot) {
+                *slot = i;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (key, i) in newest {
+        for (line, text) in &entries[i].lines {
+            for (knob, value) in stated_values(text) {
+                let at = Location::new(&f.rel, *line);
+                out.push(Observed::ChangelogValue { at, entry: key.to_string(), knob, value });
+            }
+        }
+    }
+    out
+}
+
+/// The values a line states for a knob: the knob's name, then `=`, `:` or a space, then a number.
+fn stated_values(text: &str) -> Vec<(crate::pins::Knob, String)> {
+    let mut out = Vec::new();
+    for knob in crate::pins::Knob::ALL {
+        for (at, _) in text.match_indices(knob.name()) {
+            let rest = text[at + knob.name().len()..].trim_start_matches([' ', '=', ':', '`', '"', '\'']);
+            let number: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            let number = number.trim_end_matches('.');
+            if number.parse::<f64>().is_ok() {
+                out.push((knob, number.to_string()));
+            }
+        }
+    }
     out
 }
 

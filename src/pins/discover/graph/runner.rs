@@ -9,6 +9,11 @@
 //! reproduces each launcher's own fallback (framework-tagged name first, then the legacy `_trt`/`_atom`
 //! suffix or none). Conditions the entry's variables decide (`$FRAMEWORK == dynamo-trt`) are evaluated,
 //! so a branch of the launcher that cannot run for the entry is ignored.
+//!
+//! A launcher that hands over to another (`source`, `.`, `exec`) is read through it: the other file's
+//! twin, strips and guards count as the launcher's own. A strip written in code (`yq 'del(…)'`, a Python
+//! script that pops the knob) counts like a `sed` one. What runs on eval runs and cannot be read is kept
+//! as [`Unfollowed`], so that what rests on it is unresolved, never a leak.
 
 use std::collections::BTreeMap;
 
@@ -66,10 +71,29 @@ impl Runners {
 pub(crate) struct Strip {
     /// The text the `sed` deletes lines of (`TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`).
     pub pattern: String,
-    /// Repository-relative directory whose recipes it edits.
+    /// Repository-relative directory whose recipes it edits (or the one recipe).
     pub dir: String,
     /// The `sed` command.
     pub at: Location,
+}
+
+/// A step of a launcher's eval path the check cannot read: a hand-over to a file it cannot locate, or a
+/// program run on eval runs that may edit the recipe and names no knob it could be seen to delete.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Unfollowed {
+    /// The repository file or directory its arguments name, when they resolve (`None`: any recipe).
+    pub target: Option<String>,
+    /// The command.
+    pub at: Location,
+    /// Why it cannot be followed.
+    pub why: String,
+}
+
+impl Unfollowed {
+    /// Whether it may act on the recipe at `rel`.
+    pub(crate) fn may_reach(&self, rel: &str) -> bool {
+        self.target.as_deref().is_none_or(|t| rel == t || rel.starts_with(&format!("{t}/")))
+    }
 }
 
 /// What a launcher does for one entry.
@@ -88,6 +112,8 @@ pub(crate) struct LaunchFacts {
     pub injector: Option<Location>,
     /// Knob deletions for eval runs.
     pub strips: Vec<Strip>,
+    /// Eval-path steps it could not read.
+    pub unfollowed: Vec<Unfollowed>,
 }
 
 /// Whether a statement can run for the entry: no enclosing condition is false under its variables.
@@ -122,6 +148,48 @@ struct Step {
     twin: bool,
     injector: bool,
     strip: bool,
+    /// `source`, `.` or `exec` of another file.
+    handoff: bool,
+    /// A program run on eval runs (an interpreter, `yq`/`jq`, a script), which may edit recipes in code.
+    code: bool,
+}
+
+/// How many hand-overs deep a launcher is followed.
+pub(crate) const MAX_HANDOFFS: usize = 3;
+
+/// Programs that edit files in code rather than by a text filter.
+const EDITORS: [&str; 10] = ["python", "python3", "perl", "yq", "jq", "awk", "node", "ruby", "bash", "sh"];
+
+/// The file a hand-over (`source F`, `. F`, `exec [bash] F …`) runs, if the command is one.
+fn handoff_word(c: &crate::bash::Command) -> Option<&crate::bash::Word> {
+    match c.name().as_deref() {
+        Some("source" | ".") => c.words.get(1),
+        Some("exec") => c.words[1..]
+            .iter()
+            .find(|w| w.literal().is_none_or(|l| !l.starts_with('-') && !matches!(l.as_str(), "bash" | "sh" | "env"))),
+        _ => None,
+    }
+}
+
+/// The repository file a hand-over of `script` runs, or why it cannot be located.
+fn handoff_target(
+    script: &Script,
+    c: &crate::bash::Command,
+    exists: &dyn Fn(&str) -> bool,
+) -> Option<Result<String, String>> {
+    let word = handoff_word(c)?;
+    let path = crate::bash::include::path_of(word, script, &script.rel);
+    Some(path.and_then(|p| crate::bash::include::locate(&p, &script.rel, exists)))
+}
+
+/// The repository files `script`'s hand-overs run that `exists` holds, whatever the entry (so they can be
+/// parsed before any launcher is read).
+pub(crate) fn handoff_paths(script: &Script, exists: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let commands = script.stmts.iter().filter_map(|s| match &s.kind {
+        StmtKind::Command(c) => Some(c),
+        StmtKind::Assign(_) => None,
+    });
+    commands.filter_map(|c| handoff_target(script, c, exists)?.ok()).collect()
 }
 
 impl<'s> Launcher<'s> {
@@ -135,31 +203,50 @@ impl<'s> Launcher<'s> {
                 StmtKind::Assign(a) => {
                     let twin = a.name == "CONFIG_FILE" && a.value.words().iter().any(|w| w.reads("EVAL_CONFIG_FILE"));
                     let names_script = a.value.words().iter().any(names_script);
-                    (twin || names_script).then_some(Step { stmt: i, twin, injector: false, strip: false })
+                    (twin || names_script).then_some(Step {
+                        stmt: i,
+                        twin,
+                        injector: false,
+                        strip: false,
+                        handoff: false,
+                        code: false,
+                    })
                 }
                 StmtKind::Command(c) => {
                     let injector = c.words.iter().any(|w| w.raw.contains("inject_synthetic_acceptance"));
-                    let strip = stmt.ctx.eval == Some(true) && c.words.iter().any(|w| w.raw.contains("/d"));
+                    let on_eval = stmt.ctx.eval == Some(true);
+                    let strip = on_eval && c.words.iter().any(|w| w.raw.contains("/d"));
                     let names_script = c.words.iter().any(names_script);
-                    (injector || strip || names_script).then_some(Step { stmt: i, twin: false, injector, strip })
+                    let handoff = handoff_word(c).is_some();
+                    let code =
+                        on_eval && !injector && !handoff && c.name().is_some_and(|n| EDITORS.contains(&n.as_str()));
+                    (injector || strip || names_script || handoff || code).then_some(Step {
+                        stmt: i,
+                        twin: false,
+                        injector,
+                        strip,
+                        handoff,
+                        code,
+                    })
                 }
             })
             .collect();
         Launcher { script, steps }
     }
 
-    /// Reads what the launcher does for an entry whose job has `env`; `exists` says whether a repository
-    /// path is a file.
-    pub(crate) fn facts(
-        &self,
-        scripts: &[Script],
-        tables: &[LookupTable],
-        env: &Env,
-        exists: &dyn Fn(&str) -> bool,
-    ) -> LaunchFacts {
-        let launcher = self.script;
-        let r = Resolver { script: launcher, scripts, tables, env };
+    /// Reads what the launcher does for an entry whose job has `env`; `repo` says which repository paths
+    /// are scripts and reads the other files a step runs.
+    pub(crate) fn facts(&self, scripts: &[Script], tables: &[LookupTable], env: &Env, repo: &Repo) -> LaunchFacts {
         let mut facts = LaunchFacts::default();
+        self.read_into(&Reading { scripts, tables, env, repo }, 0, &mut facts);
+        facts
+    }
+
+    /// [`Launcher::facts`], `depth` hand-overs in, adding to `facts`.
+    fn read_into(&self, cx: &Reading, depth: usize, facts: &mut LaunchFacts) {
+        let launcher = self.script;
+        let exists = cx.repo.exists;
+        let r = Resolver { script: launcher, scripts: cx.scripts, tables: cx.tables, env: cx.env };
         for step in &self.steps {
             let stmt = &launcher.stmts[step.stmt];
             if !reachable(&r, stmt) {
@@ -172,7 +259,7 @@ impl<'s> Launcher<'s> {
                         facts.eval_twin.get_or_insert(loc.clone());
                     }
                     for w in a.value.words() {
-                        script_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                        script_candidate(&r, w, stmt, &loc, exists, facts);
                     }
                 }
                 StmtKind::Command(c) => {
@@ -188,13 +275,127 @@ impl<'s> Launcher<'s> {
                     if step.strip {
                         strips(&r, c, stmt, &loc, &mut facts.strips);
                     }
+                    if step.handoff {
+                        self.hand_over(cx, depth, (c, stmt, &loc), facts);
+                    }
+                    if step.code {
+                        code_strip(&r, c, stmt, &loc, cx.repo, facts);
+                    }
                     for w in &c.words {
-                        script_candidate(&r, w, stmt, &loc, exists, &mut facts);
+                        script_candidate(&r, w, stmt, &loc, exists, facts);
                     }
                 }
             }
         }
-        facts
+    }
+
+    /// Follows a `source`/`exec` into the file it runs, whose facts then count as this launcher's. One
+    /// that cannot be located matters only where eval runs take it: an `exec` (nothing after it runs),
+    /// or a `source` under `EVAL_ONLY`.
+    fn hand_over(
+        &self,
+        cx: &Reading,
+        depth: usize,
+        (c, stmt, loc): (&crate::bash::Command, &Stmt, &Location),
+        facts: &mut LaunchFacts,
+    ) {
+        let on_eval_path = c.name().as_deref() == Some("exec") || stmt.ctx.eval == Some(true);
+        match handoff_target(self.script, c, cx.repo.exists) {
+            Some(Ok(path)) if depth < MAX_HANDOFFS && path != self.script.rel => {
+                if let Some(target) = cx.repo.handoffs.get(path.as_str()) {
+                    target.read_into(cx, depth + 1, facts);
+                }
+            }
+            Some(Err(why)) if on_eval_path => {
+                facts.unfollowed.push(Unfollowed { target: None, at: loc.clone(), why });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What reading a launcher for one job needs.
+struct Reading<'a> {
+    scripts: &'a [Script],
+    tables: &'a [LookupTable],
+    env: &'a Env,
+    repo: &'a Repo<'a>,
+}
+
+/// Which repository paths are scripts, the files launchers hand over to, and the text of other files a
+/// launcher runs (a Python strip).
+pub(crate) struct Repo<'a> {
+    /// Whether a repository path is a script the check read.
+    pub exists: &'a (dyn Fn(&str) -> bool + Sync),
+    /// The text of a repository file, when it lies inside the repository and is small enough.
+    pub read: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// The scripts hand-overs reach, by path, each picked once for every job.
+    pub handoffs: &'a std::collections::HashMap<&'a str, Launcher<'a>>,
+}
+
+/// Words that delete: a key (`del`, `pop`), an entry (`remove`, `delete`), a variable (`unset`).
+const DELETES: [&str; 5] = ["del", "pop", "remove", "delete", "unset"];
+
+/// The knob names (or parts of one, `SGLANG_SIMULATE_ACC`) a program text deletes, if it also says it
+/// deletes: identifiers of at least 8 characters, with an underscore, inside a knob's name.
+fn deleted_knobs(text: &str) -> Vec<String> {
+    let tokens: Vec<&str> = text.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).collect();
+    if !tokens.iter().any(|t| DELETES.contains(t)) {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for t in tokens {
+        let knob_part = t.len() >= 8 && t.contains('_') && crate::pins::Knob::ALL.iter().any(|k| k.name().contains(t));
+        if knob_part && !out.iter().any(|o| o == t) {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+/// A program run on eval runs (`yq -i 'del(.….KNOB)' F`, `python3 strip.py F`): a strip when its words or
+/// its program file delete a knob, otherwise a step the check cannot follow.
+fn code_strip(
+    r: &Resolver,
+    c: &crate::bash::Command,
+    stmt: &Stmt,
+    loc: &Location,
+    repo: &Repo,
+    facts: &mut LaunchFacts,
+) {
+    let args: Vec<(&crate::bash::Word, Option<String>)> = c.words[1..]
+        .iter()
+        .filter(|w| w.literal().is_none_or(|l| !l.starts_with('-')))
+        .map(|w| (w, r.word(w, &stmt.ctx, stmt.line, 0).into_iter().find_map(|v| v.value)))
+        .collect();
+    let is_program = |v: &str| [".py", ".pl", ".rb", ".js", ".sh"].iter().any(|x| v.ends_with(x));
+    let program = args.iter().find_map(|(_, v)| v.as_deref().filter(|v| is_program(v)));
+    // The file it edits: the last argument that resolves and is not the program (a recipe or its folder).
+    let target = args
+        .iter()
+        .rev()
+        .filter_map(|(_, v)| v.as_deref())
+        .find(|v| !is_program(v) && !v.contains(' '))
+        .map(|v| super::recipe_path(v).unwrap_or_else(|| repo_dir(r, v, stmt)));
+    let inline: String = c.words.iter().map(|w| w.raw.as_str()).collect::<Vec<_>>().join(" ");
+    let mut found: Vec<(String, Location)> = deleted_knobs(&inline).into_iter().map(|k| (k, loc.clone())).collect();
+    if found.is_empty()
+        && let Some(file) = program.map(|p| p.trim_start_matches("./").trim_start_matches('/'))
+        && let Some(text) = (repo.read)(file)
+    {
+        for knob in deleted_knobs(&text) {
+            let line = text.lines().position(|l| l.contains(&knob)).map_or(1, |i| i + 1);
+            found.push((knob, Location::new(file, line)));
+        }
+    }
+    let Some(dir) = target.clone().filter(|_| !found.is_empty()) else {
+        let program = program.map_or_else(|| c.name().unwrap_or_default(), str::to_string);
+        let why = format!("{program} runs on EVAL_ONLY runs and may edit the recipe, but names no knob it deletes");
+        facts.unfollowed.push(Unfollowed { target, at: loc.clone(), why });
+        return;
+    };
+    for (pattern, at) in found {
+        facts.strips.push(Strip { pattern, dir: dir.clone(), at });
     }
 }
 
@@ -316,6 +517,12 @@ mod tests {
             .collect()
     }
 
+    fn repo<'a>(exists: &'a (dyn Fn(&str) -> bool + Sync)) -> Repo<'a> {
+        static NONE: std::sync::LazyLock<std::collections::HashMap<&str, Launcher>> =
+            std::sync::LazyLock::new(std::collections::HashMap::new);
+        Repo { exists, read: &|_| None, handoffs: &NONE }
+    }
+
     #[test]
     fn naming_convention_falls_back_as_the_launcher_spells_it() {
         let text = "FRAMEWORK_SUFFIX=$([[ \"$FRAMEWORK\" == \"trt\" ]] && printf '_trt' || printf '')\nSPEC_SUFFIX=$([[ \"$SPEC_DECODING\" == \"mtp\" ]] && printf '_mtp' || printf '')\nBASE=\"benchmarks/single_node/${SCENARIO_SUBDIR}${EXP_NAME%%_*}_${PRECISION}_b200\"\nBENCH_SCRIPT=\"${BASE}_${FRAMEWORK}${SPEC_SUFFIX}.sh\"\nif [[ ! -f \"$BENCH_SCRIPT\" ]]; then\n  BENCH_SCRIPT=\"${BASE}${FRAMEWORK_SUFFIX}${SPEC_SUFFIX}.sh\"\nfi\nbash \"$BENCH_SCRIPT\"\n";
@@ -328,7 +535,7 @@ mod tests {
             ("PRECISION", "fp8"),
         ]);
         let exists = |p: &str| p == "benchmarks/single_node/agentic/qwen3.5_fp8_b200_trt_mtp.sh";
-        let facts = Launcher::new(&script).facts(std::slice::from_ref(&script), &[], &e, &exists);
+        let facts = Launcher::new(&script).facts(std::slice::from_ref(&script), &[], &e, &repo(&exists));
         assert_eq!(facts.tried, ["benchmarks/single_node/agentic/qwen3.5_fp8_b200_trt_mtp.sh"]);
         assert_eq!(facts.script.as_ref().and_then(|s| s.1.line), Some(4));
         let e = env(&[
@@ -339,7 +546,7 @@ mod tests {
             ("PRECISION", "fp4"),
         ]);
         let exists = |p: &str| p == "benchmarks/single_node/agentic/m_fp4_b200_mtp.sh";
-        let facts = Launcher::new(&script).facts(std::slice::from_ref(&script), &[], &e, &exists);
+        let facts = Launcher::new(&script).facts(std::slice::from_ref(&script), &[], &e, &repo(&exists));
         assert_eq!(facts.script.map(|s| s.0).as_deref(), Some("benchmarks/single_node/agentic/m_fp4_b200_mtp.sh"));
     }
 
@@ -351,7 +558,7 @@ mod tests {
             std::slice::from_ref(&script),
             &[],
             &env(&[("FRAMEWORK", "dynamo-trt")]),
-            &|_| false,
+            &repo(&|_| false),
         );
         assert_eq!(trt.eval_twin.and_then(|l| l.line), Some(2));
         assert_eq!(trt.injector.and_then(|l| l.line), Some(11));
@@ -367,7 +574,7 @@ mod tests {
             std::slice::from_ref(&script),
             &[],
             &env(&[("FRAMEWORK", "dynamo-vllm")]),
-            &|_| false,
+            &repo(&|_| false),
         );
         assert!(vllm.strips.is_empty());
     }

@@ -66,6 +66,8 @@ struct Item {
     group: usize,
     span: Option<(usize, usize)>,
     key: String,
+    /// The top-level key it is written under, and that key's line.
+    top: Option<(String, usize)>,
 }
 
 /// The facts of one role, each with how it was read.
@@ -176,6 +178,30 @@ impl Recipe {
             .filter(|i| matches!(i.kind, ItemKind::K | ItemKind::Method | ItemKind::Algorithm))
             .map(|i| i.line)
             .min()
+    }
+
+    /// Whether this is a data file launch code reads (per-model flags and settings), not a recipe: it lies
+    /// outside the recipes folder and names no backend type.
+    pub(crate) fn is_data(&self) -> bool {
+        !self.rel.starts_with(crate::pins::discover::graph::RECIPES_DIR)
+            && !self.items.iter().any(|i| i.kind == ItemKind::Engine)
+    }
+
+    /// A data file is keyed by model (`Tau-MoE: {mtp_flags: …, sim_env: …}`): a pin's model, where the file
+    /// names none, is its top-level key, and its k is the one written under the same key.
+    fn keyed_facts(&self, item: &Item, pin: &mut Pin) {
+        let Some((top, top_line)) = &item.top else { return };
+        if pin.model.value.is_none() {
+            let at = Some(Location::new(&self.rel, *top_line));
+            pin.model = Fact::known(top.clone(), How::Inferred, format!("the data file's key {top}"), at);
+        }
+        pin.k = match self.items.iter().find(|i| i.kind == ItemKind::K && i.top == item.top) {
+            Some(i) => match i.value.trim().parse::<usize>() {
+                Ok(k) => Fact::known(k, How::Literal, format!("{}: {}", i.key, i.value), self.located(i)),
+                Err(_) => Fact::unresolved(format!("k = '{}' is not a draft length", i.value)),
+            },
+            None => Fact::unresolved(format!("no draft length under {top}")),
+        };
     }
 
     fn located(&self, item: &Item) -> Option<Location> {
@@ -403,6 +429,9 @@ impl Recipe {
                 };
                 let label = role.map(|r| format!("role {r}")).unwrap_or_default();
                 let mut pin = self.pin(role, location.clone(), Mechanism::Recipe, knob, written, label);
+                if self.is_data() {
+                    self.keyed_facts(item, &mut pin);
+                }
                 pin.rates = read.and_then(|r| r.1);
                 pin.edit = item.span.map(|span| Edit { file: self.rel.clone(), span });
                 if !facts.spec {

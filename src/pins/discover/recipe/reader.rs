@@ -11,7 +11,7 @@ use crate::yaml::{Node, Value as Yaml};
 /// What a recipe's tree holds, in the order it is walked.
 pub(super) fn items(text: &str, root: &Node) -> Vec<Item> {
     let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-    let mut reader = Reader { text, line_starts: &line_starts, items: Vec::new(), groups: 0 };
+    let mut reader = Reader { text, line_starts: &line_starts, items: Vec::new(), groups: 0, top: None };
     // The root has no key: its lists and scalars are given the first line.
     reader.visit(root, &mut Vec::new(), None, (1, 0));
     reader.items
@@ -22,6 +22,8 @@ struct Reader<'a> {
     line_starts: &'a [usize],
     items: Vec<Item>,
     groups: usize,
+    /// The top-level key being read, and its line.
+    top: Option<(String, usize)>,
 }
 
 impl Reader<'_> {
@@ -48,7 +50,7 @@ impl Reader<'_> {
         if value.is_empty() {
             return;
         }
-        self.items.push(Item { role, kind, value, line, group, span, key: key.to_string() });
+        self.items.push(Item { role, kind, value, line, group, span, key: key.to_string(), top: self.top.clone() });
     }
 
     /// Reads the items under `node`; `line` is that of the key it is written under (a list's strings are
@@ -58,6 +60,9 @@ impl Reader<'_> {
             Yaml::Map(entries) => {
                 for (key_node, value) in entries {
                     let key = key_node.as_scalar_text().unwrap_or_default();
+                    if path.is_empty() {
+                        self.top = Some((key.clone(), key_node.line));
+                    }
                     let role = Role::of_key(&key).or(role);
                     path.push(key.clone());
                     match value.as_scalar_text() {
@@ -81,7 +86,12 @@ impl Reader<'_> {
                     self.args(&strings.join(" "), line, role, group);
                 } else {
                     for item in items {
-                        self.visit(item, path, role, (line, group));
+                        // The environment-list form (`- name: KNOB` / `value: "2.5"`) is the pair `KNOB: 2.5`.
+                        let field = |k: &str| item.get(k).and_then(Node::as_scalar_text);
+                        match (field("name"), field("value")) {
+                            (Some(name), Some(value)) => self.scalar(&name, &value, path, role, (item.line, group)),
+                            _ => self.visit(item, path, role, (line, group)),
+                        }
                     }
                 }
             }
@@ -200,6 +210,22 @@ impl Reader<'_> {
         if text.contains("--") {
             self.args(text, line, role, group);
         }
+        if !settings_text(text) {
+            return;
+        }
+        // Settings inside a larger string (`sim_env: "SGLANG_SIMULATE_ACC_LEN=2.5 …"`): each `NAME=VALUE`
+        // word is read as the pair it spells, and a `--speculative-config '{…}'` as the JSON it holds.
+        for (name, value) in text.split_whitespace().filter_map(|w| w.split_once('=')) {
+            if name != key && env_name(name) {
+                self.scalar(name, value, path, role, (line, group));
+            }
+        }
+        if let Some(at) = text.find("--speculative-config") {
+            let rest = text[at + "--speculative-config".len()..].trim_start_matches([' ', '=', '\'', '"']);
+            if let Some(end) = rest.starts_with('{').then(|| rest.find('}')).flatten() {
+                self.scalar("speculative-config", &rest[..=end], &[], role, (line, group));
+            }
+        }
     }
 
     /// Engine flags inside an argument string or list.
@@ -231,4 +257,30 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// An environment variable's name: upper-case letters, digits and underscores.
+fn env_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Whether a string is settings a launcher passes on (`NAME=VALUE` words, `--flag value` pairs and a
+/// flag's JSON), not prose that quotes one: every word outside a JSON argument is a setting, a flag, or
+/// the value right after a flag.
+fn settings_text(text: &str) -> bool {
+    let mut after_flag = false;
+    let mut json_depth = 0usize;
+    let mut any = false;
+    for word in text.split_whitespace() {
+        let in_json = json_depth > 0 || (after_flag && word.trim_start_matches(['\'', '"']).starts_with('{'));
+        json_depth = (json_depth + word.matches('{').count()).saturating_sub(word.matches('}').count());
+        let setting = word.split_once('=').is_some_and(|(name, _)| env_name(name));
+        let flag = word.starts_with('-') && word.len() > 1;
+        if !(in_json || setting || flag || after_flag) {
+            return false;
+        }
+        any |= setting || flag;
+        after_flag = flag && !word.contains('=');
+    }
+    any
 }

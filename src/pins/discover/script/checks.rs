@@ -197,18 +197,31 @@ pub(super) fn eval_guard(r: &Resolver, stmt: &Stmt, site: &Site) -> Fact<EvalRou
     }
     let name = site.env_name.clone().or_else(|| site.carrier.clone());
     if let Some(name) = name {
-        let dropped = script.stmts.iter().find(|s| {
-            s.ctx.eval == Some(true)
-                && match &s.kind {
-                    StmtKind::Assign(a) => a.name == name,
-                    StmtKind::Command(c) => {
-                        c.name().as_deref() == Some("unset")
-                            && c.words.iter().any(|w| w.literal().as_deref() == Some(&name))
+        if let Some(s) = dropped_for_eval(script, &name) {
+            return guarded(format!("{name} is reset at line {} when EVAL_ONLY is true", s.line));
+        }
+        // A file sourced after the pin runs in the same shell: its own EVAL_ONLY guard counts.
+        for inc in script.includes.iter().filter(|i| script.stmts[i.stmt].line > stmt.line) {
+            let inc_line = script.stmts[inc.stmt].line;
+            match &inc.target {
+                Ok(t) => {
+                    let Some(other) = r.scripts.get(*t) else { continue };
+                    if let Some(s) = dropped_for_eval(other, &name) {
+                        return guarded(format!(
+                            "{name} is reset at {}:{} when EVAL_ONLY is true (sourced at line {inc_line})",
+                            other.rel, s.line
+                        ));
                     }
                 }
-        });
-        if let Some(s) = dropped {
-            return guarded(format!("{name} is reset at line {} when EVAL_ONLY is true", s.line));
+                // Sourced only on eval runs, from a file the check cannot read: it may drop the pin.
+                Err(why) if script.stmts[inc.stmt].ctx.eval == Some(true) => {
+                    return Fact::unresolved(format!(
+                        "{} at line {inc_line} is sourced on EVAL_ONLY runs and cannot be read ({why})",
+                        inc.written
+                    ));
+                }
+                Err(_) => {}
+            }
         }
         let uses: Vec<&Stmt> = readers(script, &name).into_iter().filter(|s| s.line != site.line).collect();
         if !uses.is_empty() && uses.iter().all(|s| s.ctx.eval == Some(false)) {
@@ -216,6 +229,19 @@ pub(super) fn eval_guard(r: &Resolver, stmt: &Stmt, site: &Site) -> Fact<EvalRou
         }
     }
     Fact::known(EvalRoute::Leaks, How::Inferred, format!("{} is not behind an EVAL_ONLY guard", site.knob.name()), at)
+}
+
+/// The statement of `script` that resets or unsets `name` when EVAL_ONLY is true.
+fn dropped_for_eval<'s>(script: &'s Script, name: &str) -> Option<&'s Stmt> {
+    script.stmts.iter().find(|s| {
+        s.ctx.eval == Some(true)
+            && match &s.kind {
+                StmtKind::Assign(a) => a.name == name,
+                StmtKind::Command(c) => {
+                    c.name().as_deref() == Some("unset") && c.words.iter().any(|w| w.literal().as_deref() == Some(name))
+                }
+            }
+    })
 }
 
 /// The variables a condition's tests read.
