@@ -534,7 +534,7 @@ fn curve_of<'c>(
     let engine = entry.framework.as_deref().and_then(|f| f.split('-').find_map(|w| w.parse::<Engine>().ok()));
     // A prediction needs a curve even where the benchmark client templates random-token prompts: the
     // server's renderer's default stands in (no points: the client is never the renderer here).
-    let renderer = served::renderer(&[entry], &[], engine);
+    let renderer = served::renderer(&[entry], &[], &[], engine);
     let version = served::version(&[entry], &[]);
     let decided = renderer.map(|(r, _)| thinking::decide(&key, r, &version));
     let Some(thinking::Decision::Decided(row)) = decided else {

@@ -3,12 +3,13 @@
 //! ([`crate::pins::thinking`]). A default the version places decides like a stated mode; one it does not
 //! place leaves both modes open ([`OpenMode`]), and so does a run whose prompts the client templates.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::curve::ThinkingMode;
 use crate::diagnostic::Severity;
 use crate::engine::Engine;
 use crate::pins::discover::graph::config::{Entry, Point};
+use crate::pins::discover::graph::recipe_path;
 use crate::pins::observed::ImageLine;
 use crate::pins::thinking::{self, Decision, EngineVersion, Renderer};
 use crate::pins::{Fact, How, Location, Mechanism, Pin};
@@ -34,15 +35,20 @@ pub(crate) enum Served {
     Open(OpenMode),
 }
 
-/// The entries and image statements discovery recorded, by name.
+/// The entries, image statements and recipes' renderers discovery recorded.
 pub(crate) struct Context<'a> {
     entries: HashMap<&'a str, &'a Entry>,
     image_lines: &'a [ImageLine],
+    recipe_renderers: &'a BTreeMap<String, Fact<Renderer>>,
 }
 
 impl<'a> Context<'a> {
-    pub(crate) fn new(entries: &'a [Entry], image_lines: &'a [ImageLine]) -> Context<'a> {
-        Context { entries: entries.iter().map(|e| (e.name.as_str(), e)).collect(), image_lines }
+    pub(crate) fn new(
+        entries: &'a [Entry],
+        image_lines: &'a [ImageLine],
+        recipe_renderers: &'a BTreeMap<String, Fact<Renderer>>,
+    ) -> Context<'a> {
+        Context { entries: entries.iter().map(|e| (e.name.as_str(), e)).collect(), image_lines, recipe_renderers }
     }
 
     /// The served mode of `pin`, whose model matched the golden key `key`.
@@ -60,7 +66,15 @@ impl<'a> Context<'a> {
                 pin.mechanism != Mechanism::MasterConfig || p.settings.iter().any(|s| Some(s.line) == pin.location.line)
             })
             .collect();
-        let Some((renderer, rendered_by)) = renderer(&entries, &points, pin.engine.value) else {
+        // The recipes the pin runs in: its own file for a recipe's pin, else its points' `CONFIG_FILE`s.
+        let recipes: Vec<Option<String>> = if pin.mechanism == Mechanism::Recipe {
+            vec![Some(pin.location.file.clone())]
+        } else {
+            points.iter().map(|p| p.get("CONFIG_FILE").and_then(|s| recipe_path(&s.value))).collect()
+        };
+        let stated: Vec<Option<&Fact<Renderer>>> =
+            recipes.iter().map(|r| r.as_ref().and_then(|r| self.recipe_renderers.get(r))).collect();
+        let Some((renderer, rendered_by)) = renderer(&entries, &points, &stated, pin.engine.value) else {
             return Served::AsWritten;
         };
         if renderer == Renderer::Client {
@@ -106,12 +120,26 @@ impl<'a> Context<'a> {
 
 /// Who renders the prompts of `points` of `entries` for a pin read by `engine`: the benchmark client where
 /// every point is a fixed-length run (random-token prompts templated on the client and sent as plain
-/// completions), Dynamo's frontend where every entry is served through Dynamo (`framework: dynamo-…`), else
-/// the engine. With what placed it there (`framework dynamo-vllm`), for messages.
-pub(crate) fn renderer(entries: &[&Entry], points: &[&Point], engine: Option<Engine>) -> Option<(Renderer, String)> {
+/// completions); the renderer the pin's recipes state (`stated`, one per recipe: their `frontend:`
+/// sections, [`crate::pins::discover::recipe`]) where every one states the same; Dynamo's frontend where
+/// every entry is served through Dynamo (`framework: dynamo-…`); else the engine. With what placed it
+/// there (`frontend.args.dyn-chat-processor: vllm at r.yaml:21`, `framework dynamo-vllm`), for messages.
+pub(crate) fn renderer(
+    entries: &[&Entry],
+    points: &[&Point],
+    stated: &[Option<&Fact<Renderer>>],
+    engine: Option<Engine>,
+) -> Option<(Renderer, String)> {
     if !points.is_empty() && points.iter().all(|p| !p.agentic()) {
         let scenario = &points[0].scenario;
         return Some((Renderer::Client, format!("{scenario} runs send random-token prompts it templates")));
+    }
+    if let [Some(first), rest @ ..] = stated
+        && let Some(renderer) = first.value
+        && rest.iter().all(|f| f.is_some_and(|f| f.value == Some(renderer)))
+    {
+        let at = first.at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default();
+        return Some((renderer, format!("{}{at}", first.text)));
     }
     let frameworks: Vec<&str> = entries.iter().filter_map(|e| e.framework.as_deref()).collect();
     if !frameworks.is_empty() && frameworks.len() == entries.len() && frameworks.iter().all(|f| f.starts_with("dynamo"))
@@ -195,7 +223,7 @@ mod tests {
 
     fn served(entry: &Entry, engine: Engine, lines: &[ImageLine]) -> Served {
         let entries = [entry.clone()];
-        Context::new(&entries, lines).served(&dsv4_pin(engine, entry), "deepseek-v4-pro")
+        Context::new(&entries, lines, &BTreeMap::new()).served(&dsv4_pin(engine, entry), "deepseek-v4-pro")
     }
 
     fn mode(s: &Served) -> Option<ThinkingMode> {
@@ -248,9 +276,15 @@ mod tests {
         let mut stated = dsv4_pin(Engine::Vllm, &fixed);
         stated.mode = Fact::known(ThinkingMode::On, How::Literal, "SGLANG_DEFAULT_THINKING=1", None);
         let entries = [fixed.clone()];
-        assert!(matches!(Context::new(&entries, &[]).served(&stated, "deepseek-v4-pro"), Served::AsWritten));
+        assert!(matches!(
+            Context::new(&entries, &[], &BTreeMap::new()).served(&stated, "deepseek-v4-pro"),
+            Served::AsWritten
+        ));
         let minimax = dsv4_pin(Engine::Vllm, &entry("old", "vllm", "vllm/vllm-openai:v0.26.0", "agentic-coding"));
-        assert!(matches!(Context::new(&entries, &[]).served(&minimax, "minimax-m3"), Served::AsWritten));
+        assert!(matches!(
+            Context::new(&entries, &[], &BTreeMap::new()).served(&minimax, "minimax-m3"),
+            Served::AsWritten
+        ));
     }
 
     /// A pin a master config writes is run by the point that writes it: a fixed-length point of an entry
@@ -263,7 +297,8 @@ mod tests {
         agentic.settings[0].line = 30;
         e.points.push(agentic);
         let entries = [e.clone()];
-        let context = Context::new(&entries, &[]);
+        let renderers = BTreeMap::new();
+        let context = Context::new(&entries, &[], &renderers);
         let mut p = dsv4_pin(Engine::Vllm, &e);
         p.mechanism = Mechanism::MasterConfig;
         p.knob = Knob::InjectedLength;

@@ -118,6 +118,12 @@ pub(crate) fn with_served_mode(mut pin: Pin, key: &str, context: &Context<'_>) -
     }
 }
 
+/// Why a thinking mode no file states stays undecided when the served model's family has no known default
+/// (`minimax-m3`): a fact of the model, not of the pin, which the check says once per model.
+pub(crate) fn no_default(model_key: &str) -> String {
+    format!("alsim knows no documented default for {model_key}")
+}
+
 /// The golden key of the pin's served model, where one matches.
 pub(crate) fn golden_key(pin: &Pin, curves: &CurveSet) -> Option<String> {
     pin.model.value.as_deref().and_then(|m| model_key(curves, m))
@@ -184,8 +190,9 @@ pub(crate) fn resolve<'a>(
                 pin.mode.value.is_none() && matches!(e, crate::Error::Lookup { kind: crate::LookupKind::Mode, .. });
             return if mode_undecided {
                 let why = format!(
-                    "{}; the deployment states no thinking mode and alsim knows no documented default for {}",
-                    pin.mode.text, query.model
+                    "{}; the deployment states no thinking mode and {}",
+                    pin.mode.text,
+                    no_default(&query.model)
                 );
                 undecided("thinking mode", &why, Some(range), true)
             } else {

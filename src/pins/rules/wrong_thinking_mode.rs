@@ -4,14 +4,19 @@
 //! prompts accept drafts very differently. The served mode is the one stated in the deployment, or,
 //! where nothing is stated, the default of whoever renders the prompt: the engine, the Dynamo
 //! frontend in front of it, or the model's chat template (`profiles/serving_defaults.csv`, each row
-//! citing its source). A default can change between versions: vLLM renders DeepSeek-V4 non-thinking
-//! before its commit 77434861904a (2026-08-04) and thinking at effort high from it. The entry's
-//! version is read from its image tag (a release, a build date) or from a date the repository
-//! states for that image (a changelog line). A default decides as firmly as a stated mode only
-//! where that version lies on one side of the change: a vLLM DeepSeek-V4 entry on a release below
-//! 0.27.0 that states no mode and pins 2.49 (the thinking_on value at k = 3) is an error, as it
-//! serves non-thinking (2.97). Where the version is not placed, or the benchmark client templates
-//! the prompt, see [`assumption`](#assumption).
+//! citing its source). A multi-node recipe says who renders in its `frontend:` section: Dynamo's
+//! frontend (`type: dynamo`, srtctl's default) renders with its own chat processor unless
+//! `dyn-chat-processor` (or `DYN_CHAT_PROCESSOR`) hands rendering to `vllm` or `sglang`, whose own
+//! default then decides; another frontend type (`sglang`, `vllm`) leaves it to the workers' engine.
+//! Where no recipe says, a `dynamo-…` framework stands for Dynamo's frontend. A default can change
+//! between versions: vLLM renders DeepSeek-V4 non-thinking before its commit 77434861904a
+//! (2026-08-04) and thinking at effort high from it. The entry's version is read from its image tag
+//! (a release, a build date) or from a date the repository states for that image (a changelog
+//! line). A default decides as firmly as a stated mode only where that version lies on one side of
+//! the change: a vLLM DeepSeek-V4 entry on a release below 0.27.0 that states no mode and pins 2.49
+//! (the thinking_on value at k = 3) is an error, as it serves non-thinking (2.97). Where the
+//! version is not placed, or the benchmark client templates the prompt, see
+//! [`assumption`](#assumption).
 //!
 //! Reasoning effort belongs to the mode: where a golden file's header records the effort its
 //! thinking runs asked for (DeepSeek-V4's `"reasoning_effort": "high"`) and the deployment sets
