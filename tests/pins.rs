@@ -673,8 +673,8 @@ fn the_recipe_frontend_decides_who_renders_the_prompt() {
     assert_eq!(report["summary"]["errors_by_class"]["wrong-thinking-mode"], 1, "{report}");
     assert!(why.contains("dyn-chat-processor: vllm at") && why.contains("vllm-chat-processor.yaml:8"), "{why}");
     assert!(why.contains("release 0.26.0"), "the engine's version still places its default: {why}");
-    let fix: Vec<f64> = report["pins"].as_array().unwrap().iter().filter_map(|p| p["fix_to"].as_f64()).collect();
-    assert_eq!(fix, [2.97], "the fix writes the non-thinking value");
+    let fix = report["pins"].as_array().unwrap().iter().find(|p| p["entries"][0]["name"] == "dsv4-vllm-chat-processor");
+    assert_eq!(fix.unwrap()["fix_to"].as_f64(), Some(2.97), "the fix writes the non-thinking value");
 }
 
 /// A model with no known default is said once, not once per pin: two MiniMax-M3 deployments state no
@@ -698,4 +698,45 @@ fn a_model_with_no_known_default_is_said_once() {
     assert_eq!(report["summary"]["unresolved"], 1);
     let unresolved = report["pins"].as_array().unwrap().iter().filter(|p| p["verdict"] == "unresolved").count();
     assert_eq!(unresolved, 2, "both pins stay unchecked");
+}
+
+/// The curve is chosen by what runs: two DSpark deployments of DeepSeek-V4-Pro in a repository whose only
+/// curve is the model's MTP one. alsim's embedded DSpark curve, keyed by the DSpark checkpoint
+/// (`deepseek-v4-pro-0813`), is theirs, said in a note; the right value is ok (never "another model's"),
+/// and the MTP head's value is another method's, fixed to the DSpark value.
+#[test]
+fn the_method_selects_the_curve_family() {
+    let (_, report) = check_json(&["pins", "check", "tests/fixtures/served", "--format", "json"]);
+    let pin = |entry: &str| -> &Value {
+        report["pins"].as_array().unwrap().iter().find(|p| p["entries"][0]["name"] == entry).unwrap()
+    };
+    let right = pin("dsv4-dspark-right");
+    assert_eq!(right["verdict"], "ok", "{right}");
+    assert!(right["golden"]["file"].as_str().unwrap().ends_with("dsv4-pro-0813-dspark.yaml"), "{right}");
+    let wrong = pin("dsv4-dspark-mtp-value");
+    assert_eq!(wrong["fix_to"].as_f64(), Some(3.01), "{wrong}");
+    let messages: Vec<(&str, &str, u64)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (f["class"].as_str().unwrap(), f["message"].as_str().unwrap(), f["location"]["line"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    let at = |line: &Value| line["location"]["line"].as_u64().unwrap();
+    let on_wrong: Vec<&(&str, &str, u64)> = messages.iter().filter(|m| m.2 == at(wrong)).collect();
+    assert!(
+        on_wrong.iter().any(|(class, message, _)| *class == "wrong-drafter"
+            && message.contains("another method's curve (mtp: dsv4_mtp.yaml")
+            && message.contains("not this run's dspark")),
+        "{on_wrong:?}"
+    );
+    assert!(!messages.iter().any(|(class, ..)| *class == "wrong-model"), "{messages:?}");
+    let note = messages.iter().find(|m| m.2 == at(right) && m.0 == "assumption").expect("a note on the curve chosen");
+    assert!(
+        note.1.contains("hold no dspark curve of deepseek-v4-pro (its curves: mtp)")
+            && note.1.contains("the only one of the deepseek-v4-pro family"),
+        "{}",
+        note.1
+    );
 }

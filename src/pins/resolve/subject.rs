@@ -6,7 +6,7 @@
 //! A pin whose facts cannot all be resolved is [`Resolution::Undecided`], saying which fact stopped it; the
 //! rules in [`super::rules`] decide what that means.
 
-use super::lookup::{self, Alternative, drafter_name, model_key, sampling_alternative};
+use super::lookup::{self, Alternative, drafter_name, method_family, model_key, sampling_alternative};
 use super::served::{Context, OpenMode, Served};
 use crate::accept::RatesPin;
 use crate::curve::{CurveQuery, CurveSet, Resolved, ThinkingMode};
@@ -82,8 +82,9 @@ pub(crate) struct Subject<'a> {
     /// Where no default decides the mode: why, and the other mode's golden value (the curve chosen is the
     /// mode whose value the pin holds, if either).
     pub(crate) open: Option<Open>,
-    /// The curve is alsim's embedded one: the repository's golden curves hold none for the drafter.
-    pub(crate) embedded: bool,
+    /// How the curve was chosen where it is not the served model's own in the repository (alsim's
+    /// embedded one, a variant key's), said in the finding.
+    pub(crate) chosen: Option<String>,
 }
 
 /// A thinking mode left open: why, and the golden value of the mode not chosen.
@@ -161,7 +162,7 @@ pub(crate) fn resolve<'a>(
     let mut query = CurveQuery {
         model: key,
         drafter: pin.drafter.value.as_deref().map(|d| drafter_name(curves, d)),
-        method: None,
+        method: pin.method.value.as_deref().map(|m| method_family(m, pin.drafter.value.as_deref())),
         draft_sampling: pin.draft_sampling.value.clone(),
         mode: pin.mode.value,
     };
@@ -200,6 +201,8 @@ pub(crate) fn resolve<'a>(
             };
         }
     };
+    // A variant key's curve chosen by the method is the run's own: later rules judge against that key.
+    query.model = lookup.resolved.curve.model().to_string();
     let chain = pin.rates.as_ref().and_then(|_| rates::golden(lookup.resolved.curve, k));
     let golden = GoldenRef {
         file: lookup.resolved.file.origin.clone(),
@@ -221,6 +224,6 @@ pub(crate) fn resolve<'a>(
         alternative,
         curves,
         open: open_values,
-        embedded: lookup.embedded,
+        chosen: lookup.chosen,
     }))
 }

@@ -49,17 +49,17 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
             ),
         ));
     }
-    if s.embedded {
+    if let Some(chosen) = &s.chosen {
+        let add = if s.golden.file.starts_with("<embedded>") {
+            "; add the curve to the repository to check against its own"
+        } else {
+            ""
+        };
         out.push(
             Finding::new(
                 Class::Assumption,
                 at(),
-                format!(
-                    "checked against alsim's embedded {} {}: the repository's golden curves hold none for drafter {}; add the curve to the repository to check against its own",
-                    short(&s.golden.file),
-                    s.golden.key,
-                    s.query.drafter.as_deref().unwrap_or_default()
-                ),
+                format!("checked against {} {} ({chosen}){add}", short(&s.golden.file), s.golden.key),
             )
             .with_severity(Severity::Note),
         );
@@ -153,6 +153,7 @@ mod tests {
         let mut p = pin(written, 3, ThinkingMode::On);
         p.model.value = Some("moonshotai/Kimi-K3".into());
         p.drafter.value = Some("Inferact/Kimi-K3-DSpark".into());
+        p.method.value = Some("dspark".into());
         p.draft_sampling = crate::pins::Fact::known("greedy".into(), How::Inferred, "vLLM's default", None);
         p
     }

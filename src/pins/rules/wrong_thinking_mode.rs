@@ -98,6 +98,7 @@ mod tests {
         // DeepSeek-V4-Pro's records `high` for thinking_on: `max` has no golden value, `HIGH` is the same effort.
         p.model.value = Some("deepseek-ai/DeepSeek-V4-Pro".into());
         p.drafter = crate::pins::Fact::unresolved("MTP head");
+        p.method.value = Some("mtp".into());
         let j = effort(&subject(p.clone())).expect("max where the curve ran high");
         assert_eq!((j.verdict, j.findings[0].class, j.fix), (ValueVerdict::Mismatch, Class::WrongThinkingMode, false));
         assert!(j.findings[0].message.contains("no golden value exists for max"), "{}", j.findings[0].message);
