@@ -94,25 +94,21 @@ impl<'a> Context<'a> {
                 let text = format!("default: {by} serves {} ({versioned}{})", row.served(), row.cite());
                 Served::Default(Fact::known(row.mode, How::Default, text, at))
             }
-            Decision::Open(rows) => {
-                let sides: Vec<String> =
-                    rows.iter().map(|r| format!("{} for {}", r.served(), r.range_text())).collect();
-                Served::Open(OpenMode {
-                    why: format!(
-                        "{by}'s default changed between versions ({}) and the version run is not placed ({})",
-                        sides.join("; "),
-                        version.text
-                    ),
-                    decides: format!(
-                        "what would decide: the image's release or build date stated in the repository, or a stated thinking mode ({})",
-                        rows.iter()
-                            .map(|r| format!("{}:{}", thinking::DEFAULTS_ORIGIN, r.line))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    severity: Severity::Warning,
-                })
-            }
+            Decision::Open(rows) => Served::Open(OpenMode {
+                why: format!(
+                    "{} and the version run is not placed ({})",
+                    thinking::open_default(&by, &rows),
+                    version.text
+                ),
+                decides: format!(
+                    "what would decide: the image's release or build date stated in the repository, or a stated thinking mode ({})",
+                    rows.iter()
+                        .map(|r| format!("{}:{}", thinking::DEFAULTS_ORIGIN, r.line))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                severity: Severity::Warning,
+            }),
             Decision::Unknown => Served::AsWritten,
         }
     }
