@@ -740,3 +740,32 @@ fn the_method_selects_the_curve_family() {
         note.1
     );
 }
+
+/// vLLM's DeepSeek-V4 default from its commit 77434861904a runs effort high, which renders the prompt
+/// effort max rendered before; the golden header names the effort, not the version that collected it.
+/// The thinking value is the served mode's (ok), with a warning naming the change and its source.
+#[test]
+fn an_effort_whose_rendering_changed_is_a_warning() {
+    let (_, report) = check_json(&["pins", "check", "tests/fixtures/served", "--format", "json"]);
+    let pin = report["pins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["entries"][0]["name"] == "dsv4-vllm-after-the-change")
+        .unwrap();
+    assert_eq!(pin["verdict"], "ok", "{pin}");
+    let line = pin["location"]["line"].as_u64().unwrap();
+    let warned: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["location"]["line"].as_u64() == Some(line) && f["severity"] == "warning")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("renders the prompt effort max rendered before") && warned[0].contains("#52083"),
+        "{}",
+        warned[0]
+    );
+}

@@ -170,6 +170,9 @@ pub(crate) struct ServingDefault {
     pub(crate) mode: ThinkingMode,
     /// The reasoning effort a thinking default runs at, where the renderer sets one.
     pub(crate) effort: Option<String>,
+    /// Where this version of the renderer changed what that effort renders: the effort whose prompt it
+    /// renders, as the renderer named it before (vLLM's `high` from 77434861904a renders what `max` did).
+    pub(crate) effort_renders: Option<String>,
     /// Where the default is documented.
     pub(crate) source: String,
     /// The row's line in the table.
@@ -257,6 +260,7 @@ fn parse(text: &str, origin: &str) -> crate::error::Result<Vec<ServingDefault>> 
                 dates,
                 mode,
                 effort: row.opt_str("effort").filter(|e| !e.is_empty()).map(str::to_string),
+                effort_renders: row.opt_str("effort_renders").filter(|e| !e.is_empty()).map(str::to_string),
                 source: row.str("source")?.to_string(),
                 line: row.line(),
             })

@@ -29,8 +29,9 @@ pub(crate) struct OpenMode {
 pub(crate) enum Served {
     /// A file states it, or no golden key matched: the pin's own fact stands.
     AsWritten,
-    /// A default decides it.
-    Default(Fact<ThinkingMode>),
+    /// A default decides it; with the reasoning effort it runs at where that version of the renderer
+    /// changed what the effort renders (a curve recording the effort's name alone may mean the other).
+    Default(Fact<ThinkingMode>, Option<Fact<String>>),
     /// Both modes stay open.
     Open(OpenMode),
 }
@@ -92,7 +93,15 @@ impl<'a> Context<'a> {
                 let versioned = if row.versioned() { format!("{}; ", version.text) } else { String::new() };
                 let by = if row.is_template() { format!("the model's chat template, as {by} applies it,") } else { by };
                 let text = format!("default: {by} serves {} ({versioned}{})", row.served(), row.cite());
-                Served::Default(Fact::known(row.mode, How::Default, text, at))
+                let effort = row.effort.as_ref().zip(row.effort_renders.as_ref()).map(|(effort, renders)| {
+                    let says = format!(
+                        "{by}'s default effort {effort}, which at this version renders the prompt effort {renders} \
+                         rendered before ({versioned}{})",
+                        row.cite()
+                    );
+                    Fact::known(effort.clone(), How::Default, says, at.clone())
+                });
+                Served::Default(Fact::known(row.mode, How::Default, text, at), effort)
             }
             Decision::Open(rows) => Served::Open(OpenMode {
                 why: format!(
@@ -224,7 +233,7 @@ mod tests {
 
     fn mode(s: &Served) -> Option<ThinkingMode> {
         match s {
-            Served::Default(f) => f.value,
+            Served::Default(f, _) => f.value,
             _ => None,
         }
     }
@@ -236,7 +245,7 @@ mod tests {
         // vLLM on a release before the change serves non-thinking, and says which image and row decided.
         let old = served(&entry("old", "vllm", "vllm/vllm-openai:v0.26.0", "agentic-coding"), Engine::Vllm, &[]);
         assert_eq!(mode(&old), Some(ThinkingMode::Off));
-        let Served::Default(fact) = &old else { unreachable!() };
+        let Served::Default(fact, _) = &old else { unreachable!() };
         assert!(fact.text.contains("release 0.26.0") && fact.text.contains("serving_defaults.csv:"), "{}", fact.text);
         assert_eq!(fact.at, Some(Location::new("configs/master.yaml", 10)));
         // A commit-only nightly: undecided, naming both sides, until a changelog line dates it.
@@ -257,7 +266,9 @@ mod tests {
         };
         let dated = served(&nightly, Engine::Vllm, &[line]);
         assert_eq!(mode(&dated), Some(ThinkingMode::On));
-        let Served::Default(fact) = &dated else { unreachable!() };
+        let Served::Default(fact, effort) = &dated else { unreachable!() };
+        let effort = effort.as_ref().expect("vLLM's high renders what max did from the change");
+        assert!(effort.text.contains("renders the prompt effort max rendered before"), "{}", effort.text);
         assert!(fact.text.contains("built 2026-08-17 as perf-changelog.yaml:7 states"), "{}", fact.text);
         // ATOM renders with the checkpoint's encoder; Dynamo's frontend renders whatever the vLLM image.
         let atom = entry("atom", "atom", "rocm/atom-dev:nightly_202607231538", "agentic-coding");
@@ -304,6 +315,6 @@ mod tests {
             Served::Open(OpenMode { severity: Severity::Note, .. })
         ));
         p.location = Location::new("configs/master.yaml", 30);
-        assert!(matches!(context.served(&p, "deepseek-v4-pro"), Served::Default(_)));
+        assert!(matches!(context.served(&p, "deepseek-v4-pro"), Served::Default(..)));
     }
 }

@@ -111,8 +111,11 @@ impl Subject<'_> {
 pub(crate) fn with_served_mode(mut pin: Pin, key: &str, context: &Context<'_>) -> (Pin, Option<OpenMode>) {
     match context.served(&pin, key) {
         Served::AsWritten => (pin, None),
-        Served::Default(mode) => {
+        Served::Default(mode, effort) => {
             pin.mode = mode;
+            if let Some(effort) = effort.filter(|_| pin.effort.value.is_none()) {
+                pin.effort = effort;
+            }
             (pin, None)
         }
         Served::Open(open) => (pin, Some(open)),

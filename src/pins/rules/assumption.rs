@@ -64,6 +64,22 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
             .with_severity(Severity::Note),
         );
     }
+    if s.pin.effort.how == How::Default
+        && let Some(measured) = s.resolved.file.provenance.effort(s.resolved.curve.mode().name())
+    {
+        out.push(Finding::new(
+            Class::Assumption,
+            at(),
+            format!(
+                "{} = {} is the golden value ({} {}, collected at reasoning effort {measured} by its header), but this runs {}: the header does not say which engine version collected it, so if the curve predates that change, no golden value exists for this run's effort",
+                s.pin.knob.name(),
+                shown_written(s.pin, s.range.written),
+                short(&s.golden.file),
+                s.golden.key,
+                s.pin.effort.text
+            ),
+        ));
+    }
     if let Some(open) = &s.open {
         out.push(
             Finding::new(

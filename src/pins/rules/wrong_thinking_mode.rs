@@ -22,7 +22,11 @@
 //! thinking runs asked for (DeepSeek-V4's `"reasoning_effort": "high"`) and the deployment sets
 //! another (`SGLANG_DSV4_REASONING_EFFORT=max`, or `reasoning_effort` in its chat-template kwargs),
 //! no golden value exists for that run, whatever the pin holds. InferenceX's AMD `env.sh` ran `max`
-//! until commit a141bfc set `high`. Where either side records no effort, nothing is judged.
+//! until commit a141bfc set `high`. Where either side records no effort, nothing is judged. A
+//! renderer's version can change what an effort renders: vLLM's `high` from 77434861904a renders the
+//! prompt `max` rendered before (`effort_renders` in the table, citing vLLM issue #52083). A default
+//! that runs such an effort is an [`assumption`](#assumption) warning, since a header names the
+//! effort, not the engine version that collected the curve.
 //!
 //! Example (InferenceX): DeepSeek-V4 TensorRT-LLM recipes set `DYN_DEFAULT_THINKING_MODE: disabled`
 //! but pin `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.49` (AL 2.49, the thinking_on value at k =
@@ -45,12 +49,14 @@ use super::{Judgement, shown_written};
 use crate::pins::resolve::lookup::short;
 use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
-use crate::pins::{Class, Finding};
+use crate::pins::{Class, Finding, How};
 
 /// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.
 pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
     let measured = s.resolved.file.provenance.effort(s.resolved.curve.mode().name())?;
-    let effort = s.pin.effort.value.as_deref()?;
+    // A default's effort whose rendering changed is judged as an assumption: the header names the effort,
+    // not the version it was collected on.
+    let effort = s.pin.effort.value.as_deref().filter(|_| s.pin.effort.how != How::Default)?;
     if effort.eq_ignore_ascii_case(&measured) {
         return None;
     }
