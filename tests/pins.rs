@@ -647,3 +647,125 @@ fn pins_list_shows_where_a_default_mode_came_from() {
     let (_, table, _) = run(&["pins", "list", &file]);
     assert!(table.contains("thinking_off [default] · default: vLLM serves thinking_off"), "{table}");
 }
+
+/// A multi-node recipe's `frontend:` section says who renders the prompt, and so whose default thinking
+/// mode a deployment that states none serves: two Dynamo entries on vLLM 0.26.0 pin the thinking value;
+/// the one whose recipe keeps Dynamo's own chat processor is right, the one whose recipe hands rendering
+/// to vLLM (`dyn-chat-processor: vllm`) serves non-thinking, and the message names the recipe's line.
+#[test]
+fn the_recipe_frontend_decides_who_renders_the_prompt() {
+    let (code, report) = check_json(&["pins", "check", "tests/fixtures/served", "--format", "json"]);
+    assert_eq!(code, 1, "{report}");
+    let verdict = |file: &str| -> (String, String) {
+        let pin = report["pins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["entries"][0]["name"] == file)
+            .unwrap_or_else(|| panic!("no pin of entry {file}: {report}"));
+        (pin["verdict"].as_str().unwrap().to_string(), pin["mode"]["text"].as_str().unwrap().to_string())
+    };
+    let (dynamo, why) = verdict("dsv4-dynamo-frontend");
+    assert_eq!(dynamo, "ok", "{why}");
+    assert!(why.contains("frontend.type: dynamo at") && why.contains("dynamo-frontend.yaml:5"), "{why}");
+    let (vllm, why) = verdict("dsv4-vllm-chat-processor");
+    assert_eq!(vllm, "mismatch", "{why}");
+    assert_eq!(report["summary"]["errors_by_class"]["wrong-thinking-mode"], 1, "{report}");
+    assert!(why.contains("dyn-chat-processor: vllm at") && why.contains("vllm-chat-processor.yaml:8"), "{why}");
+    assert!(why.contains("release 0.26.0"), "the engine's version still places its default: {why}");
+    let fix = report["pins"].as_array().unwrap().iter().find(|p| p["entries"][0]["name"] == "dsv4-vllm-chat-processor");
+    assert_eq!(fix.unwrap()["fix_to"].as_f64(), Some(2.97), "the fix writes the non-thinking value");
+}
+
+/// A model with no known default is said once, not once per pin: two MiniMax-M3 deployments state no
+/// thinking mode; the first pin's warning names the second, which gets a note pointing back.
+#[test]
+fn a_model_with_no_known_default_is_said_once() {
+    let (_, report) = check_json(&["pins", "check", "tests/fixtures/served", "--format", "json"]);
+    let said: Vec<(&str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["class"] == "unresolved")
+        .map(|f| (f["severity"].as_str().unwrap(), f["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert_eq!(said[0].0, "warning");
+    assert!(said[0].1.contains("no documented default for minimax-m3") && said[0].1.contains("served-master.yaml:"));
+    assert!(said[0].1.contains("1 more pin of minimax-m3, said here once"), "{}", said[0].1);
+    assert_eq!(said[1].0, "note");
+    assert!(said[1].1.contains("said once for the model, at configs/served-master.yaml:"), "{}", said[1].1);
+    assert_eq!(report["summary"]["unresolved"], 1);
+    let unresolved = report["pins"].as_array().unwrap().iter().filter(|p| p["verdict"] == "unresolved").count();
+    assert_eq!(unresolved, 2, "both pins stay unchecked");
+}
+
+/// The curve is chosen by what runs: two DSpark deployments of DeepSeek-V4-Pro in a repository whose only
+/// curve is the model's MTP one. alsim's embedded DSpark curve, keyed by the DSpark checkpoint
+/// (`deepseek-v4-pro-0813`), is theirs, said in a note; the right value is ok (never "another model's"),
+/// and the MTP head's value is another method's, fixed to the DSpark value.
+#[test]
+fn the_method_selects_the_curve_family() {
+    let (_, report) = check_json(&["pins", "check", "tests/fixtures/served", "--format", "json"]);
+    let pin = |entry: &str| -> &Value {
+        report["pins"].as_array().unwrap().iter().find(|p| p["entries"][0]["name"] == entry).unwrap()
+    };
+    let right = pin("dsv4-dspark-right");
+    assert_eq!(right["verdict"], "ok", "{right}");
+    assert!(right["golden"]["file"].as_str().unwrap().ends_with("dsv4-pro-0813-dspark.yaml"), "{right}");
+    let wrong = pin("dsv4-dspark-mtp-value");
+    assert_eq!(wrong["fix_to"].as_f64(), Some(3.01), "{wrong}");
+    let messages: Vec<(&str, &str, u64)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (f["class"].as_str().unwrap(), f["message"].as_str().unwrap(), f["location"]["line"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    let at = |line: &Value| line["location"]["line"].as_u64().unwrap();
+    let on_wrong: Vec<&(&str, &str, u64)> = messages.iter().filter(|m| m.2 == at(wrong)).collect();
+    assert!(
+        on_wrong.iter().any(|(class, message, _)| *class == "wrong-drafter"
+            && message.contains("another method's curve (mtp: dsv4_mtp.yaml")
+            && message.contains("not this run's dspark")),
+        "{on_wrong:?}"
+    );
+    assert!(!messages.iter().any(|(class, ..)| *class == "wrong-model"), "{messages:?}");
+    let note = messages.iter().find(|m| m.2 == at(right) && m.0 == "assumption").expect("a note on the curve chosen");
+    assert!(
+        note.1.contains("hold no dspark curve of deepseek-v4-pro (its curves: mtp)")
+            && note.1.contains("the only one of the deepseek-v4-pro family"),
+        "{}",
+        note.1
+    );
+}
+
+/// vLLM's DeepSeek-V4 default from its commit 77434861904a runs effort high, which renders the prompt
+/// effort max rendered before; the golden header names the effort, not the version that collected it.
+/// The thinking value is the served mode's (ok), with a warning naming the change and its source.
+#[test]
+fn an_effort_whose_rendering_changed_is_a_warning() {
+    let (_, report) = check_json(&["pins", "check", "tests/fixtures/served", "--format", "json"]);
+    let pin = report["pins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["entries"][0]["name"] == "dsv4-vllm-after-the-change")
+        .unwrap();
+    assert_eq!(pin["verdict"], "ok", "{pin}");
+    let line = pin["location"]["line"].as_u64().unwrap();
+    let warned: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["location"]["line"].as_u64() == Some(line) && f["severity"] == "warning")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("renders the prompt effort max rendered before") && warned[0].contains("#52083"),
+        "{}",
+        warned[0]
+    );
+}

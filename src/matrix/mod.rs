@@ -534,11 +534,21 @@ fn curve_of<'c>(
     let engine = entry.framework.as_deref().and_then(|f| f.split('-').find_map(|w| w.parse::<Engine>().ok()));
     // A prediction needs a curve even where the benchmark client templates random-token prompts: the
     // server's renderer's default stands in (no points: the client is never the renderer here).
-    let renderer = served::renderer(&[entry], &[], engine);
+    let renderer = served::renderer(&[entry], &[], &[], engine);
     let version = served::version(&[entry], &[]);
-    let decided = renderer.map(|(r, _)| thinking::decide(&key, r, &version));
-    let Some(thinking::Decision::Decided(row)) = decided else {
-        return Err(format!("no pin states its thinking mode, and no default alsim knows decides it for {key}"));
+    let decided = renderer.map(|(r, _)| (r, thinking::decide(&key, r, &version)));
+    let row = match decided {
+        Some((_, thinking::Decision::Decided(row))) => row,
+        // A default that changed between versions, at a version the image does not place: say which, so the
+        // user knows what to state (the mode in a pin, or the image's release or build date).
+        Some((renderer, thinking::Decision::Open(rows))) => {
+            return Err(format!(
+                "no pin states the thinking mode of {key}, and {} while the version run is not placed ({})",
+                thinking::open_default(&renderer.to_string(), &rows),
+                version.text
+            ));
+        }
+        _ => return Err(format!("no pin states its thinking mode, and no default alsim knows decides it for {key}")),
     };
     let mode = row.mode;
     let drafter = pin.and_then(|c| c.pin.drafter.value.clone());

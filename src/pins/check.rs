@@ -155,7 +155,7 @@ impl Inventory {
     /// serving-defaults table decides, with its row and the version read; where none decides, why and what
     /// would (what `pins list` shows).
     pub fn with_served_modes(mut self, curves: &CurveSet) -> Inventory {
-        let context = Context::new(&self.config_entries, &self.image_lines);
+        let context = Context::new(&self.config_entries, &self.image_lines, &self.recipe_renderers);
         let pins = std::mem::take(&mut self.pins);
         self.pins = pins
             .into_iter()
@@ -226,9 +226,10 @@ pub fn check_inventory(
     let mut own: Vec<Vec<(Class, String)>> = Vec::new();
     let mut pins = Vec::new();
     let mut used: Vec<CurveEntry> = Vec::new();
-    let context = Context::new(&inventory.config_entries, &inventory.image_lines);
-    for pin in inventory.pins {
-        let (checked, mut found, entry) = check_pin(pin, curves, &context);
+    let context = Context::new(&inventory.config_entries, &inventory.image_lines, &inventory.recipe_renderers);
+    let mut judged: Vec<_> = inventory.pins.into_iter().map(|pin| check_pin(pin, curves, &context)).collect();
+    rules::unresolved::once_per_model(judged.iter_mut().map(|(c, found, _)| (c.model_key.as_deref(), found)));
+    for (checked, mut found, entry) in judged {
         own.push(found.iter().map(|f| (f.class, f.message.clone())).collect());
         findings.append(&mut found);
         used.extend(entry);

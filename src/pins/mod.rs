@@ -426,6 +426,9 @@ pub struct Inventory {
     /// The prose lines that name a config entry's image (where the repository dates or versions it).
     #[serde(skip)]
     pub(crate) image_lines: Vec<observed::ImageLine>,
+    /// Who renders each recipe's chat prompts, where its `frontend:` section states it, by recipe path.
+    #[serde(skip)]
+    pub(crate) recipe_renderers: std::collections::BTreeMap<String, Fact<thinking::Renderer>>,
 }
 
 impl Inventory {

@@ -170,6 +170,9 @@ pub(crate) struct ServingDefault {
     pub(crate) mode: ThinkingMode,
     /// The reasoning effort a thinking default runs at, where the renderer sets one.
     pub(crate) effort: Option<String>,
+    /// Where this version of the renderer changed what that effort renders: the effort whose prompt it
+    /// renders, as the renderer named it before (vLLM's `high` from 77434861904a renders what `max` did).
+    pub(crate) effort_renders: Option<String>,
     /// Where the default is documented.
     pub(crate) source: String,
     /// The row's line in the table.
@@ -257,6 +260,7 @@ fn parse(text: &str, origin: &str) -> crate::error::Result<Vec<ServingDefault>> 
                 dates,
                 mode,
                 effort: row.opt_str("effort").filter(|e| !e.is_empty()).map(str::to_string),
+                effort_renders: row.opt_str("effort_renders").filter(|e| !e.is_empty()).map(str::to_string),
                 source: row.str("source")?.to_string(),
                 line: row.line(),
             })
@@ -284,7 +288,16 @@ impl EngineVersion {
             Some((_, tag)) if !tag.contains('/') => tag,
             _ => "",
         };
-        let release = tag.split(['-', '_']).find_map(Release::parse);
+        // A version that names a bundled component (`pytorch_release_2.10.0`) is not the engine's.
+        let words: Vec<&str> = tag.split(['-', '_']).collect();
+        let component = |i: usize| {
+            words[..i]
+                .iter()
+                .rev()
+                .find(|w| !w.eq_ignore_ascii_case("release"))
+                .is_some_and(|w| ["pytorch", "torch", "python", "cuda"].iter().any(|c| w.eq_ignore_ascii_case(c)))
+        };
+        let release = words.iter().enumerate().filter(|(i, _)| !component(*i)).find_map(|(_, w)| Release::parse(w));
         let date = Date::in_tag(tag);
         let text = match (release, date) {
             (Some(r), Some(d)) => format!("image {bare}: release {r}, built {d}"),
@@ -348,6 +361,18 @@ pub(crate) fn decide(model_key: &str, renderer: Renderer, version: &EngineVersio
     }
 }
 
+/// Why `rows` of `by` (a renderer as messages name it) leave a mode open: the default changed between
+/// versions, naming each side, or is known for some versions only.
+pub(crate) fn open_default(by: &str, rows: &[&ServingDefault]) -> String {
+    match rows {
+        [one] => format!("{by}'s default is known only for {} ({})", one.range_text(), one.served()),
+        _ => {
+            let sides: Vec<String> = rows.iter().map(|r| format!("{} for {}", r.served(), r.range_text())).collect();
+            format!("{by}'s default changed between versions ({})", sides.join("; "))
+        }
+    }
+}
+
 /// Settings that look like thinking switches but that the engine ignores, with what to write instead.
 pub(crate) const IGNORED: &[(&str, &str)] = &[(
     "SGLANG_ENABLE_THINKING",
@@ -386,6 +411,8 @@ mod tests {
         assert_eq!((v.release, v.date), (None, None));
         assert_eq!(EngineVersion::of_image("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc24").release, None);
         assert_eq!(EngineVersion::of_image("localhost:5000/vllm").release, None);
+        let v = EngineVersion::of_image("rocm/atom:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.10.0_atom20260511");
+        assert_eq!((v.release, v.date), (None, Date::parse_iso("2026-05-11")), "PyTorch's version is not ATOM's");
         assert!(
             Release::parse("0.26.0") < Release::parse("0.27.0")
                 && Release::parse("1.3.0.post1") > Release::parse("1.3.0")

@@ -3,12 +3,13 @@
 //! ([`crate::pins::thinking`]). A default the version places decides like a stated mode; one it does not
 //! place leaves both modes open ([`OpenMode`]), and so does a run whose prompts the client templates.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::curve::ThinkingMode;
 use crate::diagnostic::Severity;
 use crate::engine::Engine;
 use crate::pins::discover::graph::config::{Entry, Point};
+use crate::pins::discover::graph::recipe_path;
 use crate::pins::observed::ImageLine;
 use crate::pins::thinking::{self, Decision, EngineVersion, Renderer};
 use crate::pins::{Fact, How, Location, Mechanism, Pin};
@@ -28,21 +29,27 @@ pub(crate) struct OpenMode {
 pub(crate) enum Served {
     /// A file states it, or no golden key matched: the pin's own fact stands.
     AsWritten,
-    /// A default decides it.
-    Default(Fact<ThinkingMode>),
+    /// A default decides it; with the reasoning effort it runs at where that version of the renderer
+    /// changed what the effort renders (a curve recording the effort's name alone may mean the other).
+    Default(Fact<ThinkingMode>, Option<Fact<String>>),
     /// Both modes stay open.
     Open(OpenMode),
 }
 
-/// The entries and image statements discovery recorded, by name.
+/// The entries, image statements and recipes' renderers discovery recorded.
 pub(crate) struct Context<'a> {
     entries: HashMap<&'a str, &'a Entry>,
     image_lines: &'a [ImageLine],
+    recipe_renderers: &'a BTreeMap<String, Fact<Renderer>>,
 }
 
 impl<'a> Context<'a> {
-    pub(crate) fn new(entries: &'a [Entry], image_lines: &'a [ImageLine]) -> Context<'a> {
-        Context { entries: entries.iter().map(|e| (e.name.as_str(), e)).collect(), image_lines }
+    pub(crate) fn new(
+        entries: &'a [Entry],
+        image_lines: &'a [ImageLine],
+        recipe_renderers: &'a BTreeMap<String, Fact<Renderer>>,
+    ) -> Context<'a> {
+        Context { entries: entries.iter().map(|e| (e.name.as_str(), e)).collect(), image_lines, recipe_renderers }
     }
 
     /// The served mode of `pin`, whose model matched the golden key `key`.
@@ -60,7 +67,15 @@ impl<'a> Context<'a> {
                 pin.mechanism != Mechanism::MasterConfig || p.settings.iter().any(|s| Some(s.line) == pin.location.line)
             })
             .collect();
-        let Some((renderer, rendered_by)) = renderer(&entries, &points, pin.engine.value) else {
+        // The recipes the pin runs in: its own file for a recipe's pin, else its points' `CONFIG_FILE`s.
+        let recipes: Vec<Option<String>> = if pin.mechanism == Mechanism::Recipe {
+            vec![Some(pin.location.file.clone())]
+        } else {
+            points.iter().map(|p| p.get("CONFIG_FILE").and_then(|s| recipe_path(&s.value))).collect()
+        };
+        let stated: Vec<Option<&Fact<Renderer>>> =
+            recipes.iter().map(|r| r.as_ref().and_then(|r| self.recipe_renderers.get(r))).collect();
+        let Some((renderer, rendered_by)) = renderer(&entries, &points, &stated, pin.engine.value) else {
             return Served::AsWritten;
         };
         if renderer == Renderer::Client {
@@ -78,27 +93,31 @@ impl<'a> Context<'a> {
                 let versioned = if row.versioned() { format!("{}; ", version.text) } else { String::new() };
                 let by = if row.is_template() { format!("the model's chat template, as {by} applies it,") } else { by };
                 let text = format!("default: {by} serves {} ({versioned}{})", row.served(), row.cite());
-                Served::Default(Fact::known(row.mode, How::Default, text, at))
+                let effort = row.effort.as_ref().zip(row.effort_renders.as_ref()).map(|(effort, renders)| {
+                    let says = format!(
+                        "{by}'s default effort {effort}, which at this version renders the prompt effort {renders} \
+                         rendered before ({versioned}{})",
+                        row.cite()
+                    );
+                    Fact::known(effort.clone(), How::Default, says, at.clone())
+                });
+                Served::Default(Fact::known(row.mode, How::Default, text, at), effort)
             }
-            Decision::Open(rows) => {
-                let sides: Vec<String> =
-                    rows.iter().map(|r| format!("{} for {}", r.served(), r.range_text())).collect();
-                Served::Open(OpenMode {
-                    why: format!(
-                        "{by}'s default changed between versions ({}) and the version run is not placed ({})",
-                        sides.join("; "),
-                        version.text
-                    ),
-                    decides: format!(
-                        "what would decide: the image's release or build date stated in the repository, or a stated thinking mode ({})",
-                        rows.iter()
-                            .map(|r| format!("{}:{}", thinking::DEFAULTS_ORIGIN, r.line))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    severity: Severity::Warning,
-                })
-            }
+            Decision::Open(rows) => Served::Open(OpenMode {
+                why: format!(
+                    "{} and the version run is not placed ({})",
+                    thinking::open_default(&by, &rows),
+                    version.text
+                ),
+                decides: format!(
+                    "what would decide: the image's release or build date stated in the repository, or a stated thinking mode ({})",
+                    rows.iter()
+                        .map(|r| format!("{}:{}", thinking::DEFAULTS_ORIGIN, r.line))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                severity: Severity::Warning,
+            }),
             Decision::Unknown => Served::AsWritten,
         }
     }
@@ -106,12 +125,26 @@ impl<'a> Context<'a> {
 
 /// Who renders the prompts of `points` of `entries` for a pin read by `engine`: the benchmark client where
 /// every point is a fixed-length run (random-token prompts templated on the client and sent as plain
-/// completions), Dynamo's frontend where every entry is served through Dynamo (`framework: dynamo-…`), else
-/// the engine. With what placed it there (`framework dynamo-vllm`), for messages.
-pub(crate) fn renderer(entries: &[&Entry], points: &[&Point], engine: Option<Engine>) -> Option<(Renderer, String)> {
+/// completions); the renderer the pin's recipes state (`stated`, one per recipe: their `frontend:`
+/// sections, [`crate::pins::discover::recipe`]) where every one states the same; Dynamo's frontend where
+/// every entry is served through Dynamo (`framework: dynamo-…`); else the engine. With what placed it
+/// there (`frontend.args.dyn-chat-processor: vllm at r.yaml:21`, `framework dynamo-vllm`), for messages.
+pub(crate) fn renderer(
+    entries: &[&Entry],
+    points: &[&Point],
+    stated: &[Option<&Fact<Renderer>>],
+    engine: Option<Engine>,
+) -> Option<(Renderer, String)> {
     if !points.is_empty() && points.iter().all(|p| !p.agentic()) {
         let scenario = &points[0].scenario;
         return Some((Renderer::Client, format!("{scenario} runs send random-token prompts it templates")));
+    }
+    if let [Some(first), rest @ ..] = stated
+        && let Some(renderer) = first.value
+        && rest.iter().all(|f| f.is_some_and(|f| f.value == Some(renderer)))
+    {
+        let at = first.at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default();
+        return Some((renderer, format!("{}{at}", first.text)));
     }
     let frameworks: Vec<&str> = entries.iter().filter_map(|e| e.framework.as_deref()).collect();
     if !frameworks.is_empty() && frameworks.len() == entries.len() && frameworks.iter().all(|f| f.starts_with("dynamo"))
@@ -195,12 +228,12 @@ mod tests {
 
     fn served(entry: &Entry, engine: Engine, lines: &[ImageLine]) -> Served {
         let entries = [entry.clone()];
-        Context::new(&entries, lines).served(&dsv4_pin(engine, entry), "deepseek-v4-pro")
+        Context::new(&entries, lines, &BTreeMap::new()).served(&dsv4_pin(engine, entry), "deepseek-v4-pro")
     }
 
     fn mode(s: &Served) -> Option<ThinkingMode> {
         match s {
-            Served::Default(f) => f.value,
+            Served::Default(f, _) => f.value,
             _ => None,
         }
     }
@@ -212,7 +245,7 @@ mod tests {
         // vLLM on a release before the change serves non-thinking, and says which image and row decided.
         let old = served(&entry("old", "vllm", "vllm/vllm-openai:v0.26.0", "agentic-coding"), Engine::Vllm, &[]);
         assert_eq!(mode(&old), Some(ThinkingMode::Off));
-        let Served::Default(fact) = &old else { unreachable!() };
+        let Served::Default(fact, _) = &old else { unreachable!() };
         assert!(fact.text.contains("release 0.26.0") && fact.text.contains("serving_defaults.csv:"), "{}", fact.text);
         assert_eq!(fact.at, Some(Location::new("configs/master.yaml", 10)));
         // A commit-only nightly: undecided, naming both sides, until a changelog line dates it.
@@ -233,7 +266,9 @@ mod tests {
         };
         let dated = served(&nightly, Engine::Vllm, &[line]);
         assert_eq!(mode(&dated), Some(ThinkingMode::On));
-        let Served::Default(fact) = &dated else { unreachable!() };
+        let Served::Default(fact, effort) = &dated else { unreachable!() };
+        let effort = effort.as_ref().expect("vLLM's high renders what max did from the change");
+        assert!(effort.text.contains("renders the prompt effort max rendered before"), "{}", effort.text);
         assert!(fact.text.contains("built 2026-08-17 as perf-changelog.yaml:7 states"), "{}", fact.text);
         // ATOM renders with the checkpoint's encoder; Dynamo's frontend renders whatever the vLLM image.
         let atom = entry("atom", "atom", "rocm/atom-dev:nightly_202607231538", "agentic-coding");
@@ -248,9 +283,15 @@ mod tests {
         let mut stated = dsv4_pin(Engine::Vllm, &fixed);
         stated.mode = Fact::known(ThinkingMode::On, How::Literal, "SGLANG_DEFAULT_THINKING=1", None);
         let entries = [fixed.clone()];
-        assert!(matches!(Context::new(&entries, &[]).served(&stated, "deepseek-v4-pro"), Served::AsWritten));
+        assert!(matches!(
+            Context::new(&entries, &[], &BTreeMap::new()).served(&stated, "deepseek-v4-pro"),
+            Served::AsWritten
+        ));
         let minimax = dsv4_pin(Engine::Vllm, &entry("old", "vllm", "vllm/vllm-openai:v0.26.0", "agentic-coding"));
-        assert!(matches!(Context::new(&entries, &[]).served(&minimax, "minimax-m3"), Served::AsWritten));
+        assert!(matches!(
+            Context::new(&entries, &[], &BTreeMap::new()).served(&minimax, "minimax-m3"),
+            Served::AsWritten
+        ));
     }
 
     /// A pin a master config writes is run by the point that writes it: a fixed-length point of an entry
@@ -263,7 +304,8 @@ mod tests {
         agentic.settings[0].line = 30;
         e.points.push(agentic);
         let entries = [e.clone()];
-        let context = Context::new(&entries, &[]);
+        let renderers = BTreeMap::new();
+        let context = Context::new(&entries, &[], &renderers);
         let mut p = dsv4_pin(Engine::Vllm, &e);
         p.mechanism = Mechanism::MasterConfig;
         p.knob = Knob::InjectedLength;
@@ -273,6 +315,6 @@ mod tests {
             Served::Open(OpenMode { severity: Severity::Note, .. })
         ));
         p.location = Location::new("configs/master.yaml", 30);
-        assert!(matches!(context.served(&p, "deepseek-v4-pro"), Served::Default(_)));
+        assert!(matches!(context.served(&p, "deepseek-v4-pro"), Served::Default(..)));
     }
 }

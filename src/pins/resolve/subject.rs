@@ -6,7 +6,7 @@
 //! A pin whose facts cannot all be resolved is [`Resolution::Undecided`], saying which fact stopped it; the
 //! rules in [`super::rules`] decide what that means.
 
-use super::lookup::{self, Alternative, drafter_name, model_key, sampling_alternative};
+use super::lookup::{self, Alternative, drafter_name, method_family, model_key, sampling_alternative};
 use super::served::{Context, OpenMode, Served};
 use crate::accept::RatesPin;
 use crate::curve::{CurveQuery, CurveSet, Resolved, ThinkingMode};
@@ -82,8 +82,9 @@ pub(crate) struct Subject<'a> {
     /// Where no default decides the mode: why, and the other mode's golden value (the curve chosen is the
     /// mode whose value the pin holds, if either).
     pub(crate) open: Option<Open>,
-    /// The curve is alsim's embedded one: the repository's golden curves hold none for the drafter.
-    pub(crate) embedded: bool,
+    /// How the curve was chosen where it is not the served model's own in the repository (alsim's
+    /// embedded one, a variant key's), said in the finding.
+    pub(crate) chosen: Option<String>,
 }
 
 /// A thinking mode left open: why, and the golden value of the mode not chosen.
@@ -110,12 +111,21 @@ impl Subject<'_> {
 pub(crate) fn with_served_mode(mut pin: Pin, key: &str, context: &Context<'_>) -> (Pin, Option<OpenMode>) {
     match context.served(&pin, key) {
         Served::AsWritten => (pin, None),
-        Served::Default(mode) => {
+        Served::Default(mode, effort) => {
             pin.mode = mode;
+            if let Some(effort) = effort.filter(|_| pin.effort.value.is_none()) {
+                pin.effort = effort;
+            }
             (pin, None)
         }
         Served::Open(open) => (pin, Some(open)),
     }
+}
+
+/// Why a thinking mode no file states stays undecided when the served model's family has no known default
+/// (`minimax-m3`): a fact of the model, not of the pin, which the check says once per model.
+pub(crate) fn no_default(model_key: &str) -> String {
+    format!("alsim knows no documented default for {model_key}")
 }
 
 /// The golden key of the pin's served model, where one matches.
@@ -155,7 +165,7 @@ pub(crate) fn resolve<'a>(
     let mut query = CurveQuery {
         model: key,
         drafter: pin.drafter.value.as_deref().map(|d| drafter_name(curves, d)),
-        method: None,
+        method: pin.method.value.as_deref().map(|m| method_family(m, pin.drafter.value.as_deref())),
         draft_sampling: pin.draft_sampling.value.clone(),
         mode: pin.mode.value,
     };
@@ -184,8 +194,9 @@ pub(crate) fn resolve<'a>(
                 pin.mode.value.is_none() && matches!(e, crate::Error::Lookup { kind: crate::LookupKind::Mode, .. });
             return if mode_undecided {
                 let why = format!(
-                    "{}; the deployment states no thinking mode and alsim knows no documented default for {}",
-                    pin.mode.text, query.model
+                    "{}; the deployment states no thinking mode and {}",
+                    pin.mode.text,
+                    no_default(&query.model)
                 );
                 undecided("thinking mode", &why, Some(range), true)
             } else {
@@ -193,6 +204,8 @@ pub(crate) fn resolve<'a>(
             };
         }
     };
+    // A variant key's curve chosen by the method is the run's own: later rules judge against that key.
+    query.model = lookup.resolved.curve.model().to_string();
     let chain = pin.rates.as_ref().and_then(|_| rates::golden(lookup.resolved.curve, k));
     let golden = GoldenRef {
         file: lookup.resolved.file.origin.clone(),
@@ -214,6 +227,6 @@ pub(crate) fn resolve<'a>(
         alternative,
         curves,
         open: open_values,
-        embedded: lookup.embedded,
+        chosen: lookup.chosen,
     }))
 }

@@ -49,20 +49,36 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
             ),
         ));
     }
-    if s.embedded {
+    if let Some(chosen) = &s.chosen {
+        let add = if s.golden.file.starts_with("<embedded>") {
+            "; add the curve to the repository to check against its own"
+        } else {
+            ""
+        };
         out.push(
             Finding::new(
                 Class::Assumption,
                 at(),
-                format!(
-                    "checked against alsim's embedded {} {}: the repository's golden curves hold none for drafter {}; add the curve to the repository to check against its own",
-                    short(&s.golden.file),
-                    s.golden.key,
-                    s.query.drafter.as_deref().unwrap_or_default()
-                ),
+                format!("checked against {} {} ({chosen}){add}", short(&s.golden.file), s.golden.key),
             )
             .with_severity(Severity::Note),
         );
+    }
+    if s.pin.effort.how == How::Default
+        && let Some(measured) = s.resolved.file.provenance.effort(s.resolved.curve.mode().name())
+    {
+        out.push(Finding::new(
+            Class::Assumption,
+            at(),
+            format!(
+                "{} = {} is the golden value ({} {}, collected at reasoning effort {measured} by its header), but this runs {}: the header does not say which engine version collected it, so if the curve predates that change, no golden value exists for this run's effort",
+                s.pin.knob.name(),
+                shown_written(s.pin, s.range.written),
+                short(&s.golden.file),
+                s.golden.key,
+                s.pin.effort.text
+            ),
+        ));
     }
     if let Some(open) = &s.open {
         out.push(
@@ -153,6 +169,7 @@ mod tests {
         let mut p = pin(written, 3, ThinkingMode::On);
         p.model.value = Some("moonshotai/Kimi-K3".into());
         p.drafter.value = Some("Inferact/Kimi-K3-DSpark".into());
+        p.method.value = Some("dspark".into());
         p.draft_sampling = crate::pins::Fact::known("greedy".into(), How::Inferred, "vLLM's default", None);
         p
     }

@@ -253,10 +253,9 @@ fn off_golden(s: &Subject<'_>, class: Class, why: String) -> Finding {
         short(&golden.file),
         golden.key,
     );
-    let head = if s.embedded {
-        format!("{head} (alsim's embedded curve: the repository's golden curves hold none for this drafter)")
-    } else {
-        head
+    let head = match &s.chosen {
+        Some(chosen) => format!("{head} ({chosen})"),
+        None => head,
     };
     // Every message says which mode the value was judged in and why (a stated setting, a versioned default).
     let head = if s.open.is_none() && !head.contains(&pin.mode.text) {

@@ -4,7 +4,9 @@
 //! and the finding names it. The check never guesses silently.
 //!
 //! Example (InferenceX): a MiniMax-M3 TensorRT-LLM script and its deployment state no thinking mode,
-//! and alsim knows no documented default for that model, so its pin cannot be checked.
+//! and alsim knows no documented default for that model, so its pin cannot be checked. That is the
+//! model's fact, so it is said once, at the model's first such pin, naming the others; each other
+//! pin gets a note pointing there.
 //!
 //! Fix: state the fact where the check can read it, such as a literal k or the model in the config
 //! entry.
@@ -20,9 +22,9 @@
 use super::Judgement;
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;
-use crate::pins::resolve::subject::Undecided;
+use crate::pins::resolve::subject::{Undecided, no_default};
 use crate::pins::verdict::ValueVerdict;
-use crate::pins::{Class, Finding, Location, Pin};
+use crate::pins::{Class, Finding, Location, Pin, Severity};
 
 /// Files a run needs that the repository does not hold, and includes that could not be followed (a pin's
 /// own undecided facts are judged with its value: [`undecided`]).
@@ -59,6 +61,43 @@ fn eval_route(pin: &Pin) -> Finding {
 pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Option<Judgement> {
     let finding = fact(pin.location.clone(), u.what, &u.why);
     Some(Judgement::new(ValueVerdict::Unresolved, vec![finding], false))
+}
+
+/// A model with no known default is said once, not once per pin: of the pins (each with its golden model
+/// key and its findings, in the check's order) whose thinking mode stayed undecided for want of their
+/// model's default, the first keeps its warning, naming the others, and each other gets a note pointing
+/// there. A model with one such pin is left as it is.
+pub(crate) fn once_per_model<'a>(judged: impl IntoIterator<Item = (Option<&'a str>, &'a mut Vec<Finding>)>) {
+    let mut by_model: Vec<(&str, Vec<(&mut Finding, Location)>)> = Vec::new();
+    for (key, findings) in judged {
+        let Some(key) = key else { continue };
+        let phrase = no_default(key);
+        let Some(finding) =
+            findings.iter_mut().find(|f| f.class == Class::Unresolved && f.message.contains(phrase.as_str()))
+        else {
+            continue;
+        };
+        let at = finding.location.clone();
+        match by_model.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, group)) => group.push((finding, at)),
+            None => by_model.push((key, vec![(finding, at)])),
+        }
+    }
+    for (key, mut group) in by_model.into_iter().filter(|(_, group)| group.len() > 1) {
+        let first = group[0].1.clone();
+        let others: Vec<String> = group[1..].iter().map(|(_, at)| at.to_string()).collect();
+        for (finding, _) in &mut group[1..] {
+            let said = format!("thinking mode unresolved: {} (said once for the model, at {first})", no_default(key));
+            **finding = Finding::new(Class::Unresolved, finding.location.clone(), said).with_severity(Severity::Note);
+        }
+        let (finding, _) = &mut group[0];
+        finding.message.push_str(&format!(
+            "; the same holds for {} more pin{} of {key}, said here once ({})",
+            others.len(),
+            if others.len() == 1 { "" } else { "s" },
+            others.join(", ")
+        ));
+    }
 }
 
 /// A pin's fact `what` undecided for `why`.

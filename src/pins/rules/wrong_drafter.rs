@@ -3,7 +3,11 @@
 //! The value belongs to another drafter's curve: a GQA drafter pinned with the plain drafter's value or
 //! the reverse, or the greedy-draft curve used with probabilistic drafting (or the reverse). Two such
 //! files may have identical headers and keys; only the file name and the recorded drafter tell them
-//! apart.
+//! apart. The run's method (MTP, DSpark, EAGLE3, …), its drafter and the drafter's variant choose the
+//! curve: where the repository lacks that curve, the one variant model key that has it (a DSpark
+//! checkpoint's `deepseek-v4-pro-0813` for `deepseek-v4-pro`), else alsim's embedded curve, each said
+//! in a note; never another method's curve of the base model. A DSpark run pinned with the model's
+//! MTP value holds another method's value.
 //!
 //! Example: a vLLM recipe with the EAGLE3-GQA drafter pins 2.83, the EAGLE3 (non-GQA) value; its own
 //! curve gives 2.78.
@@ -18,8 +22,8 @@
 // The rule finds the value of another drafter's curve, or of the curve collected under the other
 // draft sampling.
 
-use crate::curve::{Curve, ThinkingMode};
-use crate::pins::resolve::lookup::{files_for, short};
+use crate::curve::{Curve, CurveFile, ThinkingMode};
+use crate::pins::resolve::lookup::{method_family, short};
 use crate::pins::resolve::subject::Subject;
 
 /// The draft sampling a file was collected with: one that records none was collected greedily (engines
@@ -28,15 +32,34 @@ fn sampling(f: &crate::curve::CurveFile) -> &str {
     f.provenance.draft_sampling.as_deref().unwrap_or("greedy")
 }
 
-/// A value another curve file of the same model (another drafter, another sampling) holds at k.
+/// A value another curve file of the same model family (another drafter, another sampling, another
+/// method) holds at k. The family is the curve's model key and the base key it is a variant of (a
+/// DSpark checkpoint's `deepseek-v4-pro-0813` and `deepseek-v4-pro`), so another method's curve of the
+/// base model is named as such, never as another model's.
 pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     let mode = s.resolved.curve.mode();
     let same_mode =
         |c: &Curve| c.mode() == mode || c.mode() == ThinkingMode::Unspecified || mode == ThinkingMode::Unspecified;
-    let others = files_for(s.curves, &s.query.model).into_iter().filter(|f| !std::ptr::eq(*f, s.resolved.file));
+    let key = s.query.model.to_ascii_lowercase();
+    let family = |model: &str| {
+        let model = model.to_ascii_lowercase();
+        key == model || key.starts_with(&format!("{model}-"))
+    };
+    let method =
+        |f: &CurveFile| f.provenance.method.as_deref().map(|m| method_family(m, f.provenance.drafter.as_deref()));
+    let others = s.curves.files().iter().filter(|f| !std::ptr::eq(*f, s.resolved.file));
     for file in others {
-        for curve in file.curves.iter().filter(|c| c.model() == s.query.model && same_mode(c)) {
+        for curve in file.curves.iter().filter(|c| family(c.model()) && same_mode(c)) {
             if curve.al(s.range.k).is_ok_and(|al| s.matches(al)) {
+                if let (Some(theirs), Some(ours)) = (method(file), method(s.resolved.file))
+                    && theirs != ours
+                {
+                    return Some(format!(
+                        "it is the value of another method's curve ({theirs}: {} {}), not this run's {ours}",
+                        short(&file.origin),
+                        curve.field(s.range.k)
+                    ));
+                }
                 let what = if sampling(file) == sampling(s.resolved.file) {
                     format!("file {}", short(&file.origin))
                 } else {

@@ -4,20 +4,29 @@
 //! prompts accept drafts very differently. The served mode is the one stated in the deployment, or,
 //! where nothing is stated, the default of whoever renders the prompt: the engine, the Dynamo
 //! frontend in front of it, or the model's chat template (`profiles/serving_defaults.csv`, each row
-//! citing its source). A default can change between versions: vLLM renders DeepSeek-V4 non-thinking
-//! before its commit 77434861904a (2026-08-04) and thinking at effort high from it. The entry's
-//! version is read from its image tag (a release, a build date) or from a date the repository
-//! states for that image (a changelog line). A default decides as firmly as a stated mode only
-//! where that version lies on one side of the change: a vLLM DeepSeek-V4 entry on a release below
-//! 0.27.0 that states no mode and pins 2.49 (the thinking_on value at k = 3) is an error, as it
-//! serves non-thinking (2.97). Where the version is not placed, or the benchmark client templates
-//! the prompt, see [`assumption`](#assumption).
+//! citing its source). A multi-node recipe says who renders in its `frontend:` section: Dynamo's
+//! frontend (`type: dynamo`, srtctl's default) renders with its own chat processor unless
+//! `dyn-chat-processor` (or `DYN_CHAT_PROCESSOR`) hands rendering to `vllm` or `sglang`, whose own
+//! default then decides; another frontend type (`sglang`, `vllm`) leaves it to the workers' engine.
+//! Where no recipe says, a `dynamo-…` framework stands for Dynamo's frontend. A default can change
+//! between versions: vLLM renders DeepSeek-V4 non-thinking before its commit 77434861904a
+//! (2026-08-04) and thinking at effort high from it. The entry's version is read from its image tag
+//! (a release, a build date) or from a date the repository states for that image (a changelog
+//! line). A default decides as firmly as a stated mode only where that version lies on one side of
+//! the change: a vLLM DeepSeek-V4 entry on a release below 0.27.0 that states no mode and pins 2.49
+//! (the thinking_on value at k = 3) is an error, as it serves non-thinking (2.97). Where the
+//! version is not placed, or the benchmark client templates the prompt, see
+//! [`assumption`](#assumption).
 //!
 //! Reasoning effort belongs to the mode: where a golden file's header records the effort its
 //! thinking runs asked for (DeepSeek-V4's `"reasoning_effort": "high"`) and the deployment sets
 //! another (`SGLANG_DSV4_REASONING_EFFORT=max`, or `reasoning_effort` in its chat-template kwargs),
 //! no golden value exists for that run, whatever the pin holds. InferenceX's AMD `env.sh` ran `max`
-//! until commit a141bfc set `high`. Where either side records no effort, nothing is judged.
+//! until commit a141bfc set `high`. Where either side records no effort, nothing is judged. A
+//! renderer's version can change what an effort renders: vLLM's `high` from 77434861904a renders the
+//! prompt `max` rendered before (`effort_renders` in the table, citing vLLM issue #52083). A default
+//! that runs such an effort is an [`assumption`](#assumption) warning, since a header names the
+//! effort, not the engine version that collected the curve.
 //!
 //! Example (InferenceX): DeepSeek-V4 TensorRT-LLM recipes set `DYN_DEFAULT_THINKING_MODE: disabled`
 //! but pin `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.49` (AL 2.49, the thinking_on value at k =
@@ -40,12 +49,14 @@ use super::{Judgement, shown_written};
 use crate::pins::resolve::lookup::short;
 use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
-use crate::pins::{Class, Finding};
+use crate::pins::{Class, Finding, How};
 
 /// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.
 pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
     let measured = s.resolved.file.provenance.effort(s.resolved.curve.mode().name())?;
-    let effort = s.pin.effort.value.as_deref()?;
+    // A default's effort whose rendering changed is judged as an assumption: the header names the effort,
+    // not the version it was collected on.
+    let effort = s.pin.effort.value.as_deref().filter(|_| s.pin.effort.how != How::Default)?;
     if effort.eq_ignore_ascii_case(&measured) {
         return None;
     }
@@ -93,6 +104,7 @@ mod tests {
         // DeepSeek-V4-Pro's records `high` for thinking_on: `max` has no golden value, `HIGH` is the same effort.
         p.model.value = Some("deepseek-ai/DeepSeek-V4-Pro".into());
         p.drafter = crate::pins::Fact::unresolved("MTP head");
+        p.method.value = Some("mtp".into());
         let j = effort(&subject(p.clone())).expect("max where the curve ran high");
         assert_eq!((j.verdict, j.findings[0].class, j.fix), (ValueVerdict::Mismatch, Class::WrongThinkingMode, false));
         assert!(j.findings[0].message.contains("no golden value exists for max"), "{}", j.findings[0].message);

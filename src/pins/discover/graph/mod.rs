@@ -416,6 +416,7 @@ fn inventory(graph: Graph, files: &Files) -> Inventory {
     let entries = config_entries.len();
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
     let image_lines = prose::image_lines(&graph);
+    let recipe_renderers = graph.recipes.values().filter_map(|r| Some((r.rel.clone(), r.renderer.clone()?))).collect();
     let (pins, mut observed) = assemble::assemble(graph);
     let mut inline_allows = AllowList::default();
     for (list, bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
@@ -434,6 +435,7 @@ fn inventory(graph: Graph, files: &Files) -> Inventory {
         inline_allows,
         files: files_seen,
         image_lines,
+        recipe_renderers,
     }
 }
 

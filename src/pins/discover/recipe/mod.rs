@@ -27,6 +27,7 @@ use crate::pins::{
 };
 use crate::yaml::{Duplicate, Node};
 
+mod frontend;
 mod reader;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +106,8 @@ pub(crate) struct Recipe {
     pub sglang_env_blocks: Vec<Role>,
     /// How many `speculative-config: '…'` strings the vLLM injector rewrites.
     pub vllm_spec_configs: usize,
+    /// Who renders its chat prompts, as its `frontend:` section states ([`frontend::renderer`]).
+    pub renderer: Option<Fact<crate::pins::thinking::Renderer>>,
 }
 
 impl Recipe {
@@ -143,6 +146,7 @@ impl Recipe {
             duplicates: dup_lines,
             sglang_env_blocks,
             vllm_spec_configs,
+            renderer: frontend::renderer(rel, root),
         }
     }
 
