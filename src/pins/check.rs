@@ -303,11 +303,10 @@ fn check_pin(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> (CheckedPin,
         None => (pin, None),
     };
     let resolution = subject::resolve(&pin, key.as_deref(), curves, open.as_ref());
-    let judgement = rules::judge(&pin, &resolution);
+    let judgement = rules::judge(&pin, &resolution, curves);
     let (implied_al, golden, entry) = match &resolution {
         Resolution::Subject(s) => {
-            let point =
-                Point { model: s.resolved.curve.model().to_string(), mode: s.resolved.curve.mode(), k: s.range.k };
+            let point = Point { model: s.query.model.clone(), mode: s.curve.mode, k: s.range.k };
             let entry = CurveEntry { file: s.golden.file.clone(), point };
             (Some(s.range.implied), Some(s.golden.clone()), Some(entry))
         }

@@ -125,7 +125,7 @@ fn by_method(set: &CurveSet, key: &str, family: &str) -> ByMethod {
 }
 
 /// alsim's embedded curves, read once.
-fn embedded() -> &'static CurveSet {
+pub(in crate::pins) fn embedded() -> &'static CurveSet {
     static EMBEDDED: std::sync::OnceLock<CurveSet> = std::sync::OnceLock::new();
     EMBEDDED.get_or_init(CurveSet::embedded)
 }

@@ -9,14 +9,14 @@
 use super::lookup::{self, Alternative, drafter_name, method_family, model_key, sampling_alternative};
 use super::served::{Context, OpenMode, Served};
 use crate::accept::RatesPin;
-use crate::curve::{CurveQuery, CurveSet, Resolved, ThinkingMode};
+use crate::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use crate::pins::rates;
 use crate::pins::verdict::GoldenRef;
 use crate::pins::{AL_TOLERANCE, How, Knob, Pin, RATE_TOLERANCE};
 use crate::units::RANGE_EPS;
 
 /// How far a pin's facts were resolved.
-pub(crate) enum Resolution<'a> {
+pub(crate) enum Resolution {
     /// The pin's role runs no speculative decoding: there is nothing to judge.
     Inert,
     /// The value is not a literal the check can read, for a reason discovery already reported.
@@ -24,7 +24,7 @@ pub(crate) enum Resolution<'a> {
     /// A fact could not be decided.
     Undecided(Undecided),
     /// Every fact is known: the value can be judged against its golden value.
-    Subject(Box<Subject<'a>>),
+    Subject(Box<Subject>),
 }
 
 /// The fact that stopped a pin's resolution, and what was known before it.
@@ -64,27 +64,45 @@ impl Range {
     }
 }
 
-/// A pin with every fact its value is judged on.
-pub(crate) struct Subject<'a> {
+/// A pin with every fact its value is judged on, as an owned record: the rules read it beside the curves
+/// it was resolved against, and a test can write one by hand.
+pub(crate) struct Subject {
     /// The pin (its thinking mode the documented default where none is written).
-    pub(crate) pin: &'a Pin,
+    pub(crate) pin: Pin,
     pub(crate) range: Range,
-    /// The facts the curve was chosen by (its model: the served model's golden key).
+    /// The facts the curve was chosen by (its model: the served model's golden key, which is the chosen
+    /// curve's).
     pub(crate) query: CurveQuery,
     /// The curve they chose.
-    pub(crate) resolved: Resolved<'a>,
+    pub(crate) curve: Chosen,
     /// Its golden value at k, in the pin's spelling too.
     pub(crate) golden: GoldenRef,
     /// The golden value under the other draft sampling, where greedy drafting is only assumed.
     pub(crate) alternative: Option<Alternative>,
-    /// Every golden curve (other drafters', modes' and models' values explain a wrong one).
-    pub(crate) curves: &'a CurveSet,
     /// Where no default decides the mode: why, and the other mode's golden value (the curve chosen is the
     /// mode whose value the pin holds, if either).
     pub(crate) open: Option<Open>,
     /// How the curve was chosen where it is not the served model's own in the repository (alsim's
     /// embedded one, a variant key's), said in the finding.
     pub(crate) chosen: Option<String>,
+}
+
+/// The curve a subject's facts chose, by its file's place.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Chosen {
+    pub(crate) file: FileAt,
+    /// Its thinking mode.
+    pub(crate) mode: ThinkingMode,
+}
+
+/// Where a chosen curve's file is: in the curves resolved against, or in alsim's embedded ones, which a
+/// lookup falls back to where the repository's lack the run's curve.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FileAt {
+    /// Its index in the searched set's [`CurveSet::files`].
+    Searched(usize),
+    /// Its index in alsim's embedded curves.
+    Embedded(usize),
 }
 
 /// A thinking mode left open: why, and the golden value of the mode not chosen.
@@ -94,7 +112,7 @@ pub(crate) struct Open {
     pub(crate) other: Option<(crate::curve::ThinkingMode, f64, String)>,
 }
 
-impl Subject<'_> {
+impl Subject {
     /// Whether the written value is the one a golden `al` calls for, within the knob's tolerance.
     pub(crate) fn matches(&self, al: f64) -> bool {
         self.range.matches(self.pin.knob, al)
@@ -103,6 +121,14 @@ impl Subject<'_> {
     /// The golden AL the value is judged against.
     pub(crate) fn expected(&self) -> f64 {
         self.golden.expected_al
+    }
+
+    /// The chosen curve's file, `curves` being those the subject was resolved against.
+    pub(crate) fn file<'c>(&self, curves: &'c CurveSet) -> &'c CurveFile {
+        match self.curve.file {
+            FileAt::Searched(i) => &curves.files()[i],
+            FileAt::Embedded(i) => &lookup::embedded().files()[i],
+        }
     }
 }
 
@@ -136,12 +162,7 @@ pub(crate) fn golden_key(pin: &Pin, curves: &CurveSet) -> Option<String> {
 /// Resolves `pin`'s facts against `curves`, its served model matched to `key` by [`golden_key`] and its mode
 /// already defaulted by [`with_served_mode`], or left `open` between both modes: then the curve is the
 /// mode's whose value the pin holds, else the first mode's the golden file has.
-pub(crate) fn resolve<'a>(
-    pin: &'a Pin,
-    key: Option<&str>,
-    curves: &'a CurveSet,
-    open: Option<&OpenMode>,
-) -> Resolution<'a> {
+pub(crate) fn resolve(pin: &Pin, key: Option<&str>, curves: &CurveSet, open: Option<&OpenMode>) -> Resolution {
     if pin.inert() {
         return Resolution::Inert;
     }
@@ -172,7 +193,7 @@ pub(crate) fn resolve<'a>(
     let mut open_values = None;
     if let Some(open) = open.filter(|_| pin.mode.value.is_none()) {
         let modes = [ThinkingMode::On, ThinkingMode::Off];
-        let found: Vec<(ThinkingMode, lookup::Lookup<'a>)> = modes
+        let found: Vec<(ThinkingMode, lookup::Lookup<'_>)> = modes
             .iter()
             .filter_map(|&m| {
                 lookup::lookup(curves, &CurveQuery { mode: Some(m), ..query.clone() }, k).ok().map(|l| (m, l))
@@ -218,15 +239,45 @@ pub(crate) fn resolve<'a>(
     };
     let sampling_assumed = pin.draft_sampling.how == How::Inferred;
     let alternative = sampling_assumed.then(|| sampling_alternative(curves, &query, k)).flatten();
+    let at = |set: &CurveSet| set.files().iter().position(|f| std::ptr::eq(f, lookup.resolved.file));
+    let file = match at(curves) {
+        Some(i) => FileAt::Searched(i),
+        None => FileAt::Embedded(at(lookup::embedded()).expect("a lookup's curve is the searched set's or alsim's")),
+    };
     Resolution::Subject(Box::new(Subject {
-        pin,
+        pin: pin.clone(),
         range,
         query,
-        resolved: lookup.resolved,
+        curve: Chosen { file, mode: lookup.resolved.curve.mode() },
         golden,
         alternative,
-        curves,
         open: open_values,
         chosen: lookup.chosen,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pins::Fact;
+    use crate::pins::rules::testing::pin;
+
+    /// A run whose curve the repository's golden files lack is judged on alsim's embedded one: the subject
+    /// records that file's place there, and reads it back as the file the lookup chose.
+    #[test]
+    fn a_curve_from_alsims_embedded_set_is_recorded_there() {
+        let mtp_only =
+            CurveSet::new(lookup::embedded().files().iter().filter(|f| f.stem == "dsv4_mtp").cloned().collect());
+        let mut p = pin(2.0, 3, ThinkingMode::On);
+        p.model = Fact::known("deepseek-v4-pro".into(), How::Literal, "test", None);
+        p.method = Fact::known("dspark".into(), How::Literal, "test", None);
+        p.drafter = Fact::unresolved("not written");
+        p.draft_sampling = Fact::known("probabilistic".into(), How::Literal, "test", None);
+        let Resolution::Subject(s) = resolve(&p, Some("deepseek-v4-pro"), &mtp_only, None) else {
+            panic!("the DSpark pin resolves on alsim's curve");
+        };
+        assert!(matches!(s.curve.file, FileAt::Embedded(_)), "{:?}", s.curve.file);
+        assert_eq!(s.file(&mtp_only).origin, "<embedded>/dsv4-pro-0813-dspark.yaml");
+        assert_eq!(s.golden.file, s.file(&mtp_only).origin);
+    }
 }

@@ -25,6 +25,7 @@
 // `--strict`.
 
 use super::{Judgement, shown_written};
+use crate::curve::CurveSet;
 use crate::pins::resolve::lookup::short;
 use crate::pins::resolve::subject::{Open, Subject};
 use crate::pins::verdict::ValueVerdict;
@@ -35,7 +36,7 @@ const ASSUMED_SAMPLING: &str = "the assumed greedy drafting (no draft_sample_met
 
 /// The caveats of a value on its golden AL: the k it was judged at was inferred, or the other draft
 /// sampling would expect another value.
-pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
+pub(crate) fn caveats(s: &Subject, curves: &CurveSet) -> Vec<Finding> {
     let at = || s.pin.location.clone();
     let mut out = Vec::new();
     if s.pin.k.how == How::Inferred {
@@ -65,7 +66,7 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
         );
     }
     if s.pin.effort.how == How::Default
-        && let Some(measured) = s.resolved.file.provenance.effort(s.resolved.curve.mode().name())
+        && let Some(measured) = s.file(curves).provenance.effort(s.curve.mode.name())
     {
         out.push(Finding::new(
             Class::Assumption,
@@ -73,7 +74,7 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
             format!(
                 "{} = {} is the golden value ({} {}, collected at reasoning effort {measured} by its header), but this runs {}: the header does not say which engine version collected it, so if the curve predates that change, no golden value exists for this run's effort",
                 s.pin.knob.name(),
-                shown_written(s.pin, s.range.written),
+                shown_written(&s.pin, s.range.written),
                 short(&s.golden.file),
                 s.golden.key,
                 s.pin.effort.text
@@ -88,8 +89,8 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
                 format!(
                     "{} = {} is the {} golden value ({} {}), but no default decides the served mode: {}{}; {}",
                     s.pin.knob.name(),
-                    shown_written(s.pin, s.range.written),
-                    s.resolved.curve.mode(),
+                    shown_written(&s.pin, s.range.written),
+                    s.curve.mode,
                     short(&s.golden.file),
                     s.golden.key,
                     open.mode.why,
@@ -124,12 +125,12 @@ pub(crate) fn other_value(open: &Open) -> String {
 
 /// A value off its golden AL that is the golden value under the other draft sampling: right only if the
 /// engine samples drafts as no file says.
-pub(crate) fn unconfirmed(s: &Subject<'_>) -> Option<Judgement> {
+pub(crate) fn unconfirmed(s: &Subject, _: &CurveSet) -> Option<Judgement> {
     let alt = s.alternative.as_ref().filter(|a| s.matches(a.al))?;
     let message = format!(
         "{} = {} is the golden value for {} ({}); {ASSUMED_SAMPLING} expects {} ({}): state it in the recipe or script",
         s.pin.knob.name(),
-        shown_written(s.pin, s.range.written),
+        shown_written(&s.pin, s.range.written),
         alt.desc,
         alt.field,
         plain_number(s.expected(), 4),
@@ -146,14 +147,14 @@ pub(crate) fn unconfirmed(s: &Subject<'_>) -> Option<Judgement> {
 mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
-    use crate::pins::rules::testing::{golden, pin, subject};
+    use crate::pins::rules::testing::{embedded, golden, pin, subject};
 
     #[test]
     fn an_inferred_k_is_a_caveat_of_an_ok_value() {
         let mut p = pin(golden(3, ThinkingMode::On), 3, ThinkingMode::On);
-        assert!(caveats(&subject(p.clone())).is_empty());
+        assert!(caveats(&subject(p.clone()), embedded()).is_empty());
         p.k.how = How::Inferred;
-        let found = caveats(&subject(p));
+        let found = caveats(&subject(p), embedded());
         assert_eq!(found.len(), 1);
         assert!(found[0].message.starts_with("ok only under the assumed k = 3"), "{}", found[0].message);
     }
@@ -161,7 +162,7 @@ mod tests {
     #[test]
     fn stated_sampling_leaves_nothing_assumed() {
         // The test pin states greedy drafting: there is no alternative to be unconfirmed by.
-        assert!(unconfirmed(&subject(pin(1.01, 3, ThinkingMode::On))).is_none());
+        assert!(unconfirmed(&subject(pin(1.01, 3, ThinkingMode::On)), embedded()).is_none());
     }
 
     /// Kimi-K3's DSpark drafter has a greedy and a probabilistic curve; the pin only assumes greedy.
@@ -179,11 +180,11 @@ mod tests {
         let s = subject(kimi(2.0));
         let other = s.alternative.as_ref().expect("the probabilistic curve").al;
         assert!((other - s.expected()).abs() > 0.05, "the test needs the two curves apart at k = 3");
-        let j = unconfirmed(&subject(kimi(other))).expect("right only under probabilistic drafting");
+        let j = unconfirmed(&subject(kimi(other)), embedded()).expect("right only under probabilistic drafting");
         assert_eq!((j.verdict, j.findings[0].class), (ValueVerdict::Unconfirmed, Class::Assumption));
         let greedy = subject(kimi(s.expected()));
-        assert!(unconfirmed(&greedy).is_none());
-        let caveat = caveats(&greedy);
+        assert!(unconfirmed(&greedy, embedded()).is_none());
+        let caveat = caveats(&greedy, embedded());
         assert!(caveat[0].message.starts_with("ok only under the assumed greedy drafting"), "{}", caveat[0].message);
     }
 }

@@ -15,6 +15,7 @@
 // its per-position chain.
 
 use super::Judgement;
+use crate::curve::CurveSet;
 use crate::pins::rates;
 use crate::pins::resolve::lookup::short;
 use crate::pins::resolve::subject::Subject;
@@ -26,13 +27,13 @@ pub(crate) const UNEXPLAINED: &str = "no golden curve explains the value";
 
 /// A value off its golden AL that no other class's rule explained: the registry's last explanation, so it
 /// always applies.
-pub(crate) fn unexplained(_: &Subject<'_>) -> Option<String> {
+pub(crate) fn unexplained(_: &Subject, _: &CurveSet) -> Option<String> {
     Some(UNEXPLAINED.to_string())
 }
 
 /// A rates list on its golden AL whose positions are off the golden chain: the pinned run does not
 /// reproduce real per-position acceptance.
-pub(crate) fn chain(s: &Subject<'_>) -> Option<Judgement> {
+pub(crate) fn chain(s: &Subject, _: &CurveSet) -> Option<Judgement> {
     let (list, want) = (s.pin.rates.as_deref()?, s.golden.expected_rates.as_deref()?);
     if !s.matches(s.expected()) {
         return None;
@@ -65,7 +66,7 @@ mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
     use crate::pins::Knob;
-    use crate::pins::rules::testing::{pin, subject};
+    use crate::pins::rules::testing::{embedded, pin, subject};
 
     #[test]
     fn a_list_on_its_al_but_off_its_chain_is_a_mismatch() {
@@ -80,12 +81,12 @@ mod tests {
         let lowered = (a * (1.0 + b * (1.0 + c)) / raised - 1.0) / (1.0 + c);
         p.written = crate::pins::Fact::known(golden.expected(), crate::pins::How::Literal, "t", None);
         p.rates = Some(vec![raised, lowered, c]);
-        let j = chain(&subject(p)).expect("positions 1 and 2 off");
+        let j = chain(&subject(p), embedded()).expect("positions 1 and 2 off");
         assert_eq!((j.verdict, j.findings[0].class), (ValueVerdict::Mismatch, Class::Mismatch));
         assert!(j.findings[0].message.contains("positions 1, 2 off"), "{}", j.findings[0].message);
         let mut p = pin(golden.expected(), 3, ThinkingMode::On);
         p.knob = Knob::VllmSyntheticRates;
         p.rates = Some(want);
-        assert!(chain(&subject(p)).is_none(), "the golden chain itself");
+        assert!(chain(&subject(p), embedded()).is_none(), "the golden chain itself");
     }
 }

@@ -49,6 +49,7 @@ use super::rates;
 use super::resolve::subject::{Resolution, Subject, Undecided};
 use super::verdict::ValueVerdict;
 use super::{Class, Finding, Inventory, Knob, Pin, plain_number};
+use crate::curve::CurveSet;
 use crate::pins::resolve::lookup::{describe_query, short};
 
 /// A class's rule, by the stage of the check that runs it (as ruff's `codes.rs` names each rule's source).
@@ -75,13 +76,13 @@ pub(crate) enum Step {
     /// A fact stayed undecided: the verdict, when the rule applies (`unresolved`'s, the last, always does).
     Undecided(fn(&Pin, &Undecided) -> Option<Judgement>),
     /// Every fact known: the verdict, when the rule applies, before the value is compared with its golden AL.
-    Decides(fn(&Subject<'_>) -> Option<Judgement>),
+    Decides(fn(&Subject, &CurveSet) -> Option<Judgement>),
     /// A value on its golden AL: the caveats of what was assumed.
-    Caveats(fn(&Subject<'_>) -> Vec<Finding>),
+    Caveats(fn(&Subject, &CurveSet) -> Vec<Finding>),
     /// A value off its golden AL: the verdict, when it is right under what was not confirmed.
-    Unconfirmed(fn(&Subject<'_>) -> Option<Judgement>),
+    Unconfirmed(fn(&Subject, &CurveSet) -> Option<Judgement>),
     /// A value off its golden AL: why, when it is another curve's (`mismatch`'s, the last, always says).
-    Explains(fn(&Subject<'_>) -> Option<String>),
+    Explains(fn(&Subject, &CurveSet) -> Option<String>),
 }
 
 /// A rule of the comparison under `--base`.
@@ -198,34 +199,34 @@ impl Judgement {
 }
 
 /// The verdict on one pin's value and the findings it makes.
-pub(crate) fn judge(pin: &Pin, resolution: &Resolution<'_>) -> Judgement {
+pub(crate) fn judge(pin: &Pin, resolution: &Resolution, curves: &CurveSet) -> Judgement {
     match resolution {
         Resolution::Inert => Judgement::new(ValueVerdict::Inert, Vec::new(), false),
         Resolution::Silent => Judgement::new(ValueVerdict::Unresolved, Vec::new(), false),
         Resolution::Undecided(u) => steps(|step| if let Step::Undecided(rule) = step { Some(rule) } else { None })
             .find_map(|rule| rule(pin, u))
             .expect("the registry's last undecided rule, unresolved's, judges every undecided pin"),
-        Resolution::Subject(s) => judge_subject(s),
+        Resolution::Subject(s) => judge_subject(s, curves),
     }
 }
 
-fn judge_subject(s: &Subject<'_>) -> Judgement {
+fn judge_subject(s: &Subject, curves: &CurveSet) -> Judgement {
     let mut decisive = steps(|step| if let Step::Decides(rule) = step { Some(rule) } else { None });
-    if let Some(judgement) = decisive.find_map(|rule| rule(s)) {
+    if let Some(judgement) = decisive.find_map(|rule| rule(s, curves)) {
         return judgement;
     }
     if s.matches(s.expected()) {
         let caveats = steps(|step| if let Step::Caveats(rule) = step { Some(rule) } else { None });
-        return Judgement::new(ValueVerdict::Ok, caveats.flat_map(|rule| rule(s)).collect(), false);
+        return Judgement::new(ValueVerdict::Ok, caveats.flat_map(|rule| rule(s, curves)).collect(), false);
     }
     let mut unconfirmed = steps(|step| if let Step::Unconfirmed(rule) = step { Some(rule) } else { None });
-    if let Some(judgement) = unconfirmed.find_map(|rule| rule(s)) {
+    if let Some(judgement) = unconfirmed.find_map(|rule| rule(s, curves)) {
         return judgement;
     }
     let explained = REGISTRY.iter().find_map(|(class, rules)| {
         let mut explains =
             rules.iter().filter_map(|rule| if let Rule::Value(Step::Explains(e)) = rule { Some(e) } else { None });
-        explains.find_map(|explain| explain(s)).map(|why| (*class, why))
+        explains.find_map(|explain| explain(s, curves)).map(|why| (*class, why))
     });
     let (class, why) = explained.expect("the registry's last explanation, mismatch's, explains every value");
     // Where no default decides the served mode, the value is wrong in either mode, but which one to write
@@ -234,8 +235,8 @@ fn judge_subject(s: &Subject<'_>) -> Judgement {
 }
 
 /// The finding of a value off its golden AL, of the class that explains it.
-fn off_golden(s: &Subject<'_>, class: Class, why: String) -> Finding {
-    let (pin, golden, k) = (s.pin, &s.golden, s.range.k);
+fn off_golden(s: &Subject, class: Class, why: String) -> Finding {
+    let (pin, golden, k) = (&s.pin, &s.golden, s.range.k);
     let want = match pin.knob {
         Knob::TrtllmForceAccepted | Knob::AtomRate => format!(
             "{} (AL {})",
@@ -259,7 +260,7 @@ fn off_golden(s: &Subject<'_>, class: Class, why: String) -> Finding {
     };
     // Every message says which mode the value was judged in and why (a stated setting, a versioned default).
     let head = if s.open.is_none() && !head.contains(&pin.mode.text) {
-        format!("{head}; it serves {} ({})", s.resolved.curve.mode(), pin.mode.text)
+        format!("{head}; it serves {} ({})", s.curve.mode, pin.mode.text)
     } else {
         head
     };
@@ -319,16 +320,15 @@ pub(crate) mod testing {
         }
     }
 
-    /// The embedded curves, read once for every test's resolution to borrow.
-    pub(crate) fn curves() -> &'static CurveSet {
+    /// The embedded curves, read once for every test.
+    pub(crate) fn embedded() -> &'static CurveSet {
         static CURVES: std::sync::OnceLock<CurveSet> = std::sync::OnceLock::new();
         CURVES.get_or_init(CurveSet::embedded)
     }
 
     /// The subject of `pin`, which must resolve.
-    pub(crate) fn subject(pin: Pin) -> Subject<'static> {
-        let pin: &'static Pin = Box::leak(Box::new(pin));
-        match subject::resolve(pin, subject::golden_key(pin, curves()).as_deref(), curves(), None) {
+    pub(crate) fn subject(pin: Pin) -> Subject {
+        match subject::resolve(&pin, subject::golden_key(&pin, embedded()).as_deref(), embedded(), None) {
             Resolution::Subject(s) => *s,
             _ => panic!("the test pin does not resolve"),
         }
@@ -342,7 +342,7 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{golden, pin, subject};
+    use super::testing::{embedded, golden, pin, subject};
     use super::*;
     use crate::curve::ThinkingMode;
 
@@ -383,10 +383,59 @@ mod tests {
     #[test]
     fn the_golden_value_is_ok_and_another_value_is_explained_or_a_mismatch() {
         let on = golden(3, ThinkingMode::On);
-        let ok = judge_subject(&subject(pin(on, 3, ThinkingMode::On)));
+        let ok = judge_subject(&subject(pin(on, 3, ThinkingMode::On)), embedded());
         assert_eq!((ok.verdict, ok.findings.len(), ok.fix), (ValueVerdict::Ok, 0, false));
-        let off = judge_subject(&subject(pin(1.01, 3, ThinkingMode::On)));
+        let off = judge_subject(&subject(pin(1.01, 3, ThinkingMode::On)), embedded());
         assert_eq!((off.verdict, off.fix), (ValueVerdict::Mismatch, true));
+        assert_eq!(off.findings[0].class, Class::Mismatch);
+        assert!(off.findings[0].message.contains(mismatch::UNEXPLAINED), "{}", off.findings[0].message);
+    }
+
+    /// The value rules read the subject record and the curves, nothing else: a subject written by hand over
+    /// a one-file curve set, with no resolution, is judged ok on its golden AL, wrong in k on another row of
+    /// the chosen file, and a mismatch off every row.
+    #[test]
+    fn a_subject_written_by_hand_is_judged_over_its_curves() {
+        use crate::curve::registry::DrafterMatch;
+        use crate::curve::{CurveFile, CurveQuery, CurveSet};
+        use crate::pins::resolve::subject::{Chosen, FileAt, Range};
+        use crate::pins::verdict::GoldenRef;
+        let file = CurveFile::parse("hand-model:\n  thinking_on:\n    2: 2.1\n    3: 2.5\n", "hand.yaml", "hand");
+        let curves = CurveSet::new(vec![file.expect("the hand-written curve parses")]);
+        let subject = |written: f64| Subject {
+            pin: pin(written, 3, ThinkingMode::On),
+            range: Range { written, implied: written, k: 3 },
+            query: CurveQuery {
+                model: "hand-model".into(),
+                drafter: None,
+                method: None,
+                draft_sampling: None,
+                mode: Some(ThinkingMode::On),
+            },
+            curve: Chosen { file: FileAt::Searched(0), mode: ThinkingMode::On },
+            golden: GoldenRef {
+                file: "hand.yaml".into(),
+                key: "hand-model.thinking_on.3".into(),
+                expected_al: 2.5,
+                expected_written: 2.5,
+                drafter_match: DrafterMatch::NotAsked,
+                expected_rates: None,
+                rates_from: None,
+            },
+            alternative: None,
+            open: None,
+            chosen: None,
+        };
+        let judged = |written| judge_subject(&subject(written), &curves);
+        assert_eq!((judged(2.5).verdict, judged(2.5).findings.len()), (ValueVerdict::Ok, 0));
+        let other_k = judged(2.1);
+        assert_eq!((other_k.verdict, other_k.findings[0].class), (ValueVerdict::Mismatch, Class::WrongK));
+        assert!(
+            other_k.findings[0].message.contains("hand.yaml hand-model.thinking_on.3"),
+            "{}",
+            other_k.findings[0].message
+        );
+        let off = judged(3.3);
         assert_eq!(off.findings[0].class, Class::Mismatch);
         assert!(off.findings[0].message.contains(mismatch::UNEXPLAINED), "{}", off.findings[0].message);
     }
@@ -418,8 +467,10 @@ mod tests {
         // MiniMax-M3's k = 1 value with thinking off is also another model's: the thinking mode, tried
         // first, names it.
         let both = subject(pin(golden(1, ThinkingMode::Off), 1, ThinkingMode::On));
-        assert!(wrong_thinking_mode::value(&both).is_some() && wrong_model::value(&both).is_some());
-        let judged = judge_subject(&both);
+        assert!(
+            wrong_thinking_mode::value(&both, embedded()).is_some() && wrong_model::value(&both, embedded()).is_some()
+        );
+        let judged = judge_subject(&both, embedded());
         assert_eq!(judged.findings[0].class, WrongThinkingMode, "{}", judged.findings[0].message);
     }
 

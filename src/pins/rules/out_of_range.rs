@@ -19,6 +19,7 @@
 // engine refuses (an entry outside [0, 1], a rise, another length that is no golden chain).
 
 use super::{Judgement, shown_written};
+use crate::curve::CurveSet;
 use crate::pins::rates;
 use crate::pins::resolve::lookup::short;
 use crate::pins::resolve::subject::{Range, Subject, Undecided};
@@ -32,21 +33,21 @@ pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Option<Judgement> {
 }
 
 /// A value out of range, with the golden value to write instead.
-pub(crate) fn value(s: &Subject<'_>) -> Option<Judgement> {
+pub(crate) fn value(s: &Subject, _: &CurveSet) -> Option<Judgement> {
     s.range
         .out_of_range()
-        .then(|| Judgement::new(ValueVerdict::OutOfRange, vec![finding(s.pin, s.range, Some(&s.golden))], true))
+        .then(|| Judgement::new(ValueVerdict::OutOfRange, vec![finding(&s.pin, s.range, Some(&s.golden))], true))
 }
 
 /// A rates list the engine refuses whatever its length: an entry outside [0, 1] or an increase.
-pub(crate) fn refused_list(s: &Subject<'_>) -> Option<Judgement> {
+pub(crate) fn refused_list(s: &Subject, _: &CurveSet) -> Option<Judgement> {
     let list = s.pin.rates.as_deref()?;
     let problem = rates::chain_problem(list)?;
     let message = format!(
         "{} = {}: {problem}, so {} refuses the list{}",
         s.pin.knob.name(),
         rates::shown(list),
-        engine(s.pin),
+        engine(&s.pin),
         want(s)
     );
     Some(Judgement::new(
@@ -57,14 +58,14 @@ pub(crate) fn refused_list(s: &Subject<'_>) -> Option<Judgement> {
 }
 
 /// A rates list of another length than k that is no golden chain (one that is, is [`super::wrong_k::list`]).
-pub(crate) fn list_length(s: &Subject<'_>) -> Judgement {
+pub(crate) fn list_length(s: &Subject) -> Judgement {
     let list = s.pin.rates.as_deref().unwrap_or_default();
     let message = format!(
         "{} = {} has {} entries: {} needs exactly k = {} entries ({}) and refuses the list{}",
         s.pin.knob.name(),
         rates::shown(list),
         list.len(),
-        engine(s.pin),
+        engine(&s.pin),
         s.range.k,
         s.pin.k.text,
         want(s)
@@ -81,7 +82,7 @@ fn engine(pin: &Pin) -> &'static str {
 }
 
 /// The golden chain to write instead, for a list's messages.
-pub(super) fn want(s: &Subject<'_>) -> String {
+pub(super) fn want(s: &Subject) -> String {
     let want = s
         .golden
         .expected_rates
@@ -121,15 +122,15 @@ fn finding(pin: &Pin, range: Range, golden: Option<&GoldenRef>) -> Finding {
 mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
-    use crate::pins::rules::testing::{pin, subject};
+    use crate::pins::rules::testing::{embedded, pin, subject};
 
     #[test]
     fn an_al_above_k_plus_one_is_out_of_range_with_the_golden_value() {
-        let j = value(&subject(pin(4.5, 3, ThinkingMode::On))).expect("4.5 > k + 1 = 4");
+        let j = value(&subject(pin(4.5, 3, ThinkingMode::On)), embedded()).expect("4.5 > k + 1 = 4");
         assert_eq!((j.verdict, j.fix), (ValueVerdict::OutOfRange, true));
         assert!(j.findings[0].message.contains("outside [1, 4] for k = 3"), "{}", j.findings[0].message);
         assert!(j.findings[0].message.contains("the golden value for k = 3 is 2.83"), "{}", j.findings[0].message);
-        assert!(value(&subject(pin(4.0, 3, ThinkingMode::On))).is_none());
+        assert!(value(&subject(pin(4.0, 3, ThinkingMode::On)), embedded()).is_none());
     }
 
     #[test]
@@ -149,7 +150,7 @@ mod tests {
         let mut p = pin(2.0, 3, ThinkingMode::On);
         p.knob = crate::pins::Knob::VllmSyntheticRates;
         p.rates = Some(vec![0.5, 0.7, 0.2]);
-        let j = refused_list(&subject(p)).expect("0.5 then 0.7 rises");
+        let j = refused_list(&subject(p), embedded()).expect("0.5 then 0.7 rises");
         assert_eq!(j.findings[0].class, Class::OutOfRange);
     }
 }

@@ -23,6 +23,7 @@
 // 1, ATOM's rate not (AL − 1)/k, a length without its bonus token), an SGLang triple without its companions, or a
 // vLLM length without the synthetic rejection method.
 
+use crate::curve::CurveSet;
 use crate::pins::Inventory;
 use crate::pins::observed::Observed;
 use crate::pins::resolve::subject::Subject;
@@ -55,7 +56,7 @@ pub(crate) fn near_miss(at: Location, written: &str, meant: &str, how: &str) -> 
 }
 
 /// A value that is the golden AL in another knob's spelling.
-pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
+pub(crate) fn value(s: &Subject, _: &CurveSet) -> Option<String> {
     let (written, k) = (s.range.written, s.range.k);
     let expected = s.expected();
     let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
@@ -111,13 +112,14 @@ pub(crate) fn vllm_not_synthetic(at: Location, knob: Knob, synthetic: bool) -> O
 mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
-    use crate::pins::rules::testing::{golden, pin, subject};
+    use crate::pins::rules::testing::{embedded, golden, pin, subject};
 
     #[test]
     fn a_length_without_its_bonus_token_is_a_spelling() {
-        let why = value(&subject(pin(golden(3, ThinkingMode::On) - 1.0, 3, ThinkingMode::On))).expect("AL - 1");
+        let why =
+            value(&subject(pin(golden(3, ThinkingMode::On) - 1.0, 3, ThinkingMode::On)), embedded()).expect("AL - 1");
         assert_eq!(why, "synthetic_acceptance_length counts the bonus token: write AL, not AL − 1");
-        assert!(value(&subject(pin(1.01, 3, ThinkingMode::On))).is_none());
+        assert!(value(&subject(pin(1.01, 3, ThinkingMode::On)), embedded()).is_none());
     }
 
     #[test]

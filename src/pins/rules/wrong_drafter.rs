@@ -22,7 +22,7 @@
 // The rule finds the value of another drafter's curve, or of the curve collected under the other
 // draft sampling.
 
-use crate::curve::{Curve, CurveFile, ThinkingMode};
+use crate::curve::{Curve, CurveFile, CurveSet, ThinkingMode};
 use crate::pins::resolve::lookup::{method_family, short};
 use crate::pins::resolve::subject::Subject;
 
@@ -36,8 +36,8 @@ fn sampling(f: &crate::curve::CurveFile) -> &str {
 /// method) holds at k. The family is the curve's model key and the base key it is a variant of (a
 /// DSpark checkpoint's `deepseek-v4-pro-0813` and `deepseek-v4-pro`), so another method's curve of the
 /// base model is named as such, never as another model's.
-pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
-    let mode = s.resolved.curve.mode();
+pub(crate) fn value(s: &Subject, curves: &CurveSet) -> Option<String> {
+    let mode = s.curve.mode;
     let same_mode =
         |c: &Curve| c.mode() == mode || c.mode() == ThinkingMode::Unspecified || mode == ThinkingMode::Unspecified;
     let key = s.query.model.to_ascii_lowercase();
@@ -47,11 +47,12 @@ pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
     };
     let method =
         |f: &CurveFile| f.provenance.method.as_deref().map(|m| method_family(m, f.provenance.drafter.as_deref()));
-    let others = s.curves.files().iter().filter(|f| !std::ptr::eq(*f, s.resolved.file));
+    let chosen = s.file(curves);
+    let others = curves.files().iter().filter(|f| !std::ptr::eq(*f, chosen));
     for file in others {
         for curve in file.curves.iter().filter(|c| family(c.model()) && same_mode(c)) {
             if curve.al(s.range.k).is_ok_and(|al| s.matches(al)) {
-                if let (Some(theirs), Some(ours)) = (method(file), method(s.resolved.file))
+                if let (Some(theirs), Some(ours)) = (method(file), method(chosen))
                     && theirs != ours
                 {
                     return Some(format!(
@@ -60,7 +61,7 @@ pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
                         curve.field(s.range.k)
                     ));
                 }
-                let what = if sampling(file) == sampling(s.resolved.file) {
+                let what = if sampling(file) == sampling(chosen) {
                     format!("file {}", short(&file.origin))
                 } else {
                     format!("draft sampling {}", sampling(file))
@@ -78,7 +79,7 @@ pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pins::rules::testing::{pin, subject};
+    use crate::pins::rules::testing::{embedded, pin, subject};
 
     #[test]
     fn the_gqa_drafters_value_under_the_mha_drafter_is_named() {
@@ -87,7 +88,7 @@ mod tests {
         let theirs = subject(gqa).expected();
         let mha = subject(pin(theirs, 3, ThinkingMode::On));
         assert_ne!(mha.expected(), theirs, "the test needs the two drafters' curves to differ at k = 3");
-        let why = value(&mha).expect("the GQA drafter's value");
+        let why = value(&mha, embedded()).expect("the GQA drafter's value");
         assert!(why.contains("minimaxm3_eagle3_gqa.yaml"), "{why}");
     }
 }

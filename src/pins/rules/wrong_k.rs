@@ -19,22 +19,21 @@
 // length than the role runs.
 
 use super::Judgement;
-use crate::curve::Curve;
+use crate::curve::{Curve, CurveSet};
 use crate::pins::rates;
 use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding};
 
 /// A rates list of another length than k: another k's golden chain, else a list the engine refuses.
-pub(crate) fn list(s: &Subject<'_>) -> Option<Judgement> {
+pub(crate) fn list(s: &Subject, curves: &CurveSet) -> Option<Judgement> {
     let list = s.pin.rates.as_deref()?;
     let other_k = list.len();
     if other_k == s.range.k {
         return None;
     }
     let Some(curve) = s
-        .resolved
-        .file
+        .file(curves)
         .curves
         .iter()
         .filter(|c| c.model() == s.query.model)
@@ -60,9 +59,9 @@ pub(crate) fn list(s: &Subject<'_>) -> Option<Judgement> {
 
 /// A value that is the golden AL for another k: of the served mode's curve first, then of the other mode's
 /// (a value copied from another row of the golden table is wrong in k whatever mode it was written for).
-pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
-    let mode = s.resolved.curve.mode();
-    let of_model: Vec<&Curve> = s.resolved.file.curves.iter().filter(|c| c.model() == s.query.model).collect();
+pub(crate) fn value(s: &Subject, curves: &CurveSet) -> Option<String> {
+    let mode = s.curve.mode;
+    let of_model: Vec<&Curve> = s.file(curves).curves.iter().filter(|c| c.model() == s.query.model).collect();
     let served = of_model.iter().filter(|c| c.mode() == mode);
     for curve in served.chain(of_model.iter().filter(|c| c.mode() != mode)) {
         for (&other_k, &al) in curve.points() {
@@ -89,15 +88,17 @@ mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
     use crate::pins::Knob;
-    use crate::pins::rules::testing::{golden, pin, subject};
+    use crate::pins::rules::testing::{embedded, golden, pin, subject};
 
     #[test]
     fn another_ks_golden_value_is_named_with_its_k() {
-        let why = value(&subject(pin(golden(2, ThinkingMode::On), 3, ThinkingMode::On))).expect("k = 2's value");
+        let why =
+            value(&subject(pin(golden(2, ThinkingMode::On), 3, ThinkingMode::On)), embedded()).expect("k = 2's value");
         assert!(why.starts_with("it is the thinking_on golden value for k = 2, but this runs k = 3"), "{why}");
-        let other_mode = value(&subject(pin(golden(4, ThinkingMode::Off), 3, ThinkingMode::On))).expect("off, k = 4");
+        let other_mode =
+            value(&subject(pin(golden(4, ThinkingMode::Off), 3, ThinkingMode::On)), embedded()).expect("off, k = 4");
         assert!(other_mode.contains("and serves thinking_on"), "{other_mode}");
-        assert!(value(&subject(pin(1.01, 3, ThinkingMode::On))).is_none());
+        assert!(value(&subject(pin(1.01, 3, ThinkingMode::On)), embedded()).is_none());
     }
 
     #[test]
@@ -109,9 +110,9 @@ mod tests {
         let mut p = pin(2.0, 3, ThinkingMode::On);
         p.knob = Knob::VllmSyntheticRates;
         p.rates = Some(chain);
-        let j = list(&subject(p.clone())).expect("k = 2's chain at k = 3");
+        let j = list(&subject(p.clone()), embedded()).expect("k = 2's chain at k = 3");
         assert_eq!(j.findings[0].class, Class::WrongK);
         p.rates = Some(vec![0.9, 0.1]);
-        assert_eq!(list(&subject(p)).expect("no chain").findings[0].class, Class::OutOfRange);
+        assert_eq!(list(&subject(p), embedded()).expect("no chain").findings[0].class, Class::OutOfRange);
     }
 }

@@ -11,13 +11,14 @@
 //
 // The rule finds another model's golden value at the same k.
 
+use crate::curve::CurveSet;
 use crate::pins::resolve::lookup::short;
 use crate::pins::resolve::subject::Subject;
 
 /// A value another model's curve holds at k.
-pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
+pub(crate) fn value(s: &Subject, curves: &CurveSet) -> Option<String> {
     let k = s.range.k;
-    s.curves.files().iter().find_map(|file| {
+    curves.files().iter().find_map(|file| {
         let curve = file
             .curves
             .iter()
@@ -31,7 +32,7 @@ pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
-    use crate::pins::rules::testing::{pin, subject};
+    use crate::pins::rules::testing::{embedded, pin, subject};
 
     #[test]
     fn another_models_value_is_named() {
@@ -43,13 +44,13 @@ mod tests {
             .filter_map(|c| c.al(3).ok())
             .find(|al| {
                 let s = subject(pin(*al, 3, ThinkingMode::On));
-                crate::pins::rules::wrong_k::value(&s).is_none()
-                    && crate::pins::rules::wrong_drafter::value(&s).is_none()
-                    && crate::pins::rules::wrong_thinking_mode::value(&s).is_none()
+                crate::pins::rules::wrong_k::value(&s, embedded()).is_none()
+                    && crate::pins::rules::wrong_drafter::value(&s, embedded()).is_none()
+                    && crate::pins::rules::wrong_thinking_mode::value(&s, embedded()).is_none()
                     && !s.matches(s.expected())
             })
             .expect("another model's value no MiniMax-M3 curve holds");
-        let why = value(&subject(pin(theirs, 3, ThinkingMode::On))).expect("another model's value");
+        let why = value(&subject(pin(theirs, 3, ThinkingMode::On)), embedded()).expect("another model's value");
         assert!(why.starts_with("it is ") && why.contains("'s value"), "{why}");
     }
 }

@@ -46,14 +46,15 @@
 // was not collected at (no golden value exists for it).
 
 use super::{Judgement, shown_written};
+use crate::curve::CurveSet;
 use crate::pins::resolve::lookup::short;
 use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
 use crate::pins::{Class, Finding, How};
 
 /// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.
-pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
-    let measured = s.resolved.file.provenance.effort(s.resolved.curve.mode().name())?;
+pub(crate) fn effort(s: &Subject, curves: &CurveSet) -> Option<Judgement> {
+    let measured = s.file(curves).provenance.effort(s.curve.mode.name())?;
     // A default's effort whose rendering changed is judged as an assumption: the header names the effort,
     // not the version it was collected on.
     let effort = s.pin.effort.value.as_deref().filter(|_| s.pin.effort.how != How::Default)?;
@@ -63,7 +64,7 @@ pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
     let message = format!(
         "{} = {} rests on {} {}, collected at reasoning effort {measured} (its header), but this runs reasoning effort {effort} ({}): no golden value exists for {effort}; run effort {measured}, or collect a curve at {effort}",
         s.pin.knob.name(),
-        shown_written(s.pin, s.range.written),
+        shown_written(&s.pin, s.range.written),
         short(&s.golden.file),
         s.golden.key,
         s.pin.effort.text
@@ -73,10 +74,10 @@ pub(crate) fn effort(s: &Subject<'_>) -> Option<Judgement> {
 }
 
 /// A value that is the other thinking mode's golden value at the same k.
-pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
-    let mode = s.resolved.curve.mode();
+pub(crate) fn value(s: &Subject, curves: &CurveSet) -> Option<String> {
+    let mode = s.curve.mode;
     let k = s.range.k;
-    let other = s.resolved.file.curves.iter().filter(|c| c.model() == s.query.model && c.mode() != mode);
+    let other = s.file(curves).curves.iter().filter(|c| c.model() == s.query.model && c.mode() != mode);
     other.into_iter().find(|c| c.al(k).is_ok_and(|al| s.matches(al))).map(|curve| {
         format!("it is the {} value, but the deployment serves {} ({})", curve.mode(), mode, s.pin.mode.text)
     })
@@ -86,13 +87,14 @@ pub(crate) fn value(s: &Subject<'_>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
-    use crate::pins::rules::testing::{golden, pin, subject};
+    use crate::pins::rules::testing::{embedded, golden, pin, subject};
 
     #[test]
     fn the_other_modes_value_is_named() {
-        let why = value(&subject(pin(golden(3, ThinkingMode::Off), 3, ThinkingMode::On))).expect("off's value");
+        let why =
+            value(&subject(pin(golden(3, ThinkingMode::Off), 3, ThinkingMode::On)), embedded()).expect("off's value");
         assert!(why.starts_with("it is the thinking_off value, but the deployment serves thinking_on"), "{why}");
-        assert!(value(&subject(pin(golden(3, ThinkingMode::On), 3, ThinkingMode::On))).is_none());
+        assert!(value(&subject(pin(golden(3, ThinkingMode::On), 3, ThinkingMode::On)), embedded()).is_none());
     }
 
     #[test]
@@ -100,15 +102,15 @@ mod tests {
         let mut p = pin(golden(3, ThinkingMode::On), 3, ThinkingMode::On);
         p.effort = crate::pins::Fact::known("max".into(), crate::pins::How::Literal, "EFFORT=max", None);
         // MiniMax-M3's header records no effort: nothing to judge the run's against.
-        assert!(effort(&subject(p.clone())).is_none());
+        assert!(effort(&subject(p.clone()), embedded()).is_none());
         // DeepSeek-V4-Pro's records `high` for thinking_on: `max` has no golden value, `HIGH` is the same effort.
         p.model.value = Some("deepseek-ai/DeepSeek-V4-Pro".into());
         p.drafter = crate::pins::Fact::unresolved("MTP head");
         p.method.value = Some("mtp".into());
-        let j = effort(&subject(p.clone())).expect("max where the curve ran high");
+        let j = effort(&subject(p.clone()), embedded()).expect("max where the curve ran high");
         assert_eq!((j.verdict, j.findings[0].class, j.fix), (ValueVerdict::Mismatch, Class::WrongThinkingMode, false));
         assert!(j.findings[0].message.contains("no golden value exists for max"), "{}", j.findings[0].message);
         p.effort.value = Some("HIGH".into());
-        assert!(effort(&subject(p)).is_none());
+        assert!(effort(&subject(p), embedded()).is_none());
     }
 }

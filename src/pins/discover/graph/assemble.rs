@@ -104,7 +104,7 @@ fn one_script(graph: &Graph, script: &Script, jobs: &[usize]) -> (Vec<Pin>, Vec<
     for &j in jobs {
         let job = &graph.jobs[j];
         let key = job.env.get("MODEL").map(|v| v.value.clone());
-        let entry = graph.entry_ref(job);
+        let entry = job.entry_ref.clone();
         let index = match runs.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
@@ -205,8 +205,8 @@ fn recipe_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed>)
             }
             pin.entries = jobs
                 .iter()
-                .map(|(_, j)| graph.entry_ref(j))
-                .chain(twin_of.iter().map(|j| graph.entry_ref(j)))
+                .map(|(_, j)| j.entry_ref.clone())
+                .chain(twin_of.iter().map(|j| j.entry_ref.clone()))
                 .collect();
             pin.eval = if let Some(job) = twin_of.first() {
                 // Eval runs use this recipe: a pin here reaches them whatever else guards it.
@@ -346,7 +346,7 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed
                 config.clone(),
             );
             pin.k = Fact::unresolved(format!("recipe {config} is not in the repository"));
-            pin.entries.push(graph.entry_ref(job));
+            pin.entries.push(job.entry_ref.clone());
             pin.eval = route.clone();
             pins.push(pin);
             continue;
@@ -381,7 +381,7 @@ fn injected_pins(graph: &Graph, pins: &mut Vec<Pin>, observed: &mut Vec<Observed
                 pin.eval = route.clone();
             }
             pin.edit = length.span.map(|span| Edit { file: entry.file.clone(), span });
-            pin.entries.push(graph.entry_ref(job));
+            pin.entries.push(job.entry_ref.clone());
             if pin.inert() {
                 let role = role.map_or("recipe's", Role::name);
                 observed.push(Observed::InjectedIntoRole {
@@ -404,7 +404,7 @@ fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) 
     for (index, job) in graph.jobs.iter().enumerate() {
         let entry = graph.entry(job);
         let point = graph.point(job);
-        let eref = graph.entry_ref(job);
+        let eref = job.entry_ref.clone();
         if let Some(twin) = point.get("EVAL_CONFIG_FILE")
             && recipe_path(&twin.value).and_then(|p| graph.recipes.get(&p)).is_none()
             && reported.insert((Location::new(&entry.file, twin.line), "twin-missing"))

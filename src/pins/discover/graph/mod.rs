@@ -85,6 +85,9 @@ pub(crate) struct Job {
     pub entry: usize,
     /// Index of the point in the entry.
     pub point: usize,
+    /// Its entry, named at its point's line: what a pin the job reaches lists (a record, so assembly reads
+    /// it off the job instead of asking the graph).
+    pub entry_ref: EntryRef,
     /// The launcher (repository-relative), when the runner's launcher exists.
     pub launcher: Option<String>,
     /// The environment the job's scripts see.
@@ -148,12 +151,6 @@ impl Graph<'_> {
     /// The point of a job.
     pub(crate) fn point(&self, job: &Job) -> &Point {
         &self.entries[job.entry].points[job.point]
-    }
-
-    /// The reference to a job's entry, at its point's line.
-    pub(crate) fn entry_ref(&self, job: &Job) -> EntryRef {
-        let e = self.entry(job);
-        EntryRef { name: e.name.clone(), at: Location::new(&e.file, self.point(job).line) }
     }
 
     /// The parsed script at `path`.
@@ -478,13 +475,16 @@ fn jobs_of(
                 continue;
             }
             let launchers = entry.runner.as_deref().map(|r| runners.launchers(r, launcher_paths)).unwrap_or_default();
+            let entry_ref = || EntryRef { name: entry.name.clone(), at: Location::new(&entry.file, point.line) };
             if launchers.is_empty() {
-                jobs.push(Job { entry: ei, point: pi, launcher: None, env: job_env(entry, point, None) });
+                let env = job_env(entry, point, None);
+                jobs.push(Job { entry: ei, point: pi, entry_ref: entry_ref(), launcher: None, env });
             }
             for (launcher, node) in launchers {
                 jobs.push(Job {
                     entry: ei,
                     point: pi,
+                    entry_ref: entry_ref(),
                     launcher: Some(launcher),
                     env: job_env(entry, point, Some(&node)),
                 });

@@ -60,7 +60,7 @@ pub(super) fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelect
             let Some(text) = r.word(subject, &outer, inside.line, 0).into_iter().find_map(|v| v.value) else {
                 continue;
             };
-            let entry = graph.entry_ref(job);
+            let entry = job.entry_ref.clone();
             let arm = choice.arms.iter().position(|a| {
                 a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, &text)))
             });
