@@ -85,6 +85,9 @@ pub(crate) struct Subject<'a> {
     /// How the curve was chosen where it is not the served model's own in the repository (alsim's
     /// embedded one, a variant key's), said in the finding.
     pub(crate) chosen: Option<String>,
+    /// What the reasoning effort run renders where the renderer's version changed it (vLLM's `high` from
+    /// 77434861904a renders what `max` did): a header naming the effort cannot say which was collected.
+    pub(crate) effort_renders: Option<String>,
 }
 
 /// A thinking mode left open: why, and the golden value of the mode not chosen.
@@ -107,18 +110,32 @@ impl Subject<'_> {
 }
 
 /// The pin with the thinking mode its deployment serves where no file states one (a default the table
-/// decides, which then decides like a literal), and whether both modes stay open instead.
-pub(crate) fn with_served_mode(mut pin: Pin, key: &str, context: &Context<'_>) -> (Pin, Option<OpenMode>) {
+/// decides, which then decides like a literal), whether both modes stay open instead, and what the
+/// reasoning effort it runs renders where the renderer's version changed that (the default's effort or a
+/// stated one alike).
+pub(crate) fn with_served_mode(
+    mut pin: Pin,
+    key: &str,
+    context: &Context<'_>,
+) -> (Pin, Option<OpenMode>, Option<String>) {
     match context.served(&pin, key) {
-        Served::AsWritten => (pin, None),
+        Served::AsWritten => {
+            let renders = context.stated_effort_renders(&pin, key);
+            (pin, None, renders)
+        }
         Served::Default(mode, effort) => {
             pin.mode = mode;
-            if let Some(effort) = effort.filter(|_| pin.effort.value.is_none()) {
-                pin.effort = effort;
-            }
-            (pin, None)
+            let renders = match effort {
+                Some(effort) if pin.effort.value.is_none() => {
+                    let says = effort.text.clone();
+                    pin.effort = effort;
+                    Some(says)
+                }
+                _ => context.stated_effort_renders(&pin, key),
+            };
+            (pin, None, renders)
         }
-        Served::Open(open) => (pin, Some(open)),
+        Served::Open(open) => (pin, Some(open), None),
     }
 }
 
@@ -141,6 +158,7 @@ pub(crate) fn resolve<'a>(
     key: Option<&str>,
     curves: &'a CurveSet,
     open: Option<&OpenMode>,
+    effort_renders: Option<String>,
 ) -> Resolution<'a> {
     if pin.inert() {
         return Resolution::Inert;
@@ -228,5 +246,6 @@ pub(crate) fn resolve<'a>(
         curves,
         open: open_values,
         chosen: lookup.chosen,
+        effort_renders,
     }))
 }

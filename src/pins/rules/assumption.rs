@@ -10,6 +10,9 @@
 //! warning naming both values and what would decide; where the benchmark client templates
 //! random-token prompts (fixed-length runs), no server default applies, and the same finding is a
 //! note.
+//! A reasoning effort whose rendering the engine's version changed (vLLM's DeepSeek-V4 `high` from
+//! 77434861904a), whether a default or a file states it, is one too: a golden header names the
+//! effort, not the version that collected the curve.
 //!
 //! Example: a llama.cpp script writes no `--spec-draft-n-max`; its pin is checked at k = 3, the
 //! current default, and warned about because older builds defaulted to 16.
@@ -64,7 +67,7 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
             .with_severity(Severity::Note),
         );
     }
-    if s.pin.effort.how == How::Default
+    if let Some(renders) = &s.effort_renders
         && let Some(measured) = s.resolved.file.provenance.effort(s.resolved.curve.mode().name())
     {
         out.push(Finding::new(
@@ -76,7 +79,7 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
                 shown_written(s.pin, s.range.written),
                 short(&s.golden.file),
                 s.golden.key,
-                s.pin.effort.text
+                renders
             ),
         ));
     }

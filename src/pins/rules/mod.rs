@@ -328,7 +328,7 @@ pub(crate) mod testing {
     /// The subject of `pin`, which must resolve.
     pub(crate) fn subject(pin: Pin) -> Subject<'static> {
         let pin: &'static Pin = Box::leak(Box::new(pin));
-        match subject::resolve(pin, subject::golden_key(pin, curves()).as_deref(), curves(), None) {
+        match subject::resolve(pin, subject::golden_key(pin, curves()).as_deref(), curves(), None, None) {
             Resolution::Subject(s) => *s,
             _ => panic!("the test pin does not resolve"),
         }
