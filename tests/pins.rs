@@ -791,3 +791,16 @@ fn a_stated_effort_whose_rendering_changed_is_a_warning_too() {
     );
     assert_eq!(verdict_and_warnings(&report, "dsv4-vllm-effort-high-before"), ("ok".to_string(), vec![]));
 }
+
+/// Each cause of an `assumption` says how to mend it: the effort warnings name the curve's engine
+/// version, not the draft sampling the class's other cause is mended by.
+#[test]
+fn an_assumptions_help_line_fits_its_cause() {
+    let (_, stdout, _) = run(&["pins", "check", "tests/fixtures/served"]);
+    let text = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    let effort = "help: collect the curve on the engine version this runs, or record the version that collected it \
+                  in its header (more: alsim explain assumption)";
+    assert_eq!(text.matches("warning[assumption]").count(), 2, "{stdout}");
+    assert_eq!(text.matches(effort).count(), 2, "{stdout}");
+    assert!(!text.contains("help: state the draft sampling"), "{stdout}");
+}

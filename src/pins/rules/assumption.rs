@@ -17,7 +17,10 @@
 //! Example: a llama.cpp script writes no `--spec-draft-n-max`; its pin is checked at k = 3, the
 //! current default, and warned about because older builds defaulted to 16.
 //!
-//! Fix: state the draft sampling (or k) explicitly in the recipe.
+//! Fix, by cause (each warning's help line says which): state the draft sampling, or the draft
+//! limit, in the recipe or script; state the thinking mode the server runs, or the image's release
+//! or build date; for an effort whose rendering changed, collect the curve on the engine version
+//! that runs, or record the version that collected it in the curve's header.
 //!
 //! Allow: `# alsim: allow assumption -- REASON` at the end of the line the finding names, or alone on
 //! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
@@ -36,6 +39,13 @@ use crate::pins::{Class, Finding, How, Severity, plain_number};
 /// What an `assumption` on draft sampling rests on.
 const ASSUMED_SAMPLING: &str = "the assumed greedy drafting (no draft_sample_method is written)";
 
+/// How to mend each cause of an `assumption` (the class's own line is none of these alone).
+const HELP_K: &str = "write the draft limit the engine runs in the launch code";
+const HELP_SAMPLING: &str = "state the draft sampling (draft_sample_method) in the recipe or script";
+const HELP_EFFORT: &str =
+    "collect the curve on the engine version this runs, or record the version that collected it in its header";
+const HELP_MODE: &str = "state the thinking mode the server runs, or the image's release or build date";
+
 /// The caveats of a value on its golden AL: the k it was judged at was inferred, or the other draft
 /// sampling would expect another value.
 pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
@@ -43,14 +53,17 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     if s.pin.k.how == How::Inferred {
         // Only llama.cpp's unwritten draft limit is inferred; its default differs between builds.
-        out.push(Finding::new(
-            Class::Assumption,
-            at(),
-            format!(
-                "ok only under the assumed k = {} ({}): write the draft limit in the script",
-                s.range.k, s.pin.k.text
-            ),
-        ));
+        out.push(
+            Finding::new(
+                Class::Assumption,
+                at(),
+                format!(
+                    "ok only under the assumed k = {} ({}): write the draft limit in the script",
+                    s.range.k, s.pin.k.text
+                ),
+            )
+            .with_help(HELP_K),
+        );
     }
     if let Some(chosen) = &s.chosen {
         let add = if s.golden.file.starts_with("<embedded>") {
@@ -81,7 +94,8 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
                 s.golden.key,
                 renders
             ),
-        ));
+        )
+        .with_help(HELP_EFFORT));
     }
     if let Some(open) = &s.open {
         out.push(
@@ -100,7 +114,8 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
                     open.mode.decides
                 ),
             )
-            .with_severity(open.mode.severity),
+            .with_severity(open.mode.severity)
+            .with_help(HELP_MODE),
         );
     }
     if let Some(alt) = s.alternative.as_ref().filter(|a| !s.matches(a.al)) {
@@ -113,7 +128,8 @@ pub(crate) fn caveats(s: &Subject<'_>) -> Vec<Finding> {
                 plain_number(alt.al, 4),
                 alt.field
             ),
-        ));
+        )
+        .with_help(HELP_SAMPLING));
     }
     out
 }
@@ -140,7 +156,7 @@ pub(crate) fn unconfirmed(s: &Subject<'_>) -> Option<Judgement> {
     );
     Some(Judgement::new(
         ValueVerdict::Unconfirmed,
-        vec![Finding::new(Class::Assumption, s.pin.location.clone(), message)],
+        vec![Finding::new(Class::Assumption, s.pin.location.clone(), message).with_help(HELP_SAMPLING)],
         false,
     ))
 }
