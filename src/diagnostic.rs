@@ -92,17 +92,27 @@ pub struct Finding<C> {
     /// so sanctioned fails nothing. JSON carries it only when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed: Option<String>,
+    /// How to mend it where its cause needs another line than its class's (an assumption on an effort's
+    /// rendering is not mended by stating the draft sampling); shown under it, not in JSON.
+    #[serde(skip)]
+    pub help: Option<&'static str>,
 }
 
 impl<C: FindingClass> Finding<C> {
     /// A finding of `class` at `location`, with the class's severity.
     pub fn new(class: C, location: Location, message: impl Into<String>) -> Finding<C> {
-        Finding { severity: class.severity(), class, location, message: message.into(), allowed: None }
+        Finding { severity: class.severity(), class, location, message: message.into(), allowed: None, help: None }
     }
 
     /// The same finding at another severity.
     pub fn with_severity(mut self, severity: Severity) -> Finding<C> {
         self.severity = severity;
+        self
+    }
+
+    /// The same finding with its cause's own line on how to mend it.
+    pub fn with_help(mut self, help: &'static str) -> Finding<C> {
+        self.help = Some(help);
         self
     }
 }

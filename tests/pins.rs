@@ -741,31 +741,66 @@ fn the_method_selects_the_curve_family() {
     );
 }
 
+/// The verdict of the pin entry `name` runs, and the warnings at its line.
+fn verdict_and_warnings(report: &Value, name: &str) -> (String, Vec<String>) {
+    let pins = report["pins"].as_array().unwrap();
+    let pin = pins.iter().find(|p| p["entries"][0]["name"] == name).unwrap_or_else(|| panic!("no pin of {name}"));
+    let line = pin["location"]["line"].as_u64().unwrap();
+    let warned = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["location"]["line"].as_u64() == Some(line) && f["severity"] == "warning")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    (pin["verdict"].as_str().unwrap().to_string(), warned)
+}
+
 /// vLLM's DeepSeek-V4 default from its commit 77434861904a runs effort high, which renders the prompt
 /// effort max rendered before; the golden header names the effort, not the version that collected it.
 /// The thinking value is the served mode's (ok), with a warning naming the change and its source.
 #[test]
 fn an_effort_whose_rendering_changed_is_a_warning() {
     let (_, report) = check_json(&["pins", "check", "tests/fixtures/served", "--format", "json"]);
-    let pin = report["pins"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["entries"][0]["name"] == "dsv4-vllm-after-the-change")
-        .unwrap();
-    assert_eq!(pin["verdict"], "ok", "{pin}");
-    let line = pin["location"]["line"].as_u64().unwrap();
-    let warned: Vec<&str> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["location"]["line"].as_u64() == Some(line) && f["severity"] == "warning")
-        .map(|f| f["message"].as_str().unwrap())
-        .collect();
+    let (verdict, warned) = verdict_and_warnings(&report, "dsv4-vllm-after-the-change");
+    assert_eq!(verdict, "ok");
     assert_eq!(warned.len(), 1, "{warned:?}");
     assert!(
         warned[0].contains("renders the prompt effort max rendered before") && warned[0].contains("#52083"),
         "{}",
         warned[0]
     );
+}
+
+/// The same effort stated in the recipe (`reasoning_effort: high` in vLLM's default chat-template
+/// kwargs) is read like the default's: on vLLM 0.28.0 a warning naming the stated line and the change;
+/// on 0.26.0, before the change, high renders what the header's high did and nothing is said.
+#[test]
+fn a_stated_effort_whose_rendering_changed_is_a_warning_too() {
+    let (_, report) = check_json(&["pins", "check", "tests/fixtures/served", "--format", "json"]);
+    let (verdict, warned) = verdict_and_warnings(&report, "dsv4-vllm-effort-high-after");
+    assert_eq!(verdict, "ok");
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("runs effort high as stated")
+            && warned[0].contains("vllm-effort-high.yaml:14")
+            && warned[0].contains("renders the prompt effort max rendered before")
+            && warned[0].contains("release 0.28.0"),
+        "{}",
+        warned[0]
+    );
+    assert_eq!(verdict_and_warnings(&report, "dsv4-vllm-effort-high-before"), ("ok".to_string(), vec![]));
+}
+
+/// Each cause of an `assumption` says how to mend it: the effort warnings name the curve's engine
+/// version, not the draft sampling the class's other cause is mended by.
+#[test]
+fn an_assumptions_help_line_fits_its_cause() {
+    let (_, stdout, _) = run(&["pins", "check", "tests/fixtures/served"]);
+    let text = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    let effort = "help: collect the curve on the engine version this runs, or record the version that collected it \
+                  in its header (more: alsim explain assumption)";
+    assert_eq!(text.matches("warning[assumption]").count(), 2, "{stdout}");
+    assert_eq!(text.matches(effort).count(), 2, "{stdout}");
+    assert!(!text.contains("help: state the draft sampling"), "{stdout}");
 }

@@ -415,15 +415,6 @@ fn predict_point(
     let k = (ks.len() == 1).then(|| ks.first().copied()).flatten();
     let pin = own.first().copied();
     let resolved = curve_of(entry, pin, curves).map_err(skip)?;
-    // A model name's nearest golden key may belong to another model (DeepSeek-R1 to DeepSeek-V4's curve).
-    if profiles.model(resolved.curve.model()).ok().map(|p| p.key.as_str()) != Some(model.key.as_str()) {
-        return Err(skip(format!(
-            "no golden curve for {}: the nearest, {} in {}, is another model's",
-            model.key,
-            resolved.curve.model(),
-            resolved.file.origin
-        )));
-    }
     let max_k = resolved.curve.max_k().min(DEFAULT_MAX_K);
     let acceptance =
         AcceptanceSource::from_curve(resolved.curve, &resolved.file.origin, max_k).map_err(|e| skip(reason(e)))?;
@@ -516,7 +507,8 @@ fn drafter_of<'p>(
 }
 
 /// The golden curve of a point: its pin's, else the one the model, its engine's thinking default and the
-/// drafter select.
+/// drafter select: the entry's model matched to a golden key by the check's own rule ([`model_key`]), so a
+/// model the golden curves hold no curve of has none (DeepSeek-R1 beside DeepSeek-V4's), never its family's.
 fn curve_of<'c>(
     entry: &Entry,
     pin: Option<&CheckedPin>,

@@ -161,11 +161,11 @@ impl Inventory {
             .into_iter()
             .map(|pin| match subject::golden_key(&pin, curves) {
                 Some(key) => match subject::with_served_mode(pin, &key, &context) {
-                    (mut pin, Some(open)) => {
+                    (mut pin, Some(open), _) => {
                         pin.mode = Fact::unresolved(format!("{}; {}", open.why, open.decides));
                         pin
                     }
-                    (pin, None) => pin,
+                    (pin, None, _) => pin,
                 },
                 None => pin,
             })
@@ -298,11 +298,11 @@ fn summarize(pins: &[CheckedPin], findings: &[Finding]) -> CheckSummary {
 /// Its facts are resolved first ([`subject::resolve`]), then judged by the rules ([`rules::judge`]).
 fn check_pin(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> (CheckedPin, Vec<Finding>, Option<CurveEntry>) {
     let key = (!pin.inert()).then(|| subject::golden_key(&pin, curves)).flatten();
-    let (pin, open) = match &key {
+    let (pin, open, effort_renders) = match &key {
         Some(key) => subject::with_served_mode(pin, key, context),
-        None => (pin, None),
+        None => (pin, None, None),
     };
-    let resolution = subject::resolve(&pin, key.as_deref(), curves, open.as_ref());
+    let resolution = subject::resolve(&pin, key.as_deref(), curves, open.as_ref(), effort_renders);
     let judgement = rules::judge(&pin, &resolution, curves);
     let (implied_al, golden, entry) = match &resolution {
         Resolution::Subject(s) => {

@@ -153,7 +153,7 @@ impl Class {
             Class::Unresolved => {
                 "write the fact where the check can read it (a literal, or a variable set in the repository)"
             }
-            Class::Assumption => "state the draft sampling or draft length explicitly in the launch code",
+            Class::Assumption => "state the fact the verdict assumes (draft sampling, draft length, thinking mode)",
             Class::DuplicateKey => "write the key once: YAML readers keep only the last value",
             Class::Inert => "remove the setting, or enable speculative decoding for the role it is meant for",
             Class::StaleAllow => "remove the allow-list entry, or correct its file, line or class",

@@ -424,7 +424,7 @@ fn blocks(findings: &[(Option<Change>, &Finding)], repo: &str, base: Option<&str
             None => severity_word(f).to_string(),
         };
         let mends = f.allowed.is_none() && f.severity != Severity::Note && *change != Some(Change::Fixed);
-        let help = mends.then(|| format!("{} (more: alsim explain {})", f.class.help(), f.class));
+        let help = mends.then(|| format!("{} (more: alsim explain {})", f.help.unwrap_or(f.class.help()), f.class));
         out.push_str(&layout::diagnostic(&location, &severity, f.class.name(), &message(f), help.as_deref(), width));
         out.push('\n');
     }

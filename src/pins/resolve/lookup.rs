@@ -7,22 +7,27 @@ use crate::names::fold;
 
 /// Matches a served model name (`MiniMaxAI/MiniMax-M3-MXFP4`, or a case glob `*DeepSeek-V4*`) to a golden
 /// key (`minimax-m3`): the organisation is dropped, then trailing words (precision, variant) until a key
-/// matches. A name that prefixes a base key and its dated variants (`deepseek-v4-pro`,
-/// `deepseek-v4-pro-0813`) resolves to the base key: variants are named in full.
+/// matches, or a key begins with the words left, word by word. A name that begins a base key and its dated
+/// variants (`deepseek-v4-pro`, `deepseek-v4-pro-0813`) resolves to the base key: variants are named in
+/// full. The first word alone never matches (`DeepSeek` of `DeepSeek-R1`, `GLM` of `GLM-5.1`: a maker or a
+/// family, never one model), nor does a word match a longer one (`GLM-5` is not `glm-5.2`). Both `pins
+/// check` and `sweep` resolve a model by this one rule.
 pub fn model_key(curves: &CurveSet, model: &str) -> Option<String> {
     let keys = curves.known_models();
     let model = model.trim_matches('*');
     let name = model.rsplit('/').next().unwrap_or(model).trim_matches('*');
-    let mut words: Vec<&str> = name.split(['-', '_']).collect();
-    while !words.is_empty() {
-        let wanted = fold(&words.join("-"));
-        if let Some(exact) = keys.iter().find(|k| fold(k) == wanted) {
+    let words_of = |s: &str| -> Vec<String> { s.split(['-', '_']).map(fold).collect() };
+    let begins = |key: &str, start: &[String]| words_of(key).starts_with(start);
+    let mut words = words_of(name);
+    let floor = words.len().clamp(1, 2);
+    while words.len() >= floor {
+        if let Some(exact) = keys.iter().find(|k| fold(k) == words.concat()) {
             return Some(exact.clone());
         }
-        let mut longer: Vec<&String> = keys.iter().filter(|k| fold(k).starts_with(&wanted)).collect();
+        let mut longer: Vec<&String> = keys.iter().filter(|k| begins(k, &words)).collect();
         longer.sort_by_key(|k| k.len());
         if let Some(base) = longer.first()
-            && longer.iter().all(|k| fold(k).starts_with(&fold(base)))
+            && longer.iter().all(|k| begins(k, &words_of(base)))
         {
             return Some((*base).clone());
         }
@@ -319,6 +324,13 @@ mod tests {
         assert_eq!(model_key(&set, "*DeepSeek-V4*").as_deref(), Some("deepseek-v4-pro"));
         assert_eq!(model_key(&set, "nvidia/GLM-5.2-NVFP4").as_deref(), Some("glm-5.2-fp8"));
         assert_eq!(model_key(&set, "meta/Llama-9"), None);
+        // Another model of a family the golden curves hold is no model of it: no key, never the family's.
+        assert_eq!(model_key(&set, "deepseek-ai/DeepSeek-R1-0528"), None);
+        assert_eq!(model_key(&set, "deepseek-r1-fp4"), None);
+        assert_eq!(model_key(&set, "zai-org/GLM-5.1-FP8"), None);
+        assert_eq!(model_key(&set, "zai-org/GLM-5-FP8"), None);
+        assert_eq!(model_key(&set, "nvidia/Kimi-K2.6-NVFP4"), None);
+        assert_eq!(model_key(&set, "Kimi-K2.5").as_deref(), Some("kimi-k2.5-nvfp4"));
         assert_eq!(drafter_name(&set, "/tmp/Kimi-K3-DSpark"), "Inferact/Kimi-K3-DSpark");
         assert_eq!(drafter_name(&set, "/data/models/Other-Draft"), "Other-Draft");
         assert_eq!(drafter_name(&set, "Inferact/Kimi-K3-DSpark"), "Inferact/Kimi-K3-DSpark");

@@ -52,11 +52,9 @@ impl<'a> Context<'a> {
         Context { entries: entries.iter().map(|e| (e.name.as_str(), e)).collect(), image_lines, recipe_renderers }
     }
 
-    /// The served mode of `pin`, whose model matched the golden key `key`.
-    pub(crate) fn served(&self, pin: &Pin, key: &str) -> Served {
-        if pin.mode.value.is_some() {
-            return Served::AsWritten;
-        }
+    /// Who renders `pin`'s prompts and at what version, from the entries that run it; `None` where nothing
+    /// says who renders.
+    fn deployment(&self, pin: &Pin) -> Option<Deployment> {
         let entries: Vec<&Entry> =
             pin.entries.iter().filter_map(|e| self.entries.get(e.name.as_str()).copied()).collect();
         // A pin a master config writes is run by the point that writes it; any other by every speculative point.
@@ -75,7 +73,18 @@ impl<'a> Context<'a> {
         };
         let stated: Vec<Option<&Fact<Renderer>>> =
             recipes.iter().map(|r| r.as_ref().and_then(|r| self.recipe_renderers.get(r))).collect();
-        let Some((renderer, rendered_by)) = renderer(&entries, &points, &stated, pin.engine.value) else {
+        let (renderer, rendered_by) = renderer(&entries, &points, &stated, pin.engine.value)?;
+        let version = version(&entries, self.image_lines);
+        let at = entries.first().map(|e| Location::new(&e.file, e.line));
+        Some(Deployment { renderer, rendered_by, version, at })
+    }
+
+    /// The served mode of `pin`, whose model matched the golden key `key`.
+    pub(crate) fn served(&self, pin: &Pin, key: &str) -> Served {
+        if pin.mode.value.is_some() {
+            return Served::AsWritten;
+        }
+        let Some(Deployment { renderer, rendered_by, version, at }) = self.deployment(pin) else {
             return Served::AsWritten;
         };
         if renderer == Renderer::Client {
@@ -85,8 +94,6 @@ impl<'a> Context<'a> {
                 severity: Severity::Note,
             });
         }
-        let version = version(&entries, self.image_lines);
-        let at = entries.first().map(|e| Location::new(&e.file, e.line));
         let by = if rendered_by.is_empty() { renderer.to_string() } else { format!("{renderer} ({rendered_by})") };
         match thinking::decide(key, renderer, &version) {
             Decision::Decided(row) => {
@@ -94,11 +101,7 @@ impl<'a> Context<'a> {
                 let by = if row.is_template() { format!("the model's chat template, as {by} applies it,") } else { by };
                 let text = format!("default: {by} serves {} ({versioned}{})", row.served(), row.cite());
                 let effort = row.effort.as_ref().zip(row.effort_renders.as_ref()).map(|(effort, renders)| {
-                    let says = format!(
-                        "{by}'s default effort {effort}, which at this version renders the prompt effort {renders} \
-                         rendered before ({versioned}{})",
-                        row.cite()
-                    );
+                    let says = renders_before(&format!("{by}'s default effort {effort}"), renders, &versioned, row);
                     Fact::known(effort.clone(), How::Default, says, at.clone())
                 });
                 Served::Default(Fact::known(row.mode, How::Default, text, at), effort)
@@ -121,6 +124,41 @@ impl<'a> Context<'a> {
             Decision::Unknown => Served::AsWritten,
         }
     }
+
+    /// Where `pin` states the reasoning effort whose rendering its renderer changed at the version it runs
+    /// (vLLM's DeepSeek-V4 `high` from 77434861904a renders the prompt `max` rendered before): what it
+    /// renders, said as the default's effort is. A stated effort is read like the default's: a curve whose
+    /// header records the effort's name alone may have been collected under either meaning.
+    pub(crate) fn stated_effort_renders(&self, pin: &Pin, key: &str) -> Option<String> {
+        let effort = pin.effort.value.as_deref()?;
+        let Deployment { renderer, version, .. } = self.deployment(pin)?;
+        let Decision::Decided(row) = thinking::decide(key, renderer, &version) else { return None };
+        let renders = row.effort_renders.as_ref()?;
+        let same = row.effort.as_deref().is_some_and(|e| e.eq_ignore_ascii_case(effort));
+        (same && pin.mode.value == Some(row.mode)).then(|| {
+            let at = pin.effort.at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default();
+            let versioned = if row.versioned() { format!("{}; ", version.text) } else { String::new() };
+            renders_before(&format!("effort {effort} as stated ({}{at})", pin.effort.text), renders, &versioned, row)
+        })
+    }
+}
+
+/// Who renders a pin's prompts, at what version.
+struct Deployment {
+    renderer: Renderer,
+    /// What placed the renderer there (`framework dynamo-vllm`), empty for the engine itself.
+    rendered_by: String,
+    version: EngineVersion,
+    /// The first entry that runs the pin.
+    at: Option<Location>,
+}
+
+/// `vLLM's default effort high, which at this version renders the prompt effort max rendered before (…)`.
+fn renders_before(effort: &str, renders: &str, versioned: &str, row: &thinking::ServingDefault) -> String {
+    format!(
+        "{effort}, which at this version renders the prompt effort {renders} rendered before ({versioned}{})",
+        row.cite()
+    )
 }
 
 /// Who renders the prompts of `points` of `entries` for a pin read by `engine`: the benchmark client where

@@ -85,6 +85,9 @@ pub(crate) struct Subject {
     /// How the curve was chosen where it is not the served model's own in the repository (alsim's
     /// embedded one, a variant key's), said in the finding.
     pub(crate) chosen: Option<String>,
+    /// What the reasoning effort run renders where the renderer's version changed it (vLLM's `high` from
+    /// 77434861904a renders what `max` did): a header naming the effort cannot say which was collected.
+    pub(crate) effort_renders: Option<String>,
 }
 
 /// The curve a subject's facts chose, by its file's place.
@@ -133,18 +136,32 @@ impl Subject {
 }
 
 /// The pin with the thinking mode its deployment serves where no file states one (a default the table
-/// decides, which then decides like a literal), and whether both modes stay open instead.
-pub(crate) fn with_served_mode(mut pin: Pin, key: &str, context: &Context<'_>) -> (Pin, Option<OpenMode>) {
+/// decides, which then decides like a literal), whether both modes stay open instead, and what the
+/// reasoning effort it runs renders where the renderer's version changed that (the default's effort or a
+/// stated one alike).
+pub(crate) fn with_served_mode(
+    mut pin: Pin,
+    key: &str,
+    context: &Context<'_>,
+) -> (Pin, Option<OpenMode>, Option<String>) {
     match context.served(&pin, key) {
-        Served::AsWritten => (pin, None),
+        Served::AsWritten => {
+            let renders = context.stated_effort_renders(&pin, key);
+            (pin, None, renders)
+        }
         Served::Default(mode, effort) => {
             pin.mode = mode;
-            if let Some(effort) = effort.filter(|_| pin.effort.value.is_none()) {
-                pin.effort = effort;
-            }
-            (pin, None)
+            let renders = match effort {
+                Some(effort) if pin.effort.value.is_none() => {
+                    let says = effort.text.clone();
+                    pin.effort = effort;
+                    Some(says)
+                }
+                _ => context.stated_effort_renders(&pin, key),
+            };
+            (pin, None, renders)
         }
-        Served::Open(open) => (pin, Some(open)),
+        Served::Open(open) => (pin, Some(open), None),
     }
 }
 
@@ -162,7 +179,13 @@ pub(crate) fn golden_key(pin: &Pin, curves: &CurveSet) -> Option<String> {
 /// Resolves `pin`'s facts against `curves`, its served model matched to `key` by [`golden_key`] and its mode
 /// already defaulted by [`with_served_mode`], or left `open` between both modes: then the curve is the
 /// mode's whose value the pin holds, else the first mode's the golden file has.
-pub(crate) fn resolve(pin: &Pin, key: Option<&str>, curves: &CurveSet, open: Option<&OpenMode>) -> Resolution {
+pub(crate) fn resolve(
+    pin: &Pin,
+    key: Option<&str>,
+    curves: &CurveSet,
+    open: Option<&OpenMode>,
+    effort_renders: Option<String>,
+) -> Resolution {
     if pin.inert() {
         return Resolution::Inert;
     }
@@ -253,6 +276,7 @@ pub(crate) fn resolve(pin: &Pin, key: Option<&str>, curves: &CurveSet, open: Opt
         alternative,
         open: open_values,
         chosen: lookup.chosen,
+        effort_renders,
     }))
 }
 
@@ -273,7 +297,7 @@ mod tests {
         p.method = Fact::known("dspark".into(), How::Literal, "test", None);
         p.drafter = Fact::unresolved("not written");
         p.draft_sampling = Fact::known("probabilistic".into(), How::Literal, "test", None);
-        let Resolution::Subject(s) = resolve(&p, Some("deepseek-v4-pro"), &mtp_only, None) else {
+        let Resolution::Subject(s) = resolve(&p, Some("deepseek-v4-pro"), &mtp_only, None, None) else {
             panic!("the DSpark pin resolves on alsim's curve");
         };
         assert!(matches!(s.curve.file, FileAt::Embedded(_)), "{:?}", s.curve.file);

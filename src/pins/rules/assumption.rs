@@ -10,11 +10,17 @@
 //! warning naming both values and what would decide; where the benchmark client templates
 //! random-token prompts (fixed-length runs), no server default applies, and the same finding is a
 //! note.
+//! A reasoning effort whose rendering the engine's version changed (vLLM's DeepSeek-V4 `high` from
+//! 77434861904a), whether a default or a file states it, is one too: a golden header names the
+//! effort, not the version that collected the curve.
 //!
 //! Example: a llama.cpp script writes no `--spec-draft-n-max`; its pin is checked at k = 3, the
 //! current default, and warned about because older builds defaulted to 16.
 //!
-//! Fix: state the draft sampling (or k) explicitly in the recipe.
+//! Fix, by cause (each warning's help line says which): state the draft sampling, or the draft
+//! limit, in the recipe or script; state the thinking mode the server runs, or the image's release
+//! or build date; for an effort whose rendering changed, collect the curve on the engine version
+//! that runs, or record the version that collected it in the curve's header.
 //!
 //! Allow: `# alsim: allow assumption -- REASON` at the end of the line the finding names, or alone on
 //! the line above it; or an entry of the allow-list file (`.alsim-allow.yaml`, or `--allow FILE`):
@@ -34,6 +40,13 @@ use crate::pins::{Class, Finding, How, Severity, plain_number};
 /// What an `assumption` on draft sampling rests on.
 const ASSUMED_SAMPLING: &str = "the assumed greedy drafting (no draft_sample_method is written)";
 
+/// How to mend each cause of an `assumption` (the class's own line is none of these alone).
+const HELP_K: &str = "write the draft limit the engine runs in the launch code";
+const HELP_SAMPLING: &str = "state the draft sampling (draft_sample_method) in the recipe or script";
+const HELP_EFFORT: &str =
+    "collect the curve on the engine version this runs, or record the version that collected it in its header";
+const HELP_MODE: &str = "state the thinking mode the server runs, or the image's release or build date";
+
 /// The caveats of a value on its golden AL: the k it was judged at was inferred, or the other draft
 /// sampling would expect another value.
 pub(crate) fn caveats(s: &Subject, curves: &CurveSet) -> Vec<Finding> {
@@ -41,14 +54,17 @@ pub(crate) fn caveats(s: &Subject, curves: &CurveSet) -> Vec<Finding> {
     let mut out = Vec::new();
     if s.pin.k.how == How::Inferred {
         // Only llama.cpp's unwritten draft limit is inferred; its default differs between builds.
-        out.push(Finding::new(
-            Class::Assumption,
-            at(),
-            format!(
-                "ok only under the assumed k = {} ({}): write the draft limit in the script",
-                s.range.k, s.pin.k.text
-            ),
-        ));
+        out.push(
+            Finding::new(
+                Class::Assumption,
+                at(),
+                format!(
+                    "ok only under the assumed k = {} ({}): write the draft limit in the script",
+                    s.range.k, s.pin.k.text
+                ),
+            )
+            .with_help(HELP_K),
+        );
     }
     if let Some(chosen) = &s.chosen {
         let add = if s.golden.file.starts_with("<embedded>") {
@@ -65,7 +81,7 @@ pub(crate) fn caveats(s: &Subject, curves: &CurveSet) -> Vec<Finding> {
             .with_severity(Severity::Note),
         );
     }
-    if s.pin.effort.how == How::Default
+    if let Some(renders) = &s.effort_renders
         && let Some(measured) = s.file(curves).provenance.effort(s.curve.mode.name())
     {
         out.push(Finding::new(
@@ -77,9 +93,10 @@ pub(crate) fn caveats(s: &Subject, curves: &CurveSet) -> Vec<Finding> {
                 shown_written(&s.pin, s.range.written),
                 short(&s.golden.file),
                 s.golden.key,
-                s.pin.effort.text
+                renders
             ),
-        ));
+        )
+        .with_help(HELP_EFFORT));
     }
     if let Some(open) = &s.open {
         out.push(
@@ -98,7 +115,8 @@ pub(crate) fn caveats(s: &Subject, curves: &CurveSet) -> Vec<Finding> {
                     open.mode.decides
                 ),
             )
-            .with_severity(open.mode.severity),
+            .with_severity(open.mode.severity)
+            .with_help(HELP_MODE),
         );
     }
     if let Some(alt) = s.alternative.as_ref().filter(|a| !s.matches(a.al)) {
@@ -111,7 +129,8 @@ pub(crate) fn caveats(s: &Subject, curves: &CurveSet) -> Vec<Finding> {
                 plain_number(alt.al, 4),
                 alt.field
             ),
-        ));
+        )
+        .with_help(HELP_SAMPLING));
     }
     out
 }
@@ -138,7 +157,7 @@ pub(crate) fn unconfirmed(s: &Subject, _: &CurveSet) -> Option<Judgement> {
     );
     Some(Judgement::new(
         ValueVerdict::Unconfirmed,
-        vec![Finding::new(Class::Assumption, s.pin.location.clone(), message)],
+        vec![Finding::new(Class::Assumption, s.pin.location.clone(), message).with_help(HELP_SAMPLING)],
         false,
     ))
 }

@@ -328,7 +328,7 @@ pub(crate) mod testing {
 
     /// The subject of `pin`, which must resolve.
     pub(crate) fn subject(pin: Pin) -> Subject {
-        match subject::resolve(&pin, subject::golden_key(&pin, embedded()).as_deref(), embedded(), None) {
+        match subject::resolve(&pin, subject::golden_key(&pin, embedded()).as_deref(), embedded(), None, None) {
             Resolution::Subject(s) => *s,
             _ => panic!("the test pin does not resolve"),
         }
@@ -425,6 +425,7 @@ mod tests {
             alternative: None,
             open: None,
             chosen: None,
+            effort_renders: None,
         };
         let judged = |written| judge_subject(&subject(written), &curves);
         assert_eq!((judged(2.5).verdict, judged(2.5).findings.len()), (ValueVerdict::Ok, 0));

@@ -24,9 +24,9 @@
 //! no golden value exists for that run, whatever the pin holds. InferenceX's AMD `env.sh` ran `max`
 //! until commit a141bfc set `high`. Where either side records no effort, nothing is judged. A
 //! renderer's version can change what an effort renders: vLLM's `high` from 77434861904a renders the
-//! prompt `max` rendered before (`effort_renders` in the table, citing vLLM issue #52083). A default
-//! that runs such an effort is an [`assumption`](#assumption) warning, since a header names the
-//! effort, not the engine version that collected the curve.
+//! prompt `max` rendered before (`effort_renders` in the table, citing vLLM issue #52083). A run of
+//! such an effort, the default's or one a file states, is an [`assumption`](#assumption) warning,
+//! since a header names the effort, not the engine version that collected the curve.
 //!
 //! Example (InferenceX): DeepSeek-V4 TensorRT-LLM recipes set `DYN_DEFAULT_THINKING_MODE: disabled`
 //! but pin `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.49` (AL 2.49, the thinking_on value at k =
@@ -50,14 +50,14 @@ use crate::curve::CurveSet;
 use crate::pins::resolve::lookup::short;
 use crate::pins::resolve::subject::Subject;
 use crate::pins::verdict::ValueVerdict;
-use crate::pins::{Class, Finding, How};
+use crate::pins::{Class, Finding};
 
 /// A pin whose run asks a reasoning effort its golden file's header says the curve was not collected at.
 pub(crate) fn effort(s: &Subject, curves: &CurveSet) -> Option<Judgement> {
     let measured = s.file(curves).provenance.effort(s.curve.mode.name())?;
-    // A default's effort whose rendering changed is judged as an assumption: the header names the effort,
-    // not the version it was collected on.
-    let effort = s.pin.effort.value.as_deref().filter(|_| s.pin.effort.how != How::Default)?;
+    // An effort whose rendering changed (the default's or a stated one) is judged as an assumption: the
+    // header names the effort, not the version it was collected on.
+    let effort = s.pin.effort.value.as_deref().filter(|_| s.effort_renders.is_none())?;
     if effort.eq_ignore_ascii_case(&measured) {
         return None;
     }
@@ -110,6 +110,9 @@ mod tests {
         let j = effort(&subject(p.clone()), embedded()).expect("max where the curve ran high");
         assert_eq!((j.verdict, j.findings[0].class, j.fix), (ValueVerdict::Mismatch, Class::WrongThinkingMode, false));
         assert!(j.findings[0].message.contains("no golden value exists for max"), "{}", j.findings[0].message);
+        // The default of `${EFFORT:-max}` is what runs: judged like a literal, not as the table's default.
+        p.effort.how = crate::pins::How::Default;
+        assert!(effort(&subject(p.clone()), embedded()).is_some(), "a shell default's effort is the run's");
         p.effort.value = Some("HIGH".into());
         assert!(effort(&subject(p), embedded()).is_none());
     }
