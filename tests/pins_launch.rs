@@ -144,6 +144,10 @@ fn an_env_file_hands_in_only_the_names_the_script_writes_into_it() {
         assert_eq!(findings(&report, SCRIPT, "never-passed"), [], "{}", report["findings"]);
         assert!(!findings(&report, SCRIPT, "unresolved").iter().any(|(_, m)| m.contains("env-file")));
     }
+    // A line written before the group's `>` empties the file is not in it.
+    let emptied =
+        edited(SCRIPT, "{\n    for _v", "echo \"SGLANG_SIMULATE_ACC_LEN=2.61\" > \"$ENV_FILE\"\n{\n    for _v");
+    assert_eq!(findings(&check(emptied.path()), SCRIPT, "never-passed").len(), 1);
     // A file the script does not write, or writes with a line whose name it does not spell: open, not an error.
     for (case, open) in [
         ("another file", edited(SCRIPT, "--env-file \"${ENV_FILE}\"", "--env-file ./sim.env")),

@@ -221,14 +221,15 @@ impl Builder<'_> {
         match command {
             ast::Command::Simple(simple) => self.simple(simple, ctx, src),
             ast::Command::Compound(compound, redirects) => {
-                let outer = self.stdout.clone();
-                for r in redirects.iter().flat_map(|r| r.0.iter()) {
-                    if let Some(to) = self.stdout_of(r, src) {
-                        self.stdout = to;
+                let own = redirects.iter().flat_map(|r| r.0.iter()).filter_map(|r| self.stdout_of(r, ctx, src)).last();
+                match own {
+                    Some(to) => {
+                        let outer = std::mem::replace(&mut self.stdout, to);
+                        self.compound(compound, ctx, src);
+                        self.stdout = outer;
                     }
+                    None => self.compound(compound, ctx, src),
                 }
-                self.compound(compound, ctx, src);
-                self.stdout = outer;
             }
             ast::Command::Function(def) => {
                 let id = self.script.functions.len() as u32;
@@ -322,10 +323,16 @@ impl Builder<'_> {
         let mut words = Vec::new();
         let mut assigns = Vec::new();
         let mut stdout = self.stdout.clone();
+        // A group's `>` empties the file once, before its first command.
+        if let Some(group) = &mut self.stdout {
+            group.empties = None;
+        }
         for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
             match item {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => env.push(self.assignment(a, w, false, src)),
-                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, &mut heredocs, &mut stdout, src),
+                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    self.redirect(r, &mut heredocs, &mut stdout, ctx, src);
+                }
                 _ => {}
             }
         }
@@ -342,7 +349,9 @@ impl Builder<'_> {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) | ast::CommandPrefixOrSuffixItem::Word(w) => {
                     words.push(self.word(w, src));
                 }
-                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r, &mut heredocs, &mut stdout, src),
+                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    self.redirect(r, &mut heredocs, &mut stdout, ctx, src);
+                }
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {}
             }
         }
@@ -371,6 +380,7 @@ impl Builder<'_> {
         redirect: &ast::IoRedirect,
         heredocs: &mut Vec<Word>,
         stdout: &mut Option<Output>,
+        ctx: &Ctx,
         src: &word::Source,
     ) {
         if let ast::IoRedirect::HereDocument(_, doc) = redirect {
@@ -378,22 +388,27 @@ impl Builder<'_> {
             let word = word::convert_heredoc(&doc.doc.value, start, self.script.line_of(start), doc.requires_expansion);
             self.collect_subs(&word);
             heredocs.push(word);
-        } else if let Some(to) = self.stdout_of(redirect, src) {
+        } else if let Some(to) = self.stdout_of(redirect, ctx, src) {
             *stdout = to;
         }
     }
 
     /// `Some(file)` when `redirect` sends standard output to a file, `Some(None)` when elsewhere (`>&2`),
     /// `None` when it leaves standard output alone.
-    fn stdout_of(&mut self, redirect: &ast::IoRedirect, src: &word::Source) -> Option<Option<Output>> {
+    fn stdout_of(&mut self, redirect: &ast::IoRedirect, ctx: &Ctx, src: &word::Source) -> Option<Option<Output>> {
         use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T};
         match redirect {
             ast::IoRedirect::File(fd, kind, target) if fd.is_none_or(|fd| fd == 1) => match (kind, target) {
-                (K::Write | K::Clobber | K::Append, T::Filename(w)) => Some(Some(Output { target: self.word(w, src) })),
+                (K::Write | K::Clobber | K::Append, T::Filename(w)) => {
+                    let empties = (!matches!(kind, K::Append)).then(|| ctx.clone());
+                    Some(Some(Output { target: self.word(w, src), empties }))
+                }
                 (K::Write | K::Clobber | K::Append | K::DuplicateOutput, _) => Some(None),
                 _ => None,
             },
-            ast::IoRedirect::OutputAndError(w, _) => Some(Some(Output { target: self.word(w, src) })),
+            ast::IoRedirect::OutputAndError(w, append) => {
+                Some(Some(Output { target: self.word(w, src), empties: (!append).then(|| ctx.clone()) }))
+            }
             _ => None,
         }
     }

@@ -349,6 +349,9 @@ pub(crate) struct Command {
 pub(crate) struct Output {
     /// The file as written.
     pub target: Word,
+    /// Where the file is emptied before this command writes: the context its `>` runs in (a group's `>`
+    /// empties it once, before the group's first command); `None` for `>>` and a group's later commands.
+    pub empties: Option<Ctx>,
 }
 
 /// A `for NAME in WORDS…` loop: the statements of its body see `NAME` take each word in turn.

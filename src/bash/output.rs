@@ -175,6 +175,22 @@ mod tests {
     }
 
     #[test]
+    fn a_group_empties_its_file_once_before_its_first_command() {
+        let text = "{\n  echo A=1\n  echo B=1\n} > f.env\necho C=1 >> f.env\necho D=1 > f.env\n";
+        let script = Script::parse("x.sh", text).unwrap();
+        let target = crate::bash::word::convert("f.env", 0, 1);
+        let empties: Vec<bool> = script
+            .writers_of(&target)
+            .into_iter()
+            .map(|i| match &script.stmts[i].kind {
+                crate::bash::StmtKind::Command(c) => c.stdout.as_ref().is_some_and(|o| o.empties.is_some()),
+                crate::bash::StmtKind::Assign(_) => panic!("an assignment writes no file"),
+            })
+            .collect();
+        assert_eq!(empties, [true, false, false, true]);
+    }
+
+    #[test]
     fn a_heredoc_writes_its_lines_and_another_command_is_unread() {
         let text = "cat > f.env <<EOF\nX=1\nY=$Z\nEOF\nenv > f.env\n";
         let got = lines(text, "f.env");

@@ -131,9 +131,9 @@ fn forwards(script: &Script, at: usize, words: &[Word], name: &str) -> Handed {
 const WHOLE_ENVIRONMENT: &[&str] = &["env", "printenv"];
 
 /// Whether the env file `file` given to the container of statement `at` holds `name`, read from the
-/// statements before it that write the file (in arms that can run with it), line by line as
-/// `NAME=value`: `Ok(None)` when it does, `Ok(Some(what it holds))` when not, `Err(why)` when the file
-/// is not written here or a line's name is not spelled.
+/// statements before it that write the file (in arms that can run with it, from the last `>` that surely
+/// runs), line by line as `NAME=value`: `Ok(None)` when it does, `Ok(Some(what it holds))` when not,
+/// `Err(why)` when the file is not written here or a line's name is not spelled.
 fn env_file(script: &Script, at: usize, file: &Word, name: &str) -> Result<Option<String>, String> {
     let container = &script.stmts[at];
     let writers: Vec<usize> = script
@@ -144,16 +144,27 @@ fn env_file(script: &Script, at: usize, file: &Word, name: &str) -> Result<Optio
     if writers.is_empty() {
         return Err(format!("its --env-file {} is not written in {}", file.raw, script.rel));
     }
-    let mut held = BTreeSet::new();
+    // What the file holds when the container starts: a `>` that surely runs first empties it.
+    let (mut held, mut every, mut open, mut at_lines) = (BTreeSet::new(), false, None, Vec::new());
     for &i in &writers {
-        let at = Location::new(&script.rel, script.stmts[i].line);
+        let stmt = &script.stmts[i];
+        let StmtKind::Command(c) = &stmt.kind else { continue };
+        if c.stdout.as_ref().and_then(|o| o.empties.as_ref()).is_some_and(|at| at.implied_by(&container.ctx)) {
+            (held, every, open) = (BTreeSet::new(), false, None);
+            at_lines.clear();
+        }
+        at_lines.push(stmt.line.to_string());
+        let at = Location::new(&script.rel, stmt.line);
         let Some(lines) = script.written_lines(i) else {
-            let whole_environment = matches!(&script.stmts[i].kind, StmtKind::Command(c)
-                if c.words.len() == 1 && c.name().is_some_and(|n| WHOLE_ENVIRONMENT.contains(&n.as_str())));
-            if whole_environment {
-                return Ok(None);
+            if c.words.len() == 1 && c.name().is_some_and(|n| WHOLE_ENVIRONMENT.contains(&n.as_str())) {
+                every = true;
+            } else {
+                open.get_or_insert(format!(
+                    "{at} writes --env-file {} with a command whose output is not read",
+                    file.raw
+                ));
             }
-            return Err(format!("{at} writes --env-file {} with a command whose output is not read", file.raw));
+            continue;
         };
         for line in lines {
             let text = line.known.trim_start();
@@ -162,26 +173,33 @@ fn env_file(script: &Script, at: usize, file: &Word, name: &str) -> Result<Optio
             }
             match text.split_once('=') {
                 Some((n, _)) if is_name(n) => {
-                    if n == name {
-                        return Ok(None);
-                    }
                     held.insert(n.to_string());
                 }
-                _ => return Err(format!("{at} writes a line of --env-file {} whose name is not spelled", file.raw)),
+                _ => {
+                    open.get_or_insert(format!(
+                        "{at} writes a line of --env-file {} whose name is not spelled",
+                        file.raw
+                    ));
+                }
             }
         }
+    }
+    if every || held.contains(name) {
+        return Ok(None);
+    }
+    if let Some(why) = open {
+        return Err(why);
     }
     const SHOWN: usize = 6;
     let mut names: Vec<&str> = held.iter().map(String::as_str).take(SHOWN).collect();
     if held.len() > SHOWN {
         names.push("…");
     }
-    let lines: Vec<String> = writers.iter().map(|&i| script.stmts[i].line.to_string()).collect();
     Ok(Some(format!(
         "--env-file {} (written at {}:{}) holds {} name{} ({})",
         file.raw,
         script.rel,
-        lines.join(", "),
+        at_lines.join(", "),
         held.len(),
         if held.len() == 1 { "" } else { "s" },
         names.join(", ")
