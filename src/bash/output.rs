@@ -34,11 +34,15 @@ impl Script {
             .collect()
     }
 
-    /// Each line statement `i` writes, each `for` word its loop variable takes giving its own lines;
-    /// `None` for a command other than `echo`, `printf` or `cat` with a heredoc, whose output is not read.
+    /// Each line statement `i` writes, each `for` word its loop variable takes giving its own lines (none
+    /// for a builtin that prints nothing); `None` for a command other than `echo`, `printf` or `cat` with a
+    /// heredoc, whose output is not read.
     pub(crate) fn written_lines(&self, i: usize) -> Option<Vec<WrittenLine>> {
         let StmtKind::Command(c) = &self.stmts.get(i)?.kind else { return None };
         let (name, args) = c.words.split_first()?;
+        if name.literal().is_some_and(|n| prints_nothing(&n, args)) {
+            return Some(Vec::new());
+        }
         let mut lines = Vec::new();
         for bind in self.loop_bindings(i, &c.words) {
             let text = |w: &Word| spelled(w, &bind);
@@ -82,6 +86,17 @@ impl Script {
                 .collect();
         }
         binds
+    }
+}
+
+/// Builtins that print nothing on standard output (`exit 1` in a group redirected to a file); the
+/// declaring ones only when they declare something (`export` alone lists every exported name).
+fn prints_nothing(name: &str, args: &[Word]) -> bool {
+    let declares = !args.is_empty() && !args.iter().any(|w| w.literal().as_deref() == Some("-p"));
+    match name {
+        "exit" | "return" | "break" | "continue" | "true" | "false" | ":" | "shift" | "unset" | "cd" => true,
+        "export" | "local" | "readonly" | "declare" | "set" => declares,
+        _ => false,
     }
 }
 
@@ -168,10 +183,10 @@ mod tests {
 
     #[test]
     fn a_group_redirected_to_a_file_writes_each_loop_word_and_echo_line() {
-        let text = "F=/tmp/x.env\n{\n  for v in A B; do\n    if [[ -n \"${!v+x}\" ]]; then printf '%s=%s\\n' \"$v\" \"${!v}\"; fi\n  done\n  echo \"HF_HOME=/h\"\n  echo note >&2\n} > \"$F\"\necho C=1 >> \"${F}\"\necho D=1 > other.env\n";
+        let text = "F=/tmp/x.env\n{\n  for v in A B; do\n    if [[ -n \"${!v+x}\" ]]; then printf '%s=%s\\n' \"$v\" \"${!v}\" || exit 1; fi\n  done\n  echo \"HF_HOME=/h\"\n  echo note >&2\n} > \"$F\"\necho C=1 >> \"${F}\"\necho D=1 > other.env\n";
         let got = lines(text, "\"$F\"");
         let want = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert_eq!(got, [want(&["A=", "B="]), want(&["HF_HOME=/h"]), want(&["C=1"])]);
+        assert_eq!(got, [want(&["A=", "B="]), want(&[]), want(&["HF_HOME=/h"]), want(&["C=1"])]);
     }
 
     #[test]

@@ -153,9 +153,9 @@ fn env_file(script: &Script, at: usize, file: &Word, name: &str) -> Result<Optio
             (held, every, open) = (BTreeSet::new(), false, None);
             at_lines.clear();
         }
-        at_lines.push(stmt.line.to_string());
         let at = Location::new(&script.rel, stmt.line);
         let Some(lines) = script.written_lines(i) else {
+            at_lines.push(stmt.line.to_string());
             if c.words.len() == 1 && c.name().is_some_and(|n| WHOLE_ENVIRONMENT.contains(&n.as_str())) {
                 every = true;
             } else {
@@ -166,6 +166,9 @@ fn env_file(script: &Script, at: usize, file: &Word, name: &str) -> Result<Optio
             }
             continue;
         };
+        if !lines.is_empty() {
+            at_lines.push(stmt.line.to_string());
+        }
         for line in lines {
             let text = line.known.trim_start();
             if line.whole && (text.is_empty() || text.starts_with('#')) {
