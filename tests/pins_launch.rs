@@ -104,18 +104,63 @@ fn a_pin_exported_on_the_host_reaches_a_containerized_engine_only_if_the_contain
     assert!(message.contains(&format!("{SCRIPT}:{}", line_of(SCRIPT, "docker run"))), "{message}");
     assert!(message.contains("docker run") && message.contains("never sees it"), "{message}");
 
-    // Handed in, by name or as an env file the check cannot read: passed.
-    for given in [
-        "-e SGLANG_SIMULATE_ACC_LEN -e SGLANG_SIMULATE_ACC_METHOD",
-        "--env=SGLANG_SIMULATE_ACC_LEN",
-        "--env-file ./sim.env",
-    ] {
+    // Handed in by name: passed.
+    for given in ["-e SGLANG_SIMULATE_ACC_LEN -e SGLANG_SIMULATE_ACC_METHOD", "--env=SGLANG_SIMULATE_ACC_LEN"] {
         let forwarded = edited(SCRIPT, "docker run --rm", &format!("docker run --rm {given}"));
         assert_eq!(findings(&check(forwarded.path()), SCRIPT, "never-passed"), [], "{given}");
     }
     // A different variable handed in does not pass this one.
     let other = edited(SCRIPT, "docker run --rm", "docker run --rm -e SGLANG_SIMULATE_ACC_METHOD");
     assert_eq!(findings(&check(other.path()), SCRIPT, "never-passed").len(), 1);
+}
+
+#[test]
+fn an_env_file_hands_in_only_the_names_the_script_writes_into_it() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/ef_fp8_mx.sh";
+    let report = check(&fixture());
+    let found = findings(&report, SCRIPT, "never-passed");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(SCRIPT, "export SGLANG_SIMULATE_ACC_LEN"));
+    // The group's loop words and its echo line are what the file holds.
+    let holds = format!(
+        "--env-file \"${{ENV_FILE}}\" (written at {SCRIPT}:{}, {})",
+        line_of(SCRIPT, "printf"),
+        line_of(SCRIPT, "echo")
+    );
+    assert!(message.contains(&holds) && message.contains("holds 4 names (HF_HOME, MODEL_NAME"), "{message}");
+    assert!(message.contains("not SGLANG_SIMULATE_ACC_LEN: the engine never sees it"), "{message}");
+
+    // The twin: the loop forwards the pin too, or a line of its own writes it.
+    for fixed in [
+        edited(SCRIPT, "for _v in MODEL_NAME", "for _v in SGLANG_SIMULATE_ACC_LEN MODEL_NAME"),
+        edited(
+            SCRIPT,
+            "} > \"$ENV_FILE\"",
+            "} > \"$ENV_FILE\"\necho \"SGLANG_SIMULATE_ACC_LEN=$SGLANG_SIMULATE_ACC_LEN\" >> $ENV_FILE",
+        ),
+        edited(SCRIPT, "} > \"$ENV_FILE\"", "} > \"$ENV_FILE\"\nenv >> \"$ENV_FILE\""),
+    ] {
+        let report = check(fixed.path());
+        assert_eq!(findings(&report, SCRIPT, "never-passed"), [], "{}", report["findings"]);
+        assert!(!findings(&report, SCRIPT, "unresolved").iter().any(|(_, m)| m.contains("env-file")));
+    }
+    // A line written before the group's `>` empties the file is not in it.
+    let emptied =
+        edited(SCRIPT, "{\n    for _v", "echo \"SGLANG_SIMULATE_ACC_LEN=2.61\" > \"$ENV_FILE\"\n{\n    for _v");
+    assert_eq!(findings(&check(emptied.path()), SCRIPT, "never-passed").len(), 1);
+    // A file the script does not write, or writes with a line whose name it does not spell: open, not an error.
+    for (case, open) in [
+        ("another file", edited(SCRIPT, "--env-file \"${ENV_FILE}\"", "--env-file ./sim.env")),
+        ("a name not spelled", edited(SCRIPT, "echo \"HF_HOME", "echo \"$EXTRA_NAME=1\"\n    echo \"HF_HOME")),
+    ] {
+        let report = check(open.path());
+        assert_eq!(findings(&report, SCRIPT, "never-passed"), [], "{case}");
+        let found = findings(&report, SCRIPT, "unresolved");
+        assert!(
+            found.iter().any(|(_, m)| m.contains("reaches the engine in the container") && m.contains("--env-file")),
+            "{case}: {found:?}"
+        );
+    }
 }
 
 #[test]

@@ -23,8 +23,10 @@ pub(super) fn parse(rel: &str, text: &str) -> Result<Script, ParseFailure> {
             assigns: HashMap::new(),
             includes: Vec::new(),
             sourced_by: Vec::new(),
+            loops: Vec::new(),
         },
         text,
+        stdout: None,
     };
     let src = word::Source::new(text, 0);
     for list in &program.complete_commands {
@@ -54,6 +56,8 @@ fn error_line(error: &brush_parser::ParseError) -> Option<usize> {
 struct Builder<'t> {
     script: Script,
     text: &'t str,
+    /// Where the group being read sends its standard output.
+    stdout: Option<Output>,
 }
 
 impl Builder<'_> {
@@ -216,7 +220,17 @@ impl Builder<'_> {
     fn command(&mut self, command: &ast::Command, ctx: &Ctx, src: &word::Source) {
         match command {
             ast::Command::Simple(simple) => self.simple(simple, ctx, src),
-            ast::Command::Compound(compound, _) => self.compound(compound, ctx, src),
+            ast::Command::Compound(compound, redirects) => {
+                let own = redirects.iter().flat_map(|r| r.0.iter()).filter_map(|r| self.stdout_of(r, ctx, src)).last();
+                match own {
+                    Some(to) => {
+                        let outer = std::mem::replace(&mut self.stdout, to);
+                        self.compound(compound, ctx, src);
+                        self.stdout = outer;
+                    }
+                    None => self.compound(compound, ctx, src),
+                }
+            }
             ast::Command::Function(def) => {
                 let id = self.script.functions.len() as u32;
                 self.script.functions.push(def.fname.value.clone());
@@ -233,7 +247,15 @@ impl Builder<'_> {
         match compound {
             C::BraceGroup(g) => self.list(&g.list, ctx, src),
             C::Subshell(s) => self.list(&s.list, ctx, src),
-            C::ForClause(f) => self.list(&f.body.list, ctx, src),
+            C::ForClause(f) => {
+                let start = self.script.stmts.len();
+                self.list(&f.body.list, ctx, src);
+                if let Some(values) = &f.values {
+                    let items = values.iter().map(|w| self.word(w, src)).collect();
+                    let body = start..self.script.stmts.len();
+                    self.script.loops.push(Loop { var: f.variable_name.clone(), items, body });
+                }
+            }
             C::ArithmeticForClause(f) => self.list(&f.body.list, ctx, src),
             C::WhileClause(w) | C::UntilClause(w) => self.list(&w.1.list, ctx, src),
             C::IfClause(clause) => self.if_clause(clause, ctx, src),
@@ -300,10 +322,17 @@ impl Builder<'_> {
         let mut heredocs = Vec::new();
         let mut words = Vec::new();
         let mut assigns = Vec::new();
+        let mut stdout = self.stdout.clone();
+        // A group's `>` empties the file once, before its first command.
+        if let Some(group) = &mut self.stdout {
+            group.empties = None;
+        }
         for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
             match item {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => env.push(self.assignment(a, w, false, src)),
-                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.heredoc(r, &mut heredocs, src),
+                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    self.redirect(r, &mut heredocs, &mut stdout, ctx, src);
+                }
                 _ => {}
             }
         }
@@ -320,7 +349,9 @@ impl Builder<'_> {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) | ast::CommandPrefixOrSuffixItem::Word(w) => {
                     words.push(self.word(w, src));
                 }
-                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.heredoc(r, &mut heredocs, src),
+                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    self.redirect(r, &mut heredocs, &mut stdout, ctx, src);
+                }
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {}
             }
         }
@@ -336,19 +367,49 @@ impl Builder<'_> {
             a.exported |= exports_too;
             self.push(a.line, ctx, StmtKind::Assign(a));
         }
-        self.push(line, ctx, StmtKind::Command(Command { words, env, heredocs }));
+        self.push(line, ctx, StmtKind::Command(Command { words, env, heredocs, stdout }));
     }
 
     fn push(&mut self, line: usize, ctx: &Ctx, kind: StmtKind) {
         self.script.stmts.push(Stmt { line, ctx: ctx.clone(), kind });
     }
 
-    fn heredoc(&mut self, redirect: &ast::IoRedirect, out: &mut Vec<Word>, src: &word::Source) {
+    /// A command's redirection: a heredoc body it reads, or where its standard output now goes.
+    fn redirect(
+        &mut self,
+        redirect: &ast::IoRedirect,
+        heredocs: &mut Vec<Word>,
+        stdout: &mut Option<Output>,
+        ctx: &Ctx,
+        src: &word::Source,
+    ) {
         if let ast::IoRedirect::HereDocument(_, doc) = redirect {
             let start = doc.doc.loc.as_ref().map_or(src.base, |l| src.byte(l.start.index));
             let word = word::convert_heredoc(&doc.doc.value, start, self.script.line_of(start), doc.requires_expansion);
             self.collect_subs(&word);
-            out.push(word);
+            heredocs.push(word);
+        } else if let Some(to) = self.stdout_of(redirect, ctx, src) {
+            *stdout = to;
+        }
+    }
+
+    /// `Some(file)` when `redirect` sends standard output to a file, `Some(None)` when elsewhere (`>&2`),
+    /// `None` when it leaves standard output alone.
+    fn stdout_of(&mut self, redirect: &ast::IoRedirect, ctx: &Ctx, src: &word::Source) -> Option<Option<Output>> {
+        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T};
+        match redirect {
+            ast::IoRedirect::File(fd, kind, target) if fd.is_none_or(|fd| fd == 1) => match (kind, target) {
+                (K::Write | K::Clobber | K::Append, T::Filename(w)) => {
+                    let empties = (!matches!(kind, K::Append)).then(|| ctx.clone());
+                    Some(Some(Output { target: self.word(w, src), empties }))
+                }
+                (K::Write | K::Clobber | K::Append | K::DuplicateOutput, _) => Some(None),
+                _ => None,
+            },
+            ast::IoRedirect::OutputAndError(w, append) => {
+                Some(Some(Output { target: self.word(w, src), empties: (!append).then(|| ctx.clone()) }))
+            }
+            _ => None,
         }
     }
 

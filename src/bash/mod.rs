@@ -13,10 +13,13 @@
 //! variables (`$FRAMEWORK == dynamo-trt`) can be evaluated for that entry.
 //!
 //! Reading a value ([`resolve`]) and shared lookup tables are built on this model. A `source`d file
-//! ([`mod@include`]) gives the script the variables it sets, from the statement that reads it on.
+//! ([`mod@include`]) gives the script the variables it sets, from the statement that reads it on. Where a
+//! command's standard output goes (`> FILE`, `>> FILE`, a `{ …; } > FILE` group's) is kept, with the
+//! `for` loops around it, so what a script writes into a file can be read back ([`output`]).
 
 mod build;
 pub(crate) mod include;
+pub(crate) mod output;
 pub(crate) mod resolve;
 pub(crate) mod text;
 pub(crate) mod word;
@@ -337,6 +340,29 @@ pub(crate) struct Command {
     pub env: Vec<Assign>,
     /// Heredoc bodies fed to it.
     pub heredocs: Vec<Word>,
+    /// The file its standard output goes to: its own `>`/`>>`, else that of the group it runs in.
+    pub stdout: Option<Output>,
+}
+
+/// A file a command's standard output is written to.
+#[derive(Debug, Clone)]
+pub(crate) struct Output {
+    /// The file as written.
+    pub target: Word,
+    /// Where the file is emptied before this command writes: the context its `>` runs in (a group's `>`
+    /// empties it once, before the group's first command); `None` for `>>` and a group's later commands.
+    pub empties: Option<Ctx>,
+}
+
+/// A `for NAME in WORDS…` loop: the statements of its body see `NAME` take each word in turn.
+#[derive(Debug, Clone)]
+pub(crate) struct Loop {
+    /// The loop variable.
+    pub var: String,
+    /// The words it takes.
+    pub items: Vec<Word>,
+    /// The body's statements, by index.
+    pub body: std::ops::Range<usize>,
 }
 
 impl Command {
@@ -367,6 +393,8 @@ pub(crate) struct Script {
     pub includes: Vec<include::Include>,
     /// The scripts that `source` this one: (script index, statement index of the `source`).
     pub sourced_by: Vec<(usize, usize)>,
+    /// Its `for … in …` loops.
+    pub loops: Vec<Loop>,
 }
 
 /// The commands of a `$(…)`: its first and-or list, as `cmd`, `&& cmd`, `|| cmd`.

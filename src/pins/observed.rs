@@ -34,8 +34,11 @@ pub(crate) enum Observed {
     /// An environment knob assigned and never exported.
     NotExported { at: Location, name: String },
     /// An environment knob exported on the host while the engine starts in a container (`tool`, started at
-    /// `container`) whose command line does not hand it in.
-    NotForwarded { at: Location, name: String, container: Location, tool: String },
+    /// `container`) whose command line does not hand it in (`env_file`: what its env files hold instead).
+    NotForwarded { at: Location, name: String, container: Location, tool: String, env_file: Option<String> },
+    /// An environment knob exported on the host while the engine starts in a container given an env file
+    /// whose names the check cannot read (`why`).
+    ForwardUnresolved { at: Location, name: String, container: Location, tool: String, why: String },
     /// A carrier variable holding the knob that nothing passes on.
     CarrierUnused { at: Location, carrier: String },
     /// `SGLANG_SIMULATE_ACC_LEN` written without the `missing` companions of its triple (`environment`:

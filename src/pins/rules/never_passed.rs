@@ -30,7 +30,9 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
         Observed::NotInjectable { at, value, recipe, why } => Some(not_injectable(at.clone(), value, recipe, why)),
         Observed::VariableUnused { at, name, value } => Some(variable_unused(at.clone(), name, value)),
         Observed::NotExported { at, name } => Some(not_exported(at.clone(), name)),
-        Observed::NotForwarded { at, name, container, tool } => Some(not_forwarded(at.clone(), name, container, tool)),
+        Observed::NotForwarded { at, name, container, tool, env_file } => {
+            Some(not_forwarded(at.clone(), name, container, tool, env_file.as_deref()))
+        }
         Observed::CarrierUnused { at, carrier } => Some(carrier_unused(at.clone(), carrier)),
         _ => None,
     });
@@ -72,13 +74,24 @@ pub(crate) fn not_exported(at: Location, name: &str) -> Finding {
     Finding::new(Class::NeverPassed, at, format!("{name} is set but never exported: the engine never sees it"))
 }
 
-/// A knob exported on the host while the engine runs in a container started without it.
-pub(crate) fn not_forwarded(at: Location, name: &str, container: &Location, tool: &str) -> Finding {
+/// A knob exported on the host while the engine runs in a container started without it (`env_file`:
+/// what the env files it is given hold instead).
+pub(crate) fn not_forwarded(
+    at: Location,
+    name: &str,
+    container: &Location,
+    tool: &str,
+    env_file: Option<&str>,
+) -> Finding {
+    let given = env_file.map_or_else(
+        || format!("which is not given it (-e {name}, --env, --env-file)"),
+        |held| format!("whose {held}, not {name}"),
+    );
     Finding::new(
         Class::NeverPassed,
         at,
         format!(
-            "{name} is exported on the host, but the engine starts in the container of `{tool}` at {container}, which is not given it (-e {name}, --env, --env-file): the engine never sees it"
+            "{name} is exported on the host, but the engine starts in the container of `{tool}` at {container}, {given}: the engine never sees it"
         ),
     )
 }
@@ -105,6 +118,10 @@ mod tests {
         assert!(not_exported(at.clone(), "SGLANG_SIMULATE_ACC_LEN").message.contains("never exported"));
         assert!(carrier_unused(at.clone(), "ACC").message.starts_with("ACC holds the pin"));
         let container = Location::new("a.sh", 9);
-        assert!(not_forwarded(at, "X", &container, "docker run").message.contains("a.sh:9, which is not given it"));
+        assert!(
+            not_forwarded(at.clone(), "X", &container, "docker run", None).message.contains("a.sh:9, which is not")
+        );
+        let held = "--env-file $F (written at a.sh:5) holds A";
+        assert!(not_forwarded(at, "X", &container, "docker run", Some(held)).message.contains("holds A, not X"));
     }
 }

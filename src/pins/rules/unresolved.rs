@@ -37,6 +37,9 @@ pub(crate) fn run(inventory: &Inventory) -> Vec<Finding> {
             Some(script_missing(at.clone(), entry, launcher, tried))
         }
         Observed::IncludeUnresolved { at, written, why } => Some(include(at.clone(), written, why)),
+        Observed::ForwardUnresolved { at, name, container, tool, why } => {
+            Some(forward(at.clone(), name, container, tool, why))
+        }
         _ => None,
     });
     let mut said = std::collections::BTreeSet::new();
@@ -137,6 +140,17 @@ pub(crate) fn launcher_unknown(at: Location, runner: &str, entry: &str) -> Findi
 /// An entry whose launcher's script was not found under any of the names tried.
 pub(crate) fn script_missing(at: Location, entry: &str, launcher: &str, tried: &str) -> Finding {
     Finding::new(Class::Unresolved, at, format!("entry {entry} on {launcher}: no launch script found (tried {tried})"))
+}
+
+/// A knob exported on the host for a container given an env file whose names are not read.
+fn forward(at: Location, name: &str, container: &Location, tool: &str, why: &str) -> Finding {
+    Finding::new(
+        Class::Unresolved,
+        at,
+        format!(
+            "whether {name} reaches the engine in the container of `{tool}` at {container} is unresolved ({why}): a never-passed cannot be ruled in or out"
+        ),
+    )
 }
 
 /// A `source`d file that could not be followed.

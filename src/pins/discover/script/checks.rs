@@ -76,47 +76,183 @@ fn container_start(words: &[Word]) -> Option<String> {
         .then(|| format!("{tool} {verb}"))
 }
 
-/// Whether a container command line hands `name` in: `-e NAME`, `-e NAME=…`, `--env[=]NAME…`; an
-/// `--env-file` or `--env-host` may hold it, which the check cannot see, so it counts as handed in.
-fn forwards(words: &[Word], name: &str) -> bool {
+/// Whether a container's command line hands a name in.
+enum Handed {
+    Yes,
+    /// Not handed in; `env_files`: what the env files it is given hold instead.
+    No {
+        env_files: Option<String>,
+    },
+    /// Given an env file whose names are not read, for the reason given.
+    Unknown(String),
+}
+
+/// Whether the container command line of statement `at` hands `name` in: `-e NAME`, `-e NAME=…`,
+/// `--env[=]NAME…`, `--env-host`, or an `--env-file` the script writes with a `NAME=` line.
+fn forwards(script: &Script, at: usize, words: &[Word], name: &str) -> Handed {
     let names_it = |text: &str| {
         let text = text.trim_matches(['"', '\'']);
         text == name || text.strip_prefix(name).is_some_and(|rest| rest.starts_with('='))
     };
-    words.iter().enumerate().any(|(i, w)| {
+    let mut files = Vec::new();
+    for (i, w) in words.iter().enumerate() {
         let raw = w.raw.as_str();
-        if raw.starts_with("--env-file") || raw == "--env-host" {
-            return true;
+        let named = match raw {
+            "--env-host" => true,
+            "-e" | "--env" => words.get(i + 1).is_some_and(|next| names_it(&next.raw)),
+            "--env-file" => {
+                files.extend(words.get(i + 1).cloned());
+                false
+            }
+            _ => match raw.strip_prefix("--env-file=") {
+                Some(file) => {
+                    files.push(crate::bash::word::convert(file, 0, w.line));
+                    false
+                }
+                None => raw.strip_prefix("--env=").or_else(|| raw.strip_prefix("-e=")).is_some_and(names_it),
+            },
+        };
+        if named {
+            return Handed::Yes;
         }
-        if raw == "-e" || raw == "--env" {
-            return words.get(i + 1).is_some_and(|next| names_it(&next.raw));
+    }
+    let mut held = Vec::new();
+    for file in &files {
+        match env_file(script, at, file, name) {
+            Ok(None) => return Handed::Yes,
+            Ok(Some(holds)) => held.push(holds),
+            Err(why) => return Handed::Unknown(why),
         }
-        raw.strip_prefix("--env=").or_else(|| raw.strip_prefix("-e=")).is_some_and(names_it)
-    })
+    }
+    Handed::No { env_files: (!held.is_empty()).then(|| held.join("; ")) }
+}
+
+/// Programs that write every exported name (`env > FILE`).
+const WHOLE_ENVIRONMENT: &[&str] = &["env", "printenv"];
+
+/// Whether the env file `file` given to the container of statement `at` holds `name`, read from the
+/// statements before it that write the file (in arms that can run with it, from the last `>` that surely
+/// runs), line by line as `NAME=value`: `Ok(None)` when it does, `Ok(Some(what it holds))` when not,
+/// `Err(why)` when the file is not written here or a line's name is not spelled.
+fn env_file(script: &Script, at: usize, file: &Word, name: &str) -> Result<Option<String>, String> {
+    let container = &script.stmts[at];
+    let writers: Vec<usize> = script
+        .writers_of(file)
+        .into_iter()
+        .filter(|&i| script.stmts[i].line < container.line && script.stmts[i].ctx.compatible(&container.ctx))
+        .collect();
+    if writers.is_empty() {
+        return Err(format!("its --env-file {} is not written in {}", file.raw, script.rel));
+    }
+    // What the file holds when the container starts: a `>` that surely runs first empties it.
+    let (mut held, mut every, mut open, mut at_lines) = (BTreeSet::new(), false, None, Vec::new());
+    for &i in &writers {
+        let stmt = &script.stmts[i];
+        let StmtKind::Command(c) = &stmt.kind else { continue };
+        if c.stdout.as_ref().and_then(|o| o.empties.as_ref()).is_some_and(|at| at.implied_by(&container.ctx)) {
+            (held, every, open) = (BTreeSet::new(), false, None);
+            at_lines.clear();
+        }
+        let at = Location::new(&script.rel, stmt.line);
+        let Some(lines) = script.written_lines(i) else {
+            at_lines.push(stmt.line.to_string());
+            if c.words.len() == 1 && c.name().is_some_and(|n| WHOLE_ENVIRONMENT.contains(&n.as_str())) {
+                every = true;
+            } else {
+                open.get_or_insert(format!(
+                    "{at} writes --env-file {} with a command whose output is not read",
+                    file.raw
+                ));
+            }
+            continue;
+        };
+        if !lines.is_empty() {
+            at_lines.push(stmt.line.to_string());
+        }
+        for line in lines {
+            let text = line.known.trim_start();
+            if line.whole && (text.is_empty() || text.starts_with('#')) {
+                continue;
+            }
+            match text.split_once('=') {
+                Some((n, _)) if is_name(n) => {
+                    held.insert(n.to_string());
+                }
+                _ => {
+                    open.get_or_insert(format!(
+                        "{at} writes a line of --env-file {} whose name is not spelled",
+                        file.raw
+                    ));
+                }
+            }
+        }
+    }
+    if every || held.contains(name) {
+        return Ok(None);
+    }
+    if let Some(why) = open {
+        return Err(why);
+    }
+    const SHOWN: usize = 6;
+    let mut names: Vec<&str> = held.iter().map(String::as_str).take(SHOWN).collect();
+    if held.len() > SHOWN {
+        names.push("…");
+    }
+    Ok(Some(format!(
+        "--env-file {} (written at {}:{}) holds {} name{} ({})",
+        file.raw,
+        script.rel,
+        at_lines.join(", "),
+        held.len(),
+        if held.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    )))
+}
+
+fn is_name(text: &str) -> bool {
+    text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// An env knob exported on the host while the engine starts only inside a container whose command line
-/// does not hand it in: the engine never sees it.
+/// does not hand it in: the engine never sees it. Where an env file the container is given cannot be
+/// read, that is open.
 fn not_forwarded(script: &Script, stmt: &Stmt, name: &str, at: &Location) -> Option<Observed> {
     let starts_engine =
         |c: &crate::bash::Command| c.words.iter().any(|w| ENGINE_STARTS.iter().any(|e| w.raw.contains(e)));
     let mut containers = Vec::new();
-    for s in script.stmts.iter().filter(|s| s.line > stmt.line && s.ctx.compatible(&stmt.ctx)) {
+    for (i, s) in script.stmts.iter().enumerate().filter(|(_, s)| s.line > stmt.line && s.ctx.compatible(&stmt.ctx)) {
         let StmtKind::Command(c) = &s.kind else { continue };
         match container_start(&c.words) {
-            Some(tool) if starts_engine(c) => containers.push((s, tool, forwards(&c.words, name))),
+            Some(tool) if starts_engine(c) => containers.push((s, tool, forwards(script, i, &c.words, name))),
             Some(_) => {}
             // The engine also starts on the host, where the export reaches it.
             None if starts_engine(c) => return None,
             None => {}
         }
     }
-    let (s, tool, _) = containers.iter().find(|(_, _, forwarded)| !forwarded)?;
-    Some(Observed::NotForwarded {
+    let place = |s: &Stmt| Location::new(&script.rel, s.line);
+    if let Some((s, tool, Handed::No { env_files })) =
+        containers.iter().find(|(_, _, h)| matches!(h, Handed::No { .. }))
+    {
+        return Some(Observed::NotForwarded {
+            at: at.clone(),
+            name: name.to_string(),
+            container: place(s),
+            tool: tool.clone(),
+            env_file: env_files.clone(),
+        });
+    }
+    let (s, tool, why) = containers.iter().find_map(|(s, tool, h)| match h {
+        Handed::Unknown(why) => Some((s, tool, why)),
+        _ => None,
+    })?;
+    Some(Observed::ForwardUnresolved {
         at: at.clone(),
         name: name.to_string(),
-        container: Location::new(&script.rel, s.line),
+        container: place(s),
         tool: tool.clone(),
+        why: why.clone(),
     })
 }
 
