@@ -227,8 +227,9 @@ struct Mapped<'a> {
 /// # Errors
 /// [`crate::Error::Io`] when `repo` cannot be read; errors reading the golden directory (naming the file).
 pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
-    let mut inventory = crate::pins::scan(repo, &options.exclude)?;
-    let entries = std::mem::take(&mut inventory.config_entries);
+    let inventory = crate::pins::scan(repo, &options.exclude)?;
+    // A clone, not a take: the check decides each pin's served mode from these entries too.
+    let entries = inventory.config_entries.clone();
     let golden = crate::pins::golden_curves(repo, options.golden.as_deref())?;
     let checked = crate::pins::check_inventory(
         inventory,
