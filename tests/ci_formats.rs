@@ -153,7 +153,11 @@ fn rdjson_and_github_carry_what_fails() {
         assert_eq!(got, code, "{args:?}: {stderr}");
         let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"));
         assert_eq!(doc["source"]["name"], "alsim");
-        for d in doc["diagnostics"].as_array().unwrap() {
+        let diagnostics = doc["diagnostics"].as_array().unwrap();
+        if code == 1 {
+            assert!(diagnostics.iter().any(|d| d["severity"] == "ERROR"), "{args:?} fails on an error: {stdout}");
+        }
+        for d in diagnostics {
             assert!(["ERROR", "WARNING", "INFO"].contains(&d["severity"].as_str().unwrap()), "{d}");
             assert!(!d["message"].as_str().unwrap().is_empty() && d["code"]["value"].is_string(), "{d}");
             if let Some(line) = d["location"]["range"]["start"]["line"].as_u64() {

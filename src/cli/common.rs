@@ -251,7 +251,9 @@ impl Writes {
     /// table to its file and each other table beside it, as the file's stem and the table's name
     /// (`p.csv`, `p.best-k-concurrency.csv`), each checked as every output is before anything is written.
     pub fn emit<R: Report>(&mut self, text: &str, report: &R) -> anyhow::Result<()> {
-        let csv = report::csv_files(report);
+        // Every table as CSV text is only wanted where a CSV export takes it.
+        let csv_wanted = self.exports.iter().any(|(format, _)| *format == Format::Csv);
+        let csv = if csv_wanted { report::csv_files(report) } else { Vec::new() };
         let mut beside = Vec::new();
         for (format, slot) in self.exports.clone() {
             if format != Format::Csv || csv.len() < 2 {

@@ -57,6 +57,14 @@ struct Code {
 
 /// The rdjson document of `results`, pretty-printed.
 pub(super) fn document(results: &[CheckResult]) -> String {
+    // Each rule's documentation page is looked up once, not once per finding: the lookup parses the docs.
+    let mut references: Vec<(&str, Option<String>)> = Vec::new();
+    for r in results {
+        if !references.iter().any(|(rule, _)| *rule == r.rule) {
+            references.push((r.rule, rule_text(r.rule).map(|t| t.reference)));
+        }
+    }
+    let reference = |rule: &str| references.iter().find(|(r, _)| *r == rule).and_then(|(_, url)| url.clone());
     let diagnostics = results
         .iter()
         .filter(|r| r.allowed.is_none() && r.change != Some(Change::Fixed))
@@ -72,7 +80,7 @@ pub(super) fn document(results: &[CheckResult]) -> String {
                 Severity::Note => "INFO",
             },
             source: Source { name: "alsim" },
-            code: Code { value: r.rule, url: rule_text(r.rule).map(|t| t.reference) },
+            code: Code { value: r.rule, url: reference(r.rule) },
         })
         .collect();
     let mut out = serde_json::to_string_pretty(&Document { source: Source { name: "alsim" }, diagnostics })

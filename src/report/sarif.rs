@@ -9,7 +9,6 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::findings::{CheckResult, rule_text};
-use crate::diagnostic::Severity;
 use crate::pins::diff::Change;
 
 /// Where the schema of the version written is published (errata 01, the one GitHub validates against).
@@ -142,11 +141,7 @@ pub(super) fn log(command: &str, results: &[CheckResult]) -> String {
         .map(|r| SarifResult {
             rule_id: r.rule,
             rule_index: ids.iter().position(|id| *id == r.rule).unwrap_or_default(),
-            level: match r.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Note => "note",
-            },
+            level: r.severity.name(),
             message: Text { text: r.message.clone() },
             locations: r
                 .location
