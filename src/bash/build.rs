@@ -323,10 +323,6 @@ impl Builder<'_> {
         let mut words = Vec::new();
         let mut assigns = Vec::new();
         let mut stdout = self.stdout.clone();
-        // A group's `>` empties the file once, before its first command.
-        if let Some(group) = &mut self.stdout {
-            group.empties = None;
-        }
         for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
             match item {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => env.push(self.assignment(a, w, false, src)),
@@ -366,6 +362,10 @@ impl Builder<'_> {
         for mut a in assigns {
             a.exported |= exports_too;
             self.push(a.line, ctx, StmtKind::Assign(a));
+        }
+        // A group's `>` empties the file once, before its first command (an assignment alone is none).
+        if let Some(group) = &mut self.stdout {
+            group.empties = None;
         }
         self.push(line, ctx, StmtKind::Command(Command { words, env, heredocs, stdout }));
     }

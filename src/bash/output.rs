@@ -191,7 +191,8 @@ mod tests {
 
     #[test]
     fn a_group_empties_its_file_once_before_its_first_command() {
-        let text = "{\n  echo A=1\n  echo B=1\n} > f.env\necho C=1 >> f.env\necho D=1 > f.env\n";
+        // The assignment that opens the group writes nothing, so the first echo is still the one that empties.
+        let text = "{\n  D=$(date)\n  echo A=1\n  echo B=1\n} > f.env\necho C=1 >> f.env\necho D=1 > f.env\n";
         let script = Script::parse("x.sh", text).unwrap();
         let target = crate::bash::word::convert("f.env", 0, 1);
         let empties: Vec<bool> = script
