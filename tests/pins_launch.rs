@@ -361,6 +361,11 @@ fn a_pin_inside_a_data_files_string_is_a_pin_with_the_k_written_under_its_own_ke
     let json = "  vllm_flags: \"--speculative-config '{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": 3, \\\"synthetic_acceptance_length\\\": 2.30}'\"";
     let found = findings(&check(with_file(MODELS, &models(json)).path()), MODELS, "wrong-k");
     assert_eq!(found.len(), 1, "{found:?}");
+    // A nested object before the pin does not end the JSON early.
+    let nested = json.replace("\\\"mtp\\\", ", "\\\"mtp\\\", \\\"draft\\\": {\\\"tp\\\": 1}, ");
+    assert!(nested.contains("{\\\"tp\\\": 1}"), "{nested}");
+    let found = findings(&check(with_file(MODELS, &models(&nested)).path()), MODELS, "wrong-k");
+    assert_eq!(found.len(), 1, "{found:?}");
 
     // The twin: the golden value at k 3.
     let right = with_file(MODELS, &models(&format!("  sim_env: \"SGLANG_SIMULATE_ACC_LEN=2.61 {triple}\"")));

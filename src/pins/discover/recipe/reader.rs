@@ -222,7 +222,7 @@ impl Reader<'_> {
         }
         if let Some(at) = text.find("--speculative-config") {
             let rest = text[at + "--speculative-config".len()..].trim_start_matches([' ', '=', '\'', '"']);
-            if let Some(end) = rest.starts_with('{').then(|| rest.find('}')).flatten() {
+            if let Some(end) = rest.starts_with('{').then(|| object_end(rest)).flatten() {
                 self.scalar("speculative-config", &rest[..=end], &[], role, (line, group));
             }
         }
@@ -283,4 +283,33 @@ fn settings_text(text: &str) -> bool {
         after_flag = flag && !word.contains('=');
     }
     any
+}
+
+/// Where the JSON object `text` opens with ends: its matching `}` (nested objects and strings skipped), so a
+/// `--speculative-config '{…, "draft": {…}, …}'` is read whole.
+fn object_end(text: &str) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
