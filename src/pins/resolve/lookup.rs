@@ -16,7 +16,6 @@ pub fn model_key(curves: &CurveSet, model: &str) -> Option<String> {
     let keys = curves.known_models();
     let model = model.trim_matches('*');
     let name = model.rsplit('/').next().unwrap_or(model).trim_matches('*');
-    let words_of = |s: &str| -> Vec<String> { s.split(['-', '_']).map(fold).collect() };
     let begins = |key: &str, start: &[String]| words_of(key).starts_with(start);
     let mut words = words_of(name);
     let floor = words.len().clamp(1, 2);
@@ -37,6 +36,18 @@ pub fn model_key(curves: &CurveSet, model: &str) -> Option<String> {
         words.pop();
     }
     None
+}
+
+/// A name's words, each folded: the units model names are matched in.
+fn words_of(name: &str) -> Vec<String> {
+    name.split(['-', '_']).map(fold).collect()
+}
+
+/// Whether curve key `key` names a variant of `base` (`deepseek-v4-pro-0813` of `deepseek-v4-pro`): `base`'s
+/// words and more, word by word, as [`model_key`] matches (`glm-5.2` is no variant of `glm-5`).
+pub(in crate::pins) fn is_variant(key: &str, base: &str) -> bool {
+    let (key, base) = (words_of(key), words_of(base));
+    key.len() > base.len() && key.starts_with(&base)
 }
 
 /// A drafter given as a local staging path (`/tmp/Kimi-K3-DSpark`) is matched on its last component, to
@@ -113,13 +124,12 @@ fn by_method(set: &CurveSet, key: &str, family: &str) -> ByMethod {
     if own.iter().any(|f| f.provenance.method.is_none()) {
         return ByMethod::Unrecorded;
     }
-    let base = fold(key);
     let variants: Vec<(&str, &CurveFile)> = set
         .files()
         .iter()
         .filter(|f| file_family(f).as_deref() == Some(family))
         .flat_map(|f| f.models().into_iter().map(move |m| (m, f)))
-        .filter(|(m, _)| fold(m) != base && fold(m).starts_with(&base))
+        .filter(|(m, _)| is_variant(m, key))
         .collect();
     match variants.as_slice() {
         [(key, file), rest @ ..] if rest.iter().all(|(k, _)| k == key) => {
@@ -270,6 +280,16 @@ pub(in crate::pins) fn files_for<'a>(curves: &'a CurveSet, key: &str) -> Vec<&'a
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_variant_has_its_base_keys_words_and_more() {
+        assert!(is_variant("deepseek-v4-pro-0813", "deepseek-v4-pro"));
+        assert!(is_variant("Kimi-K2.5-NVFP4", "kimi-k2.5"));
+        for (key, base) in [("glm-5.2-fp8", "glm-5"), ("deepseek-v4-pro", "deepseek-v4-pro"), ("kimi-k2.5", "kimi-k2")]
+        {
+            assert!(!is_variant(key, base), "{key} of {base}");
+        }
+    }
     use crate::curve::CurveSet;
 
     #[test]

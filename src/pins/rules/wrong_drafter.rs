@@ -23,7 +23,7 @@
 // draft sampling.
 
 use crate::curve::{Curve, CurveFile, CurveSet, ThinkingMode};
-use crate::pins::resolve::lookup::{method_family, short};
+use crate::pins::resolve::lookup::{is_variant, method_family, short};
 use crate::pins::resolve::subject::Subject;
 
 /// The draft sampling a file was collected with: one that records none was collected greedily (engines
@@ -40,11 +40,8 @@ pub(crate) fn value(s: &Subject, curves: &CurveSet) -> Option<String> {
     let mode = s.curve.mode;
     let same_mode =
         |c: &Curve| c.mode() == mode || c.mode() == ThinkingMode::Unspecified || mode == ThinkingMode::Unspecified;
-    let key = s.query.model.to_ascii_lowercase();
-    let family = |model: &str| {
-        let model = model.to_ascii_lowercase();
-        key == model || key.starts_with(&format!("{model}-"))
-    };
+    let key = &s.query.model;
+    let family = |model: &str| key.eq_ignore_ascii_case(model) || is_variant(key, model);
     let method =
         |f: &CurveFile| f.provenance.method.as_deref().map(|m| method_family(m, f.provenance.drafter.as_deref()));
     let chosen = s.file(curves);
