@@ -50,6 +50,27 @@ impl Engine {
     pub fn takes_rates(self) -> bool {
         matches!(self, Engine::Vllm | Engine::Llamacpp)
     }
+
+    /// The engine a config entry's `framework` serves with (`sglang-disagg`, `dynamo-vllm`, `atom`, …): the
+    /// engine named in it; `dynamo-trt`/`trt` are TensorRT-LLM.
+    #[cfg(feature = "pins")]
+    pub(crate) fn of_framework(framework: &str) -> Option<Engine> {
+        let f = framework.to_ascii_lowercase();
+        let has = |name: &str| f.split(['-', '_']).any(|part| part == name);
+        if has("sglang") {
+            Some(Engine::Sglang)
+        } else if has("vllm") {
+            Some(Engine::Vllm)
+        } else if has("trt") || has("trtllm") || f.contains("tensorrt") {
+            Some(Engine::Trtllm)
+        } else if has("atom") {
+            Some(Engine::Atom)
+        } else if has("llamacpp") || f.contains("llama.cpp") {
+            Some(Engine::Llamacpp)
+        } else {
+            None
+        }
+    }
 }
 
 crate::names::named_enum!(

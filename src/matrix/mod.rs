@@ -524,7 +524,7 @@ fn curve_of<'c>(
     }
     let name = entry.model.as_deref().unwrap_or_default();
     let key = model_key(curves, name).ok_or_else(|| format!("no golden curve for model '{name}'"))?;
-    let engine = entry.framework.as_deref().and_then(|f| f.split('-').find_map(|w| w.parse::<Engine>().ok()));
+    let engine = entry.framework.as_deref().and_then(Engine::of_framework);
     // A prediction needs a curve even where the benchmark client templates random-token prompts: the
     // server's renderer's default stands in (no points: the client is never the renderer here).
     let renderer = served::renderer(&[entry], &[], &[], engine);

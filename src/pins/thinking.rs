@@ -39,11 +39,7 @@ pub(crate) enum Renderer {
 impl Renderer {
     fn column(self) -> &'static str {
         match self {
-            Renderer::Engine(Engine::Vllm) => "vllm",
-            Renderer::Engine(Engine::Sglang) => "sglang",
-            Renderer::Engine(Engine::Trtllm) => "trtllm",
-            Renderer::Engine(Engine::Atom) => "atom",
-            Renderer::Engine(Engine::Llamacpp) => "llamacpp",
+            Renderer::Engine(engine) => engine.name(),
             Renderer::Dynamo => "dynamo",
             Renderer::Client => "client",
         }

@@ -480,7 +480,7 @@ fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) 
                 // A knob's spelling in the text (a comment, another engine's knob) makes the script a
                 // candidate, not a pinned one: what decides is a pin reaching this entry that its engine
                 // reads.
-                let engine = entry.framework.as_deref().and_then(super::path::engine_of_framework);
+                let engine = entry.framework.as_deref().and_then(crate::engine::Engine::of_framework);
                 let pinned = pins.iter().any(|p| {
                     p.entries.iter().any(|e| e.name == entry.name)
                         && (engine.is_none() || p.knob.engine().is_none_or(|e| Some(e) == engine))
@@ -522,7 +522,7 @@ fn missing_and_twins(graph: &Graph, pins: &[Pin], observed: &mut Vec<Observed>) 
 fn shared_code_without_pin(graph: &Graph, index: usize, eref: &EntryRef) -> Option<(Location, Observed)> {
     use super::path;
     let entry = graph.entry(&graph.jobs[index]);
-    let engine = path::engine_of_framework(entry.framework.as_deref()?)?;
+    let engine = crate::engine::Engine::of_framework(entry.framework.as_deref()?)?;
     let hops = graph.launch_path(index)?;
     let knobs = path::knobs_read(engine);
     let text = |rel: &str| graph.files.get(rel).copied();

@@ -20,26 +20,6 @@ use crate::pins::{Knob, Location};
 /// How many files one launch path may pass through before the search stops (InferenceX's deepest is 5).
 const MAX_FILES: usize = 64;
 
-/// The engine a config entry's `framework` serves with (`sglang-disagg`, `dynamo-vllm`, `atom`, …): the
-/// engine named in it; `dynamo-trt`/`trt` are TensorRT-LLM.
-pub(crate) fn engine_of_framework(framework: &str) -> Option<Engine> {
-    let f = framework.to_ascii_lowercase();
-    let has = |name: &str| f.split(['-', '_']).any(|part| part == name);
-    if has("sglang") {
-        Some(Engine::Sglang)
-    } else if has("vllm") {
-        Some(Engine::Vllm)
-    } else if has("trt") || has("trtllm") || f.contains("tensorrt") {
-        Some(Engine::Trtllm)
-    } else if has("atom") {
-        Some(Engine::Atom)
-    } else if has("llamacpp") || f.contains("llama.cpp") {
-        Some(Engine::Llamacpp)
-    } else {
-        None
-    }
-}
-
 /// The settings that give an engine its draft length k (docs/engines.md): where one is written, the file
 /// configures that engine's speculation.
 pub(crate) fn k_settings(engine: Engine) -> &'static [&'static str] {
@@ -239,11 +219,11 @@ mod tests {
 
     #[test]
     fn the_engine_of_a_framework_is_the_one_it_names() {
-        assert_eq!(engine_of_framework("sglang-disagg"), Some(Engine::Sglang));
-        assert_eq!(engine_of_framework("dynamo-vllm"), Some(Engine::Vllm));
-        assert_eq!(engine_of_framework("dynamo-trt"), Some(Engine::Trtllm));
-        assert_eq!(engine_of_framework("atom-disagg"), Some(Engine::Atom));
-        assert_eq!(engine_of_framework("mystery"), None);
+        assert_eq!(Engine::of_framework("sglang-disagg"), Some(Engine::Sglang));
+        assert_eq!(Engine::of_framework("dynamo-vllm"), Some(Engine::Vllm));
+        assert_eq!(Engine::of_framework("dynamo-trt"), Some(Engine::Trtllm));
+        assert_eq!(Engine::of_framework("atom-disagg"), Some(Engine::Atom));
+        assert_eq!(Engine::of_framework("mystery"), None);
         assert_eq!(knobs_read(Engine::Sglang), ["SGLANG_SIMULATE_ACC_LEN"]);
     }
 }
