@@ -140,6 +140,33 @@ pub(crate) fn rule_text(rule: &str) -> Option<RuleText> {
 mod tests {
     use super::*;
 
+    /// Every rule a check reports under has its `alsim explain` section: SARIF and rdjson describe a rule
+    /// from it, and one without would be described by its id alone.
+    #[test]
+    fn every_rule_a_check_reports_has_its_documentation() {
+        use crate::curve::check::ProblemKind;
+        use crate::diagnostic::FindingClass;
+        use crate::evidence::verdict::Verdict;
+        let verdicts =
+            [Verdict::Consistent, Verdict::PinTooHigh, Verdict::PinTooLow, Verdict::Mixed, Verdict::Inconclusive];
+        let problems = [
+            ProblemKind::OutOfRange,
+            ProblemKind::Dip,
+            ProblemKind::IncrementAboveOne,
+            ProblemKind::Rise,
+            ProblemKind::MissingK,
+            ProblemKind::DrafterAmbiguity,
+        ];
+        let rules = crate::pins::Class::ALL
+            .iter()
+            .map(|c| c.name())
+            .chain(verdicts.into_iter().map(super::super::evidence::verdict_rule))
+            .chain(problems.into_iter().map(FindingClass::name))
+            .chain(["band", "pooled"]);
+        let missing: Vec<&str> = rules.filter(|rule| rule_text(rule).is_none()).collect();
+        assert!(missing.is_empty(), "rules with no explain section: {missing:?}");
+    }
+
     #[test]
     fn a_rule_reads_its_explain_section() {
         let text = rule_text("wrong-k").unwrap();
