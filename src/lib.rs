@@ -105,7 +105,7 @@ pub(crate) mod escape;
 pub mod evidence;
 #[cfg(feature = "pins")]
 pub mod explain;
-pub mod golden;
+pub mod measured;
 // The readers every input goes through (bounded files, YAML, CSV) are internal: the library's API takes
 // paths and texts and returns its own types. The `internals` feature makes them reachable from outside for
 // this crate's own tests, examples and fuzz targets alone; it carries no semver promise.

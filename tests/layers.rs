@@ -24,7 +24,7 @@ const LAYERS: &[(&str, usize)] = &[
     ("sim", 3),
     ("evidence", 3),
     ("perf", 3),
-    ("golden", 3),
+    ("measured", 3),
     ("pins", 3),
     ("config", 3),
     ("matrix", 3),

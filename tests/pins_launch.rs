@@ -115,6 +115,27 @@ fn a_pin_exported_on_the_host_reaches_a_containerized_engine_only_if_the_contain
 }
 
 #[test]
+fn a_containerized_vllm_serve_is_the_engine_start_whether_its_command_is_written_out_or_quoted() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/dv_fp8_mx.sh";
+    let report = check(&fixture());
+    let found = findings(&report, SCRIPT, "never-passed");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(SCRIPT, "export SGLANG_SIMULATE_ACC_LEN"));
+    assert!(message.contains(&format!("{SCRIPT}:{}", line_of(SCRIPT, "docker run"))), "{message}");
+    assert!(message.contains("docker run") && message.contains("never sees it"), "{message}");
+    assert_eq!(findings(&report, SCRIPT, "missing-pin").len(), 1, "vLLM's own knob is still missing");
+
+    // The same command quoted for a shell in the container is the same start.
+    const SERVE: &str =
+        r#"vllm serve /models/Tau-MoE --speculative-config '{"method": "mtp", "num_speculative_tokens": 3}'"#;
+    let quoted = edited(SCRIPT, SERVE, &format!("bash -c \"{}\"", SERVE.replace('"', "\\\"")));
+    assert_eq!(findings(&check(quoted.path()), SCRIPT, "never-passed"), found);
+    // The twin: handed in by name, passed.
+    let forwarded = edited(SCRIPT, "docker run --rm", "docker run --rm -e SGLANG_SIMULATE_ACC_LEN");
+    assert_eq!(findings(&check(forwarded.path()), SCRIPT, "never-passed"), []);
+}
+
+#[test]
 fn an_env_file_hands_in_only_the_names_the_script_writes_into_it() {
     const SCRIPT: &str = "benchmarks/single_node/agentic/ef_fp8_mx.sh";
     let report = check(&fixture());

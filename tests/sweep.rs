@@ -305,3 +305,78 @@ fn the_configuration_found_upward_gives_golden_and_exclude_and_flags_override_it
     let (_, by_flag) = sweep(&["--golden", root.join("golden_al_distribution").to_str().unwrap()]);
     assert_eq!(by_flag["rows"], whole["rows"], "--golden overrides it");
 }
+
+/// `tests/fixtures/served` in a scratch folder with `entry` given a runner and a tp, so that the sweep
+/// predicts it (`--map` the returned file maps the runner and the DeepSeek-V4-Pro names); with `unpinned`,
+/// its pin's settings are dropped.
+fn served_entry_swept(entry: &str, unpinned: bool) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    crate::pins_cli::copy_dir(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/served"), &repo);
+    let master = repo.join("configs/served-master.yaml");
+    let text = std::fs::read_to_string(&master).unwrap();
+    let start = text.find(&format!("\n{entry}:\n")).unwrap();
+    let end = text[start + 1..].find("\n\n").map_or(text.len(), |e| start + 1 + e);
+    let block = text[start..end]
+        .replacen("\n  model:", "\n  runner: cluster:served\n  model:", 1)
+        .replacen("        prefill:\n", "        prefill:\n          tp: 8\n", 1)
+        .lines()
+        .filter(|l| !(unpinned && l.contains("SYNTHETIC_ACCEPTANCE")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&master, format!("{}{block}{}", &text[..start], &text[end..])).unwrap();
+    let map = dir.path().join("map.csv");
+    std::fs::write(
+        &map,
+        "kind,pattern,profile,source\nrunner,cluster:served,b200,test\nmodel,deepseek-ai/DeepSeek-V4-Pro*,deepseek-v4-pro,test\n",
+    )
+    .unwrap();
+    let map = map.to_str().unwrap().to_string();
+    (dir, map)
+}
+
+/// The sweep predicts a pinned point on the curve the check judged its pin on. The served fixture's DSpark
+/// run is judged on alsim's embedded DSpark curve (its repository holds only the model's MTP one); the
+/// sweep looked the curve up in the repository's set alone and skipped the point as "gone".
+#[test]
+fn a_pin_judged_on_alsims_embedded_curve_is_predicted_on_that_curve() {
+    let (dir, map) = served_entry_swept("dsv4-dspark-right", false);
+    let repo = dir.path().join("repo");
+    let (_, report) = check_json(&["sweep", repo.to_str().unwrap(), "--map", &map, "--format", "json"]);
+    let (_, pins) = check_json(&["pins", "check", repo.to_str().unwrap(), "--format", "json"]);
+    let pin = pins["pins"].as_array().unwrap().iter().find(|p| p["entries"][0]["name"] == "dsv4-dspark-right").unwrap();
+    let judged_on = pin["golden"]["file"].as_str().unwrap();
+    assert_eq!(judged_on, "<embedded>/dsv4-pro-0813-dspark.yaml", "{pin}");
+    let rows = rows_of(&report, "dsv4-dspark-right");
+    assert!(!rows.is_empty(), "{}", report["skipped"]);
+    for r in rows {
+        assert!(r["acceptance"].as_str().unwrap().starts_with(&format!("{judged_on} deepseek-v4-pro-0813")), "{r}");
+        assert_eq!((r["k"].as_u64(), r["k_from"]["line"].as_u64()), (Some(3), pin["location"]["line"].as_u64()), "{r}");
+        assert!(r["in_band"].is_boolean(), "{r}");
+    }
+}
+
+/// Without a pin, the thinking mode the curve is chosen by is the default the check would decide: who
+/// renders as the recipe states it (`dyn-chat-processor: vllm`: vLLM 0.26.0, which serves non-thinking),
+/// not the framework's Dynamo frontend the sweep assumed (which renders thinking).
+#[test]
+fn an_unpinned_point_takes_the_renderer_its_recipe_states() {
+    let (dir, map) = served_entry_swept("dsv4-vllm-chat-processor", true);
+    let repo = dir.path().join("repo");
+    let (_, report) = check_json(&["sweep", repo.to_str().unwrap(), "--map", &map, "--format", "json"]);
+    let rows = rows_of(&report, "dsv4-vllm-chat-processor");
+    assert!(!rows.is_empty(), "{}", report["skipped"]);
+    for r in rows {
+        assert!(r["k"].is_null(), "no pin states k: {r}");
+        assert!(r["acceptance"].as_str().unwrap().ends_with("deepseek-v4-pro thinking_off"), "{r}");
+    }
+    // The same entry without its recipe's renderer is Dynamo's: thinking.
+    let (dir, map) = served_entry_swept("dsv4-dynamo-frontend", true);
+    let repo = dir.path().join("repo");
+    let (_, report) = check_json(&["sweep", repo.to_str().unwrap(), "--map", &map, "--format", "json"]);
+    let rows = rows_of(&report, "dsv4-dynamo-frontend");
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r["acceptance"].as_str().unwrap().ends_with("thinking_on")),
+        "{report}"
+    );
+}

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use alsim::curve::{CurveFile, ThinkingMode};
 use alsim::evidence::{self, Verdict};
-use alsim::golden::collect::{self, ByK, DEFAULT_TARGET_SE, Identity, Run};
-use alsim::golden::retest::retest;
+use alsim::measured::collect::{self, ByK, DEFAULT_TARGET_SE, Identity, Run};
+use alsim::measured::retest::retest;
 use alsim::report;
 
 use super::Outcome;

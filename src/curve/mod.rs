@@ -5,7 +5,7 @@
 //! (`provenance`), resolving a (model, drafter, method, draft sampling, mode, k) query to one curve
 //! (`registry`), validating curves ([`check`]) and writing them back in InferenceX's layout (`mod@write`).
 //! The project's own curves are embedded in the binary ([`CurveSet::embedded`]). Curves measured from
-//! evidence are [`crate::golden`]'s: this module reads and judges files, and knows nothing of runs.
+//! evidence are [`crate::measured`]'s: this module reads and judges files, and knows nothing of runs.
 //!
 //! Shapes, all read unchanged:
 //! - thinking matrix: `model: {thinking_on: {1: 1.78, …}, thinking_off: {…}}`

@@ -7,9 +7,10 @@
 //! Per point:
 //! - hardware and model profiles through the mapping table ([`map`]); an unknown runner label or model is
 //!   *unmapped*, never guessed;
-//! - the k it runs and its golden curve from its pins (decode or aggregated roles): the curve of the pin's
-//!   [`crate::pins::GoldenRef`], else the curve the model, its engine's thinking default and the drafter
-//!   select; without a pin the k is not known and the row has no in-band verdict;
+//! - the k it runs and its golden curve from its pins (decode or aggregated roles): the curve the check
+//!   judged the pin on ([`crate::pins::GoldenRef`], the repository's or alsim's embedded one), else the curve
+//!   the model, the thinking default the check's served-mode context decides and the drafter select; without
+//!   a pin the k is not known and the row has no in-band verdict;
 //! - the deployment from the point: TP, data-parallel attention (a disaggregated point's decode workers),
 //!   the entry's precision, a BF16 KV cache (`alsim predict`'s default); ISL/OSL from its scenario item, else
 //!   `alsim predict`'s defaults (agentic traces state none) with a note;
@@ -26,7 +27,6 @@ use serde::Serialize;
 
 use self::map::{MapKind, NameMap};
 use crate::curve::{CurveQuery, CurveSet, Resolved};
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::names::fold;
 use crate::perf::cost::{CostModel, Deployment, Workload};
@@ -34,9 +34,10 @@ use crate::perf::profile::{DrafterProfile, ModelProfile, Precision, Profiles};
 use crate::perf::workload::{DEFAULT_ISL, DEFAULT_OSL};
 use crate::perf::{AcceptanceSource, Band, DEFAULT_MAX_K, Sweep};
 use crate::pins::discover::graph::config::{Entry, Point};
+use crate::pins::served::Context;
 use crate::pins::walk::Excludes;
 use crate::pins::{CheckOptions, CheckedPin};
-use crate::pins::{Location, Role, Status, model_key, served, thinking};
+use crate::pins::{Location, Role, Status, golden_curve, model_key, thinking};
 
 /// What a sweep reads besides the repository.
 #[derive(Debug, Clone)]
@@ -228,8 +229,11 @@ struct Mapped<'a> {
 /// [`crate::Error::Io`] when `repo` cannot be read; errors reading the golden directory (naming the file).
 pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
     let inventory = crate::pins::scan(repo, &options.exclude)?;
-    // A clone, not a take: the check decides each pin's served mode from these entries too.
-    let entries = inventory.config_entries.clone();
+    // Clones, not takes: the check decides each pin's served mode from these too, and the sweep decides an
+    // unpinned point's from them in the same served-mode context.
+    let (entries, image_lines, recipe_renderers) =
+        (inventory.config_entries.clone(), inventory.image_lines.clone(), inventory.recipe_renderers.clone());
+    let served = Context::new(&entries, &image_lines, &recipe_renderers);
     let golden = crate::pins::golden_curves(repo, options.golden.as_deref())?;
     let checked = crate::pins::check_inventory(
         inventory,
@@ -271,7 +275,7 @@ pub fn sweep(repo: &Path, options: &Options) -> Result<MatrixReport> {
     let points: Vec<(&Mapped, &Point)> =
         mapped.iter().flat_map(|m| m.entry.points.iter().filter(|p| p.speculative()).map(move |p| (m, p))).collect();
     let predicted: Vec<std::result::Result<Predicted, Skipped>> =
-        points.par_iter().map(|(m, p)| predict_point(m, p, &checked.pins, &golden.curves, options)).collect();
+        points.par_iter().map(|(m, p)| predict_point(m, p, &checked.pins, &golden.curves, &served, options)).collect();
     let mut rows = Vec::new();
     let mut plots: Vec<EntrySweeps> = Vec::new();
     let mut notes = BTreeSet::new();
@@ -376,6 +380,7 @@ fn predict_point(
     point: &Point,
     pins: &[CheckedPin],
     curves: &CurveSet,
+    served: &Context<'_>,
     options: &Options,
 ) -> std::result::Result<Predicted, Skipped> {
     let entry = m.entry;
@@ -415,7 +420,7 @@ fn predict_point(
     }
     let k = (ks.len() == 1).then(|| ks.first().copied()).flatten();
     let pin = own.first().copied();
-    let resolved = curve_of(entry, pin, curves).map_err(skip)?;
+    let resolved = curve_of(entry, point, pin, curves, served).map_err(skip)?;
     let max_k = resolved.curve.max_k().min(DEFAULT_MAX_K);
     let acceptance =
         AcceptanceSource::from_curve(resolved.curve, &resolved.file.origin, max_k).map_err(|e| skip(reason(e)))?;
@@ -507,41 +512,38 @@ fn drafter_of<'p>(
     profiles.drafter(model, None, method)
 }
 
-/// The golden curve of a point: its pin's, else the one the model, its engine's thinking default and the
-/// drafter select: the entry's model matched to a golden key by the check's own rule ([`model_key`]), so a
-/// model the golden curves hold no curve of has none (DeepSeek-R1 beside DeepSeek-V4's), never its family's.
+/// The golden curve of a point: the one the check judged its pin on (the repository's or alsim's embedded
+/// one), else the one the model, the served thinking default and the drafter select: the entry's model
+/// matched to a golden key by the check's own rule ([`model_key`]), so a model the golden curves hold no
+/// curve of has none (DeepSeek-R1 beside DeepSeek-V4's), never its family's; the default decided in the
+/// check's served-mode context (the renderer a recipe states, the version a prose line dates).
 fn curve_of<'c>(
     entry: &Entry,
+    point: &Point,
     pin: Option<&CheckedPin>,
     curves: &'c CurveSet,
+    served: &Context<'_>,
 ) -> std::result::Result<Resolved<'c>, String> {
     if let Some(golden) = pin.and_then(|c| c.golden.as_ref()) {
-        let found = curves.files().iter().find_map(|file| {
-            let curve = file.curves.iter().find(|c| (1..=c.max_k()).any(|k| c.field(k) == golden.key))?;
-            (file.origin == golden.file).then_some(Resolved { file, curve, drafter_match: golden.drafter_match })
-        });
-        return found.ok_or_else(|| format!("its pin's golden curve {} in {} is gone", golden.key, golden.file));
+        return golden_curve(golden, curves)
+            .ok_or_else(|| format!("its pin's golden curve {} in {} is gone", golden.key, golden.file));
     }
     let name = entry.model.as_deref().unwrap_or_default();
     let key = model_key(curves, name).ok_or_else(|| format!("no golden curve for model '{name}'"))?;
-    let engine = entry.framework.as_deref().and_then(Engine::of_framework);
-    // A prediction needs a curve even where the benchmark client templates random-token prompts: the
-    // server's renderer's default stands in (no points: the client is never the renderer here).
-    let renderer = served::renderer(&[entry], &[], &[], engine);
-    let version = served::version(&[entry], &[]);
-    let decided = renderer.map(|(r, _)| (r, thinking::decide(&key, r, &version)));
-    let row = match decided {
-        Some((_, thinking::Decision::Decided(row))) => row,
+    let undecided = || format!("no pin states its thinking mode, and no default alsim knows decides it for {key}");
+    let (renderer, version) = served.unpinned(entry, point).ok_or_else(undecided)?;
+    let row = match thinking::decide(&key, renderer, &version) {
+        thinking::Decision::Decided(row) => row,
         // A default that changed between versions, at a version the image does not place: say which, so the
         // user knows what to state (the mode in a pin, or the image's release or build date).
-        Some((renderer, thinking::Decision::Open(rows))) => {
+        thinking::Decision::Open(rows) => {
             return Err(format!(
                 "no pin states the thinking mode of {key}, and {} while the version run is not placed ({})",
                 thinking::open_default(&renderer.to_string(), &rows),
                 version.text
             ));
         }
-        _ => return Err(format!("no pin states its thinking mode, and no default alsim knows decides it for {key}")),
+        thinking::Decision::Unknown => return Err(undecided()),
     };
     let mode = row.mode;
     let drafter = pin.and_then(|c| c.pin.drafter.value.clone());

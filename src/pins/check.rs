@@ -228,8 +228,10 @@ pub fn check_inventory(
     let mut used: Vec<CurveEntry> = Vec::new();
     let context = Context::new(&inventory.config_entries, &inventory.image_lines, &inventory.recipe_renderers);
     let mut judged: Vec<_> = inventory.pins.into_iter().map(|pin| check_pin(pin, curves, &context)).collect();
-    rules::unresolved::once_per_model(judged.iter_mut().map(|(c, found, _)| (c.model_key.as_deref(), found)));
-    for (checked, mut found, entry) in judged {
+    rules::unresolved::once_per_model(
+        judged.iter_mut().map(|(c, found, _, no_default)| (c.model_key.as_deref().filter(|_| *no_default), found)),
+    );
+    for (checked, mut found, entry, _) in judged {
         own.push(found.iter().map(|f| (f.class, f.message.clone())).collect());
         findings.append(&mut found);
         used.extend(entry);
@@ -294,9 +296,14 @@ fn summarize(pins: &[CheckedPin], findings: &[Finding]) -> CheckSummary {
     summary
 }
 
-/// The result of one pin: the checked pin, its findings, and the curve entry its expected value rests on.
-/// Its facts are resolved first ([`subject::resolve`]), then judged by the rules ([`rules::judge`]).
-fn check_pin(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> (CheckedPin, Vec<Finding>, Option<CurveEntry>) {
+/// The result of one pin: the checked pin, its findings, the curve entry its expected value rests on, and
+/// whether its thinking mode stayed undecided for want of its model's default. Its facts are resolved
+/// first ([`subject::resolve`]), then judged by the rules ([`rules::judge`]).
+fn check_pin(
+    pin: Pin,
+    curves: &CurveSet,
+    context: &Context<'_>,
+) -> (CheckedPin, Vec<Finding>, Option<CurveEntry>, bool) {
     let key = (!pin.inert()).then(|| subject::golden_key(&pin, curves)).flatten();
     let (pin, open, effort_renders) = match &key {
         Some(key) => subject::with_served_mode(pin, key, context),
@@ -313,6 +320,7 @@ fn check_pin(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> (CheckedPin,
         Resolution::Undecided(u) => (u.range.map(|r| r.implied), None, None),
         Resolution::Inert | Resolution::Silent => (None, None, None),
     };
+    let no_default = matches!(&resolution, Resolution::Undecided(u) if u.what == subject::MODE_WITHOUT_DEFAULT);
     let fix = judgement.fix.then_some(golden.as_ref()).flatten();
     let checked = CheckedPin {
         model_key: key,
@@ -324,5 +332,5 @@ fn check_pin(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> (CheckedPin,
         problems: Vec::new(),
         pin,
     };
-    (checked, judgement.findings, entry)
+    (checked, judgement.findings, entry, no_default)
 }

@@ -54,6 +54,7 @@ pub use check::{
 pub use class::Class;
 pub use fix::{FixPlan, plan_fixes};
 pub use native::{NativeSetting, native_setting};
+pub(crate) use resolve::lookup::golden_curve;
 pub use resolve::lookup::model_key;
 pub(crate) use resolve::served;
 pub use verdict::{GoldenRef, ValueVerdict};

@@ -18,11 +18,11 @@ pub mod evidence;
 pub mod explain;
 #[cfg(feature = "pins")]
 pub mod findings;
-mod golden;
 #[cfg(feature = "cli")]
 pub mod layout;
 #[cfg(feature = "pins")]
 mod matrix;
+mod measured;
 mod perf;
 #[cfg(feature = "pins")]
 pub mod pins;

@@ -4,6 +4,7 @@
 use crate::curve::registry::DrafterMatch;
 use crate::curve::{CurveFile, CurveQuery, CurveSet, Resolved};
 use crate::names::fold;
+use crate::pins::verdict::GoldenRef;
 
 /// Matches a served model name (`MiniMaxAI/MiniMax-M3-MXFP4`, or a case glob `*DeepSeek-V4*`) to a golden
 /// key (`minimax-m3`): the organisation is dropped, then trailing words (precision, variant) until a key
@@ -143,6 +144,16 @@ fn by_method(set: &CurveSet, key: &str, family: &str) -> ByMethod {
 pub(in crate::pins) fn embedded() -> &'static CurveSet {
     static EMBEDDED: std::sync::OnceLock<CurveSet> = std::sync::OnceLock::new();
     EMBEDDED.get_or_init(CurveSet::embedded)
+}
+
+/// The curve a checked pin's golden value came from, where the check found it: in `curves`, the set it
+/// resolved against, or in alsim's embedded ones, which its lookup falls back to. `alsim sweep` predicts a
+/// pinned point on it, so that the two never choose apart.
+pub(crate) fn golden_curve<'c>(golden: &GoldenRef, curves: &'c CurveSet) -> Option<Resolved<'c>> {
+    [curves, embedded()].into_iter().flat_map(CurveSet::files).filter(|f| f.origin == golden.file).find_map(|file| {
+        let curve = file.curves.iter().find(|c| (1..=c.max_k()).any(|k| c.field(k) == golden.key))?;
+        Some(Resolved { file, curve, drafter_match: golden.drafter_match })
+    })
 }
 
 /// The golden value under the other draft sampling, when none is written.

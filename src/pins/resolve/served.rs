@@ -79,6 +79,17 @@ impl<'a> Context<'a> {
         Some(Deployment { renderer, rendered_by, version, at })
     }
 
+    /// Who renders the prompts of `entry`'s `point` where no pin of it says, and at what version: as for a
+    /// pin its engine reads (the renderer its recipe states, Dynamo's frontend, else the engine), except the
+    /// benchmark client, since a prediction needs a curve where the client templates random-token prompts too.
+    pub(crate) fn unpinned(&self, entry: &Entry, point: &Point) -> Option<(Renderer, EngineVersion)> {
+        let recipe = point.get("CONFIG_FILE").and_then(|s| recipe_path(&s.value));
+        let stated = [recipe.as_ref().and_then(|r| self.recipe_renderers.get(r))];
+        let engine = entry.framework.as_deref().and_then(Engine::of_framework);
+        let (renderer, _) = renderer(&[entry], &[], &stated, engine)?;
+        Some((renderer, version(&[entry], self.image_lines)))
+    }
+
     /// The served mode of `pin`, whose model matched the golden key `key`.
     pub(crate) fn served(&self, pin: &Pin, key: &str) -> Served {
         if pin.mode.value.is_some() {
@@ -167,7 +178,7 @@ fn renders_before(effort: &str, renders: &str, versioned: &str, row: &thinking::
 /// sections, [`crate::pins::discover::recipe`]) where every one states the same; Dynamo's frontend where
 /// every entry is served through Dynamo (`framework: dynamo-…`); else the engine. With what placed it
 /// there (`frontend.args.dyn-chat-processor: vllm at r.yaml:21`, `framework dynamo-vllm`), for messages.
-pub(crate) fn renderer(
+fn renderer(
     entries: &[&Entry],
     points: &[&Point],
     stated: &[Option<&Fact<Renderer>>],
@@ -194,7 +205,7 @@ pub(crate) fn renderer(
 
 /// The engine version `entries` run: their image's release or build date, or a build date a prose line of
 /// the repository states for it. Entries on several images have one version only where all agree.
-pub(crate) fn version(entries: &[&Entry], image_lines: &[ImageLine]) -> EngineVersion {
+fn version(entries: &[&Entry], image_lines: &[ImageLine]) -> EngineVersion {
     let mut images: Vec<&str> = entries.iter().filter_map(|e| e.image.as_deref()).collect();
     images.sort_unstable();
     images.dedup();

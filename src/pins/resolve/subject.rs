@@ -165,6 +165,10 @@ pub(crate) fn with_served_mode(
     }
 }
 
+/// The fact [`Undecided::what`] names where a pin's thinking mode stayed undecided for want of its model's
+/// default (the check says that once per model).
+pub(crate) const MODE_WITHOUT_DEFAULT: &str = "thinking mode";
+
 /// Why a thinking mode no file states stays undecided when the served model's family has no known default
 /// (`minimax-m3`): a fact of the model, not of the pin, which the check says once per model.
 pub(crate) fn no_default(model_key: &str) -> String {
@@ -242,7 +246,7 @@ pub(crate) fn resolve(
                     pin.mode.text,
                     no_default(&query.model)
                 );
-                undecided("thinking mode", &why, Some(range), true)
+                undecided(MODE_WITHOUT_DEFAULT, &why, Some(range), true)
             } else {
                 undecided("golden curve", &e.to_string(), Some(range), true)
             };

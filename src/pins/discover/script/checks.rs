@@ -218,8 +218,11 @@ fn is_name(text: &str) -> bool {
 /// does not hand it in: the engine never sees it. Where an env file the container is given cannot be
 /// read, that is open.
 fn not_forwarded(script: &Script, stmt: &Stmt, name: &str, at: &Location) -> Option<Observed> {
-    let starts_engine =
-        |c: &crate::bash::Command| c.words.iter().any(|w| ENGINE_STARTS.iter().any(|e| w.raw.contains(e)));
+    // The words joined, so that a start of two words (`vllm serve`) is seen written out as well as quoted.
+    let starts_engine = |c: &crate::bash::Command| {
+        let line = c.words.iter().map(|w| w.raw.as_str()).collect::<Vec<_>>().join(" ");
+        ENGINE_STARTS.iter().any(|e| line.contains(e))
+    };
     let mut containers = Vec::new();
     for (i, s) in script.stmts.iter().enumerate().filter(|(_, s)| s.line > stmt.line && s.ctx.compatible(&stmt.ctx)) {
         let StmtKind::Command(c) = &s.kind else { continue };

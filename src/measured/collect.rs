@@ -1,4 +1,4 @@
-//! Golden curves collected from eval-only runs (`alsim golden collect`): runs grouped by draft length,
+//! A curve collected from eval-only runs (`alsim golden collect`): runs grouped by draft length,
 //! one AL per k with its verification steps, standard error and interval, written as a golden file.
 //!
 //! This module owns turning evidence into a curve; it estimates nothing itself. Each k's runs go through

@@ -1,4 +1,4 @@
-//! Tables for golden curves from eval runs: `alsim golden collect` and `alsim golden check` (a retest).
+//! Tables for curves measured from eval runs: `alsim golden collect` and `alsim golden check` (a retest).
 
 #[cfg(feature = "pins")]
 use super::findings::CheckResult;
@@ -6,8 +6,8 @@ use super::{Cell, Report, Table, fixed};
 #[cfg(feature = "pins")]
 use crate::diagnostic::{Location, Severity};
 use crate::evidence::Verdict;
-use crate::golden::collect::Collection;
-use crate::golden::retest::Retest;
+use crate::measured::collect::Collection;
+use crate::measured::retest::Retest;
 
 fn interval(lower: f64, upper: f64, digits: usize) -> String {
     format!("[{}, {}]", fixed(lower, digits), fixed(upper, digits))
