@@ -9,12 +9,18 @@
 //! 1 (the default) adds them, which served whole steps want (median speedup error 3.7 % at 1 against 4.0–4.3 %
 //! at 2–3, trend right in 16 of 17 groups against 13–14); a bare GPU's kernels overlap them — the H200 kit's
 //! Llama-3.3-70B spec-off steps fit to 0.8 % at p ≈ 3 against 6.1 % at 1 — and `alsim calibrate` fits p on
-//! step times (not on serving pairs, whose spec side contradicts the spec-off side's pull).
+//! step times (not on serving pairs, whose spec side contradicts the spec-off side's pull). The routed experts
+//! are the exception: their memory and math always add (p = 1, [`PartKind::Experts`]). A grouped GEMM whose
+//! experts take a few tokens each does not hide its math under its weights: at B = 256 the H100 kit wakes every
+//! expert of Qwen3-235B-A22B at every k, so the bytes stay fixed, yet its experts column grows 12–14 ms per draft
+//! position, the position's GEMMs at ~0.7 of the measured matmul rate, added; at the fitted p = 4 the model
+//! priced each position near zero, and each extra draft position too cheaply (held-out choice of k over the
+//! kit 373 → 387 of 516 cells with the experts additive; served steps keep p = 1, where nothing moves).
 //!
 //! | part | priced as | efficiency |
 //! |---|---|---|
 //! | dense weights | non-expert weights read once per forward; their GEMMs, 2 FLOPs per weight per token | `bw_eff`, `flops_eff` |
-//! | routed experts | E(n) = N·(1 − (1 − k/N)^n) experts read per MoE layer; the active experts' GEMMs | `bw_eff`, `flops_eff` |
+//! | routed experts | E(n) = N·(1 − (1 − k/N)^n) experts read per MoE layer; the active experts' GEMMs, added to the reads | `bw_eff`, `flops_eff` |
 //! | attention | KV cache read per sequence and written per token; QK and PV math at the **KV cache's** precision | `bw_eff`, `attn_eff` |
 //! | LM head | BF16 head read per forward, its GEMM per token | `bw_eff`, `flops_eff` |
 //! | communication | two all-reduces per layer under TP: latency + volume over the scale-up link | none (link figures) |
@@ -169,8 +175,14 @@ impl ForwardTerms {
             0.0,
             self.moe_tokens,
         ];
-        for (part, math) in [(&self.dense, 1), (&self.experts, 1), (&self.lm_head, 1), (&self.attention, 2)] {
-            let (_, memory, compute) = part.split(c[0], c[math], eff.overlap);
+        for (part, kind) in [
+            (&self.dense, PartKind::Gemm),
+            (&self.experts, PartKind::Experts),
+            (&self.lm_head, PartKind::Gemm),
+            (&self.attention, PartKind::Attention),
+        ] {
+            let math = kind.math();
+            let (_, memory, compute) = part.split(c[0], c[math], kind.overlap(eff));
             f[0] += memory;
             f[math] += compute;
         }
@@ -182,9 +194,35 @@ impl ForwardTerms {
         dot(&self.features(eff), &eff.coefficients()) + self.comm_s
     }
 
-    /// Seconds of one part under `eff` (its memory and math; overheads are not parts).
-    pub fn part_seconds(part: Roof, eff: &Efficiencies, attention: bool) -> f64 {
-        part.split(1.0 / eff.bw_eff, 1.0 / if attention { eff.attn_eff } else { eff.flops_eff }, eff.overlap).0
+    /// Seconds of one part of `kind` under `eff` (its memory and math; overheads are not parts).
+    pub fn part_seconds(part: Roof, eff: &Efficiencies, kind: PartKind) -> f64 {
+        let math = if kind == PartKind::Attention { eff.attn_eff } else { eff.flops_eff };
+        part.split(1.0 / eff.bw_eff, 1.0 / math, kind.overlap(eff)).0
+    }
+}
+
+/// What a part's math is and how it meets its memory traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartKind {
+    /// Dense GEMMs (non-expert weights, LM head): math at `flops_eff`, overlapped with the weight stream at
+    /// the profile's `overlap`.
+    Gemm,
+    /// The routed experts' grouped GEMMs: math at `flops_eff`, **added** to their weight stream at any
+    /// `overlap` (see the module docs).
+    Experts,
+    /// Attention: math at `attn_eff`, overlapped with the KV traffic at the profile's `overlap`.
+    Attention,
+}
+
+impl PartKind {
+    /// The coefficient (in [`Efficiencies::coefficients`] order) its math runs at.
+    fn math(self) -> usize {
+        if self == PartKind::Attention { 2 } else { 1 }
+    }
+
+    /// The p-norm exponent its memory and math combine at.
+    fn overlap(self, eff: &Efficiencies) -> f64 {
+        if self == PartKind::Experts { 1.0 } else { eff.overlap }
     }
 }
 
@@ -408,10 +446,10 @@ impl StepTerms {
             ("communication", self.verify.comm_s),
         ];
         let parts = [
-            ("dense", ForwardTerms::part_seconds(self.verify.dense, eff, false)),
-            ("experts", ForwardTerms::part_seconds(self.verify.experts, eff, false)),
-            ("attention", ForwardTerms::part_seconds(self.verify.attention, eff, true)),
-            ("lm_head", ForwardTerms::part_seconds(self.verify.lm_head, eff, false)),
+            ("dense", ForwardTerms::part_seconds(self.verify.dense, eff, PartKind::Gemm)),
+            ("experts", ForwardTerms::part_seconds(self.verify.experts, eff, PartKind::Experts)),
+            ("attention", ForwardTerms::part_seconds(self.verify.attention, eff, PartKind::Attention)),
+            ("lm_head", ForwardTerms::part_seconds(self.verify.lm_head, eff, PartKind::Gemm)),
         ];
         let dominant = parts
             .iter()
@@ -428,17 +466,17 @@ impl StepTerms {
         let v = &self.verify;
         let d = &self.draft;
         Some(match name {
-            "dense" => ForwardTerms::part_seconds(v.dense, eff, false),
-            "experts" => ForwardTerms::part_seconds(v.experts, eff, false),
-            "attention" => ForwardTerms::part_seconds(v.attention, eff, true),
-            "lm_head" => ForwardTerms::part_seconds(v.lm_head, eff, false),
+            "dense" => ForwardTerms::part_seconds(v.dense, eff, PartKind::Gemm),
+            "experts" => ForwardTerms::part_seconds(v.experts, eff, PartKind::Experts),
+            "attention" => ForwardTerms::part_seconds(v.attention, eff, PartKind::Attention),
+            "lm_head" => ForwardTerms::part_seconds(v.lm_head, eff, PartKind::Gemm),
             "communication" | "comm" => v.comm_s,
             "verify" => v.seconds(eff),
             "drafter" | "draft" => d.seconds(eff),
-            "drafter_attention" => ForwardTerms::part_seconds(d.attention, eff, true),
-            "drafter_lm_head" => ForwardTerms::part_seconds(d.lm_head, eff, false),
-            "drafter_dense" => ForwardTerms::part_seconds(d.dense, eff, false),
-            "drafter_experts" => ForwardTerms::part_seconds(d.experts, eff, false),
+            "drafter_attention" => ForwardTerms::part_seconds(d.attention, eff, PartKind::Attention),
+            "drafter_lm_head" => ForwardTerms::part_seconds(d.lm_head, eff, PartKind::Gemm),
+            "drafter_dense" => ForwardTerms::part_seconds(d.dense, eff, PartKind::Gemm),
+            "drafter_experts" => ForwardTerms::part_seconds(d.experts, eff, PartKind::Experts),
             _ => return None,
         })
     }
@@ -525,6 +563,29 @@ mod tests {
         for (a, b) in back.values().iter().zip(e.values()) {
             assert!((a - b).abs() < 1e-9 * b.max(1.0));
         }
+    }
+
+    #[test]
+    fn the_experts_math_adds_to_their_weight_stream_at_any_overlap() {
+        // Every expert woken (the weight stream fixed), one more verify position adds its grouped GEMMs' math
+        // in full: Δt = Δcompute / flops_eff, at overlap 1 and 4 alike. A dense GEMM overlapped at p = 4 hides
+        // most of it under its stream, (m⁴ + c⁴)^¼ − m.
+        let (stream, math, more) = (0.18, 0.01, 0.01);
+        for overlap in [1.0, 4.0] {
+            let e = Efficiencies { overlap, ..eff() };
+            let at = |compute_s, kind| ForwardTerms::part_seconds(Roof { memory_s: stream, compute_s }, &e, kind);
+            let step = at(math + more, PartKind::Experts) - at(math, PartKind::Experts);
+            assert!((step - more / e.flops_eff).abs() < 1e-12, "overlap {overlap}: {step}");
+            let (m, c) = (stream / e.bw_eff, |x: f64| x / e.flops_eff);
+            let dense = at(math + more, PartKind::Gemm) - at(math, PartKind::Gemm);
+            let p_norm = |x: f64| (m.powf(overlap) + c(x).powf(overlap)).powf(1.0 / overlap);
+            assert!((dense - (p_norm(math + more) - p_norm(math))).abs() < 1e-12, "overlap {overlap}: {dense}");
+        }
+        // The fit sees the same split: the features carry the experts' math whole.
+        let forward = ForwardTerms { experts: Roof { memory_s: stream, compute_s: math }, ..ForwardTerms::default() };
+        let e = Efficiencies { overlap: 4.0, ..eff() };
+        let f = forward.features(&e);
+        assert!((f[0] - stream).abs() < 1e-15 && (f[1] - math).abs() < 1e-15, "{f:?}");
     }
 
     #[test]
