@@ -18,13 +18,16 @@ use alsim::perf::csv::CsvTable;
 use alsim::perf::profile::{ProfileKind, Profiles};
 
 /// The measured files with committed error tables: the H200's (B 1–128, three contexts) and the H100's (issue
-/// #35: B 1–256, two contexts).
-const MEASURED: [&str; 5] = [
+/// #35 and #34: B 1–256, two contexts; MiniMax-M3's MHA drafter B 1–128).
+const MEASURED: [&str; 8] = [
     "h200-inferact-minimax-m3-eagle3",
     "h200-inferact-minimax-m3-eagle3-gqa",
     "h200-llama-3.3-70b-eagle3",
     "h100-qwen3-235b-a22b-eagle3",
     "h100-qwen3.5-397b-a17b-mtp",
+    "h100-inferact-minimax-m3-eagle3",
+    "h100-inferact-minimax-m3-eagle3-gqa",
+    "h100-llama-3.3-70b-eagle3",
 ];
 const DIR: &str = "calibration/measured";
 
@@ -192,6 +195,31 @@ fn hybrid_attention_with_mtp_spec_steps_are_predicted_within_the_targets() {
     assert_within_targets("h100-qwen3.5-397b-a17b-mtp");
 }
 
+#[test]
+fn minimax_m3_eagle3_spec_steps_on_the_h100_are_predicted_within_the_targets() {
+    assert_within_targets("h100-inferact-minimax-m3-eagle3");
+    assert_within_targets("h100-inferact-minimax-m3-eagle3-gqa");
+}
+
+/// The 70B on the H100 meets the median target but not the worst row's: at B = 64 and k = 6 (448 verify tokens)
+/// its dense GEMMs measured 153 ms where 512 tokens (k = 7) took 106 ms, at both contexts, so the step is not
+/// monotone in k there and no roofline follows it. The miss is held here as measured: one row past 30 %, that
+/// one, so a model change that moves it, or a second row past the target, fails.
+#[test]
+fn dense_70b_spec_steps_on_the_h100_miss_the_worst_row_target_at_one_gemm_shape_only() {
+    let name = "h100-llama-3.3-70b-eagle3";
+    let cal = calibrated(name);
+    let s = &cal.summary;
+    assert!(s.step_time_median_abs_rel_error.unwrap() <= TARGET_MEDIAN, "{name}: {s:?}");
+    let over: Vec<(usize, usize, f64)> = steps(&cal)
+        .residuals
+        .iter()
+        .filter(|r| r.k > 0 && r.residual_pct.abs() > TARGET_WORST * 100.0)
+        .map(|r| (r.concurrency, r.k, r.context))
+        .collect();
+    assert_eq!(over, [(64, 6, 1024.0)], "{name}: the rows past {} %", TARGET_WORST * 100.0);
+}
+
 /// `alsim calibrate calibration/measured/<seed file>.csv --output calibration/measured/h200-calibrated.csv`.
 #[test]
 fn committed_profile_is_what_calibrate_writes_for_the_seed_model() {
@@ -281,9 +309,10 @@ fn drafter_growth_with_batch_follows_the_kit_after_a_fit_on_two_batches() {
             }
         }
         eprint!("{report}");
-        // The target holds on the H200 files it was set on. The H100 files' drafters (Qwen3-235B-A22B's EAGLE3
-        // with a 32k vocabulary, Qwen3.5's MoE MTP head, B to 256) miss it by far (worst 68 % and 59 %): printed
-        // above, an open finding of issue #34, not yet a target.
+        // The target holds on the H200 files it was set on. On the H100 (B to 256) it holds for MiniMax-M3's MHA
+        // drafter (2.4 %) and misses for the others: Qwen3-235B-A22B's EAGLE3 with a 32k vocabulary 44.5 %,
+        // Qwen3.5's MoE MTP head 64.1 %, MiniMax-M3's GQA drafter 23.4 %, the 70B's 21.6 % (printed above): an
+        // open finding of issue #34, not yet a target on that GPU.
         if name.starts_with("h200") && worst_of_all > DRAFTER_GROWTH_TARGET {
             let _ = writeln!(failures, "{name}: worst {:.1} %", worst_of_all * 100.0);
         }

@@ -55,14 +55,22 @@ class Repeat(unittest.TestCase):
                 self.assertIn(says, err.getvalue())
 
     def test_the_committed_repeat_runs_agree_on_the_choice(self):
+        # repeat/ is the second run, repeat/third/ the third; each is scored in the first run's throughput, and
+        # the third also in the second's.
         measured = Path(__file__).resolve().parent.parent / "measured"
-        for again in sorted((measured / "repeat").glob("*.csv")):
-            if again.name.endswith("-layers.csv"):
-                continue
-            first, _ = repeat.read(measured / again.name)
-            second, _ = repeat.read(again)
-            for alpha, c in repeat.compare(first, second, [0.6, 0.7, 0.8])["choice"].items():
-                self.assertEqual(c["right"], c["cells"], f"{again.name} alpha {alpha}")
+        runs = [measured, measured / "repeat", measured / "repeat" / "third"]
+        pairs = [(a, b) for i, a in enumerate(runs) for b in runs[i + 1 :]]
+        compared = 0
+        for earlier, later in pairs:
+            for again in sorted(later.glob("*.csv")):
+                if again.name.endswith("-layers.csv") or not (earlier / again.name).exists():
+                    continue
+                first, _ = repeat.read(earlier / again.name)
+                second, _ = repeat.read(again)
+                for alpha, c in repeat.compare(first, second, [0.6, 0.7, 0.8])["choice"].items():
+                    self.assertEqual(c["right"], c["cells"], f"{later.name}/{again.name} alpha {alpha}")
+                compared += 1
+        self.assertEqual(compared, 6, "two files, three runs: three pairs each")
 
 
 if __name__ == "__main__":
