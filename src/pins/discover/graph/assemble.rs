@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
+use super::jobs::Job;
 use super::tables::table_selection;
-use super::{Graph, Job, recipe_path};
+use super::{Graph, recipe_path};
 use crate::bash::Script;
 use crate::bash::resolve::Env;
 use crate::pins::discover::recipe::Recipe;

@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::config::Entry;
+use super::jobs::Job;
 use super::{
-    Job, SHELL_KNOBS, YAML_KNOBS, archived, echoes_number, holds_any, parse_recipes, parse_script, parse_scripts,
+    SHELL_KNOBS, YAML_KNOBS, archived, echoes_number, holds_any, parse_recipes, parse_script, parse_scripts,
     recipe_path, sources_any,
 };
 use crate::bash::Script;

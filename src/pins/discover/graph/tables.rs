@@ -152,7 +152,7 @@ fn latent_fall_through(
                 continue;
             }
             for point in entry.points.iter().filter(|p| p.speculative() && vars.iter().any(|v| p.get(v).is_some())) {
-                let env = super::job_env(entry, point, None);
+                let env = super::jobs::job_env(entry, point, None);
                 if !vars.iter().all(|v| env.contains_key(*v)) {
                     continue;
                 }
