@@ -24,6 +24,7 @@
 pub(crate) mod assemble;
 mod candidates;
 pub(crate) mod config;
+mod fall_through;
 mod jobs;
 pub(crate) mod path;
 mod prose;
