@@ -5,15 +5,16 @@
 //! - [`config`]: entries of master configs, by structure, with their settings and lines;
 //! - [`runner`]: runner labels → launchers, each launcher's naming convention, eval twin, knob strips
 //!   and injector call, read from the launcher's own code;
-//! - [`jobs`]: one search-space point on one launcher, with the environment the workflow gives the job
+//! - `jobs`: one search-space point on one launcher, with the environment the workflow gives the job
 //!   (`MODEL`, `MODEL_PREFIX`, `PRECISION`, `FRAMEWORK`, `SPEC_DECODING`, `SCENARIO_SUBDIR`, `EXP_NAME`,
 //!   `IS_AGENTIC`, `IS_MULTINODE`, `RUNNER_NAME`, `MODEL_NAME=${MODEL##*/}`, and every `additional-settings` pair) and
 //!   its target: a single-node script, or a recipe (`CONFIG_FILE=recipes/<x>` →
 //!   `benchmarks/multi_node/srt-slurm-recipes/<x>`);
 //! - [`assemble`]: pins from scripts (run with each job's environment), lookup tables in shared code
-//!   (selected by the jobs' variables), recipes (each role), injections (entry's value into the
-//!   recipe's roles), eval routes, missing pins and eval twins; `tables`: which arm of a lookup table in
-//!   shared code each job selects, and an explicit fall-through an entry could reach;
+//!   (selected by the jobs' variables), recipes (each role), injections (`injected`: the entry's value
+//!   into the recipe's roles), eval routes, and what the jobs' paths lack (`missing`: pins, targets, eval
+//!   twins); `tables`: which arm of a lookup table in shared code each job selects, and `fall_through`: an
+//!   explicit fall-through an entry could reach;
 //! - `candidates`: the files the graph starts from, each text searched once.
 //!
 //! Parsing is the expensive part, so only what the graph reaches is parsed, in parallel: master
@@ -25,7 +26,9 @@ pub(crate) mod assemble;
 mod candidates;
 pub(crate) mod config;
 mod fall_through;
+mod injected;
 mod jobs;
+mod missing;
 pub(crate) mod path;
 mod prose;
 pub(crate) mod runner;
@@ -113,7 +116,7 @@ pub(crate) struct Graph<'f> {
     pub observed: Vec<Observed>,
     /// `model-prefix` → the model of an entry that uses it.
     pub prefix_models: BTreeMap<String, EntryRef>,
-    /// The injector's source, when the repository has one ([`assemble::INJECTOR`]).
+    /// The injector's source, when the repository has one ([`injected::INJECTOR`]).
     pub injector: Option<String>,
     /// Shell files whose text holds a knob spelling (`SHELL_KNOBS`), searched once.
     pub shell_knobs: HashSet<&'f str>,
@@ -272,7 +275,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         tables = crate::bash::resolve::tables(&scripts);
     }
     // The injector is Python: read as text, only to see that it returns early for eval runs.
-    let injector = crate::pins::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
+    let injector = crate::pins::walk::read_inside(root, injected::INJECTOR, crate::input::SMALL_FILE_LIMIT);
     let scripts_len = scripts.len();
     let launch_paths =
         launch.iter().flatten().filter_map(|l| Some((l.multi_node.as_ref()?.0.clone(), OnceLock::new())));
