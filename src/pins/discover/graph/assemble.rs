@@ -1,6 +1,7 @@
-//! Pins from the launch graph: scripts run with each job's environment, lookup tables selected by the
-//! jobs' variables, recipes per role, injections ([`super::injected`]), and for each pin the route eval
-//! runs take; then what the jobs' paths lack ([`super::missing`]).
+//! The inventory of the launch graph: its pins — scripts run with each job's environment, lookup tables
+//! selected by the jobs' variables, recipes per role, injections ([`super::injected`]), and for each pin
+//! the route eval runs take — what the jobs' paths lack ([`super::missing`]), and what else discovery
+//! recorded.
 
 use std::collections::BTreeMap;
 
@@ -11,10 +12,43 @@ use super::tables::table_selection;
 use super::{Graph, injected, missing, recipe_path};
 use crate::bash::Script;
 use crate::bash::resolve::Env;
+use crate::pins::allow::AllowList;
 use crate::pins::discover::recipe::Recipe;
 use crate::pins::discover::script::sites::{self, Discovery};
 use crate::pins::observed::Observed;
-use crate::pins::{EvalRoute, Fact, How, Knob, Location, Pin};
+use crate::pins::walk::Files;
+use crate::pins::{EvalRoute, Fact, How, Inventory, Knob, Location, Pin};
+
+/// The inventory of a built graph: its pins and what was recorded, with the inline allows of `files`.
+pub(super) fn inventory(graph: Graph, files: &Files) -> Inventory {
+    let files_read = files.texts.len();
+    let files_seen = files.texts.iter().map(|f| f.rel.clone()).collect();
+    let config_entries = graph.entries.clone();
+    let entries = config_entries.len();
+    let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
+    let image_lines = super::prose::image_lines(&graph);
+    let recipe_renderers = graph.recipes.values().filter_map(|r| Some((r.rel.clone(), r.renderer.clone()?))).collect();
+    let (pins, mut observed) = assemble(graph);
+    let mut inline_allows = AllowList::default();
+    for (list, bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
+        inline_allows.extend(list);
+        observed.extend(bad.into_iter().map(|b| Observed::InlineAllowUnread { at: b.at, class_error: b.class_error }));
+    }
+    Inventory {
+        repo: String::new(),
+        files_read,
+        entries,
+        config_entries,
+        pins,
+        findings: Vec::new(),
+        observed,
+        tables: tables_found,
+        inline_allows,
+        files: files_seen,
+        image_lines,
+        recipe_renderers,
+    }
+}
 
 /// Every pin of the graph and what was recorded about them.
 pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Observed>) {

@@ -10,12 +10,13 @@
 //!   `IS_AGENTIC`, `IS_MULTINODE`, `RUNNER_NAME`, `MODEL_NAME=${MODEL##*/}`, and every `additional-settings` pair) and
 //!   its target: a single-node script, or a recipe (`CONFIG_FILE=recipes/<x>` →
 //!   `benchmarks/multi_node/srt-slurm-recipes/<x>`);
-//! - [`assemble`]: pins from scripts (run with each job's environment), lookup tables in shared code
-//!   (selected by the jobs' variables), recipes (each role), injections (`injected`: the entry's value
-//!   into the recipe's roles), eval routes, and what the jobs' paths lack (`missing`: pins, targets, eval
-//!   twins); `tables`: which arm of a lookup table in shared code each job selects, and `fall_through`: an
-//!   explicit fall-through an entry could reach;
-//! - `candidates`: the files the graph starts from, each text searched once.
+//! - [`assemble`]: the graph's inventory: pins from scripts (run with each job's environment), lookup
+//!   tables in shared code (selected by the jobs' variables), recipes (each role), injections (`injected`:
+//!   the entry's value into the recipe's roles), eval routes, and what the jobs' paths lack (`missing`:
+//!   pins, targets, eval twins); `tables`: which arm of a lookup table in shared code each job selects, and
+//!   `fall_through`: an explicit fall-through an entry could reach;
+//! - `candidates`: the files the graph starts from, each text searched once; `parse`: parsing what it
+//!   reaches.
 //!
 //! Parsing is the expensive part, so only what the graph reaches is parsed, in parallel: master
 //! configs, the launchers of relevant jobs, scripts and recipes that write a knob, the recipes and
@@ -29,6 +30,7 @@ mod fall_through;
 mod injected;
 mod jobs;
 mod missing;
+mod parse;
 pub(crate) mod path;
 mod prose;
 pub(crate) mod runner;
@@ -43,13 +45,13 @@ use rayon::prelude::*;
 use self::candidates::Candidates;
 use self::config::{Entry, Point};
 use self::jobs::{Job, jobs_of};
+use self::parse::{Parsed, parse_handoffs, parse_recipes, parse_scripts, parse_yaml};
 use self::runner::{LaunchFacts, Launcher, Runners};
 use crate::bash::Script;
 use crate::bash::resolve::LookupTable;
-use crate::pins::allow::AllowList;
 use crate::pins::discover::recipe::Recipe;
 use crate::pins::discover::script::written::WrittenFacts;
-use crate::pins::observed::{Observed, Unparsed};
+use crate::pins::observed::Observed;
 use crate::pins::walk::{FileKind, Files, TextFile};
 use crate::pins::{EntryRef, Inventory, Location};
 
@@ -155,27 +157,6 @@ impl Graph<'_> {
         let (start, _) = self.launch[index].as_ref()?.multi_node.as_ref()?;
         Some(self.launch_paths.get(start)?.get_or_init(|| path::reached(start, &self.files)))
     }
-}
-
-/// A YAML file's tree and its duplicate keys, or the record that it could not be parsed.
-type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Unparsed>;
-
-fn parse_yaml(file: &TextFile) -> Parsed {
-    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| {
-        let line = match e {
-            crate::Error::Parse { line, .. } => line,
-            _ => None,
-        };
-        Unparsed { file: file.rel.clone(), line: line.unwrap_or(1), reason: e.to_string() }
-    })
-}
-
-fn parse_script(file: &TextFile) -> Result<Script, Unparsed> {
-    Script::parse(&file.rel, &file.text).map_err(|e| Unparsed {
-        file: file.rel.clone(),
-        line: e.line.unwrap_or(1),
-        reason: format!("bash parse error: {}", e.message),
-    })
 }
 
 /// Builds the graph of `files` (walked from `root`) and every pin in it.
@@ -295,37 +276,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         shell_knobs: c.shell_knobs,
         written: WrittenFacts::new(scripts_len),
     };
-    inventory(graph, files)
-}
-
-/// Parses the files launchers hand over to (`source`, `exec`), and theirs, a few hand-overs deep, so that
-/// a launcher is read through them. Their paths.
-fn parse_handoffs(
-    launchers: &BTreeSet<&str>,
-    by_path: &HashMap<&str, &TextFile>,
-    scripts: &mut Vec<Script>,
-    script_index: &mut HashMap<String, usize>,
-    observed: &mut Vec<Observed>,
-) -> BTreeSet<String> {
-    let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
-    let mut reached = BTreeSet::new();
-    let mut frontier: Vec<usize> = launchers.iter().filter_map(|p| script_index.get(*p).copied()).collect();
-    for _ in 0..runner::MAX_HANDOFFS {
-        let targets: BTreeSet<String> =
-            frontier.iter().flat_map(|&i| runner::handoff_paths(&scripts[i], &exists)).collect();
-        frontier =
-            targets.iter().filter(|p| !reached.contains(*p)).filter_map(|p| script_index.get(p).copied()).collect();
-        reached.extend(targets.iter().cloned());
-        let wanted: BTreeSet<String> = targets.into_iter().filter(|p| !script_index.contains_key(p)).collect();
-        let (more, mut notes) = parse_scripts(wanted.iter().filter_map(|p| by_path.get(p.as_str()).copied()).collect());
-        observed.append(&mut notes);
-        for s in more {
-            script_index.insert(s.rel.clone(), scripts.len());
-            frontier.push(scripts.len());
-            scripts.push(s);
-        }
-    }
-    reached
+    assemble::inventory(graph, files)
 }
 
 /// `model-prefix` → the model of the first entry that uses it.
@@ -339,37 +290,6 @@ fn prefix_models(entries: &[Entry]) -> BTreeMap<String, EntryRef> {
         }
     }
     prefix_models
-}
-
-/// The inventory of a built graph: its pins and what was recorded, with the inline allows of `files`.
-fn inventory(graph: Graph, files: &Files) -> Inventory {
-    let files_read = files.texts.len();
-    let files_seen = files.texts.iter().map(|f| f.rel.clone()).collect();
-    let config_entries = graph.entries.clone();
-    let entries = config_entries.len();
-    let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
-    let image_lines = prose::image_lines(&graph);
-    let recipe_renderers = graph.recipes.values().filter_map(|r| Some((r.rel.clone(), r.renderer.clone()?))).collect();
-    let (pins, mut observed) = assemble::assemble(graph);
-    let mut inline_allows = AllowList::default();
-    for (list, bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
-        inline_allows.extend(list);
-        observed.extend(bad.into_iter().map(|b| Observed::InlineAllowUnread { at: b.at, class_error: b.class_error }));
-    }
-    Inventory {
-        repo: String::new(),
-        files_read,
-        entries,
-        config_entries,
-        pins,
-        findings: Vec::new(),
-        observed,
-        tables: tables_found,
-        inline_allows,
-        files: files_seen,
-        image_lines,
-        recipe_renderers,
-    }
 }
 
 /// Whether a file sits in a `deprecated/` directory. Such a directory is where a benchmark repository
@@ -397,29 +317,12 @@ pub(super) fn archived_notes<'a>(paths: impl IntoIterator<Item = &'a str>, scrip
         .collect()
 }
 
-fn parse_recipes(files: &[&TextFile]) -> Vec<Result<Recipe, Unparsed>> {
-    files.par_iter().map(|f| parse_yaml(f).map(|(root, dups)| Recipe::read(&f.rel, &f.text, &root, &dups))).collect()
-}
-
 /// Whether a script has a `source`/`.` line naming one of `names`.
 fn sources_any(text: &str, names: &BTreeSet<&str>) -> bool {
     text.lines().any(|l| {
         let l = l.trim_start();
         (l.starts_with("source ") || l.starts_with(". ")) && names.iter().any(|n| l.contains(n))
     })
-}
-
-fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Observed>) {
-    let parsed: Vec<Result<Script, Unparsed>> = files.par_iter().map(|f| parse_script(f)).collect();
-    let mut scripts = Vec::new();
-    let mut observed = Vec::new();
-    for p in parsed {
-        match p {
-            Ok(s) => scripts.push(s),
-            Err(u) => observed.push(Observed::Unparsed(u)),
-        }
-    }
-    (scripts, observed)
 }
 
 /// Whether `text` holds any of `needles`. memchr's search, not `str::contains`: that one falls back to a
@@ -442,14 +345,6 @@ fn echoes_number(text: &str) -> bool {
 mod tests {
     use super::*;
     use crate::pins::{Class, Severity};
-
-    #[test]
-    fn an_unreadable_yaml_file_is_found_at_its_error() {
-        let text = "a: 1\nSGLANG_SIMULATE_ACC_LEN: [\nb: 2\n".to_string();
-        let file = TextFile { rel: "broken.yaml".into(), kind: FileKind::Yaml, text };
-        let unparsed = parse_yaml(&file).unwrap_err();
-        assert_eq!((unparsed.file.as_str(), unparsed.line), ("broken.yaml", 3));
-    }
 
     #[test]
     fn recipes_map_like_the_launchers() {
