@@ -141,9 +141,9 @@ pub(crate) fn no_default(model_key: &str) -> String {
     format!("alsim knows no documented default for {model_key}")
 }
 
-/// Resolves `pin`'s facts against `curves`, its served model matched to `key` by [`golden_key`] and its mode
-/// already defaulted by [`with_served_mode`], or left `open` between both modes: then the curve is the
-/// mode's whose value the pin holds, else the first mode's the golden file has.
+/// Resolves `pin`'s facts against `curves`, its served model matched to `key` by [`super::key::golden_key`]
+/// and its mode already defaulted by [`super::served::with_served_mode`], or left `open` between both modes:
+/// then the curve is the mode's whose value the pin holds, else the first mode's the golden file has.
 pub(crate) fn resolve(
     pin: &Pin,
     key: Option<&str>,
