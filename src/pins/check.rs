@@ -1,6 +1,6 @@
 //! The pin check of a repository: the scan ([`scan`]: the walk, discovery, and the rules over what it
-//! recorded), its golden curves (`--golden`, the repository's own, or alsim's embedded
-//! ones), every pin's facts resolved (`src/pins/subject.rs`) and judged by the rules (`src/pins/rules/`: the
+//! recorded), its golden curves ([`golden_curves`]: `--golden`, the repository's own, or alsim's embedded
+//! ones), every pin's facts resolved ([`resolve::resolve`]) and judged by the rules (`src/pins/rules/`: the
 //! golden value is looked up by model key, drafter, draft sampling and thinking mode, never by a file name
 //! alone; a value off it takes the class of the first explanation that matches), the allow-list applied,
 //! and the report with its counts and status.
@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::allow::AllowList;
-use super::curves::{self, CurveEntry};
+use super::curves::{self, CurveEntry, golden_curves};
 use super::discover;
-use super::resolve::served::Context;
+use super::resolve::served::{self, Context};
 use super::resolve::subject::{self, Resolution};
+use super::resolve::{self, Resolved, key};
 use super::rules;
 use super::verdict::{GoldenRef, ValueVerdict};
 use super::walk;
@@ -159,8 +160,8 @@ impl Inventory {
         let pins = std::mem::take(&mut self.pins);
         self.pins = pins
             .into_iter()
-            .map(|pin| match subject::golden_key(&pin, curves) {
-                Some(key) => match subject::with_served_mode(pin, &key, &context) {
+            .map(|pin| match key::golden_key(&pin, curves) {
+                Some(key) => match served::with_served_mode(pin, &key, &context) {
                     (mut pin, Some(open), _) => {
                         pin.mode = Fact::unresolved(format!("{}; {}", open.why, open.decides));
                         pin
@@ -172,41 +173,6 @@ impl Inventory {
             .collect();
         self
     }
-}
-
-/// The golden curves a repository's pins are checked against, and where they came from.
-#[derive(Debug, Clone)]
-pub struct GoldenSet {
-    /// The curves.
-    pub curves: CurveSet,
-    /// Where they came from, for the report.
-    pub source: String,
-    /// Whether they are the user's or the repository's (whose own problems are reported), not alsim's.
-    pub own: bool,
-}
-
-/// `--golden DIR` when given, else the repository's own `golden_al_distribution/`, else alsim's embedded
-/// curves.
-///
-/// # Errors
-/// Errors reading the golden directory (naming the file).
-pub fn golden_curves(repo: &Path, golden: Option<&Path>) -> Result<GoldenSet> {
-    let repo_golden = repo.join("golden_al_distribution");
-    let (curves, source, own) = match golden {
-        Some(dir) => (CurveSet::read_dir(dir)?, format!("{} (given)", dir.display()), true),
-        // Links leaving the repository are not followed here either: the walk reports them.
-        None if repo_golden.is_dir() && walk::inside(repo, &repo_golden) => (
-            CurveSet::read_dir_where(&repo_golden, |file| walk::inside(repo, file))?,
-            "golden_al_distribution/ (the repository's own)".to_string(),
-            true,
-        ),
-        None => (
-            CurveSet::embedded(),
-            "alsim's embedded curves (the repository has no golden_al_distribution/)".to_string(),
-            false,
-        ),
-    };
-    Ok(GoldenSet { curves, source, own })
 }
 
 /// Checks an already scanned inventory against `curves` (`judge_curves`: whether their own problems are
@@ -298,18 +264,13 @@ fn summarize(pins: &[CheckedPin], findings: &[Finding]) -> CheckSummary {
 
 /// The result of one pin: the checked pin, its findings, the curve entry its expected value rests on, and
 /// whether its thinking mode stayed undecided for want of its model's default. Its facts are resolved
-/// first ([`subject::resolve`]), then judged by the rules ([`rules::judge`]).
+/// first ([`resolve::resolve`]), then judged by the rules ([`rules::judge`]).
 fn check_pin(
     pin: Pin,
     curves: &CurveSet,
     context: &Context<'_>,
 ) -> (CheckedPin, Vec<Finding>, Option<CurveEntry>, bool) {
-    let key = (!pin.inert()).then(|| subject::golden_key(&pin, curves)).flatten();
-    let (pin, open, effort_renders) = match &key {
-        Some(key) => subject::with_served_mode(pin, key, context),
-        None => (pin, None, None),
-    };
-    let resolution = subject::resolve(&pin, key.as_deref(), curves, open.as_ref(), effort_renders);
+    let Resolved { pin, key, resolution } = resolve::resolve(pin, curves, context);
     let judgement = rules::judge(&pin, &resolution, curves);
     let (implied_al, golden, entry) = match &resolution {
         Resolution::Subject(s) => {

@@ -1,4 +1,5 @@
-//! The golden curves' own problems (class 11), judged only as far as the pins need them.
+//! The golden curves a repository's pins are checked against ([`golden_curves`]), and their own problems
+//! (class 11), judged only as far as the pins need them.
 //!
 //! The judgement is `alsim curve check`'s (`crate::curve::check`): one noise model decides for both commands.
 //! The pin check keeps what is beyond noise — a value outside [1, k+1], AL(k) falling, an increment above one
@@ -10,9 +11,10 @@
 
 use std::path::Path;
 
-use super::{Location, Severity};
+use super::{Location, Severity, walk};
 use crate::curve::CurveSet;
 use crate::curve::check::{self, NoiseModel, Point, ProblemKind};
+use crate::error::Result;
 
 /// A curve entry a problem is about: the golden file (as read) and the point in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,4 +63,39 @@ pub(crate) fn problems(curves: &CurveSet, repo: &Path) -> Vec<CurveProblem> {
             entry: p.point.map(|point| CurveEntry { file: p.finding.location.file, point }),
         })
         .collect()
+}
+
+/// The golden curves a repository's pins are checked against, and where they came from.
+#[derive(Debug, Clone)]
+pub struct GoldenSet {
+    /// The curves.
+    pub curves: CurveSet,
+    /// Where they came from, for the report.
+    pub source: String,
+    /// Whether they are the user's or the repository's (whose own problems are reported), not alsim's.
+    pub own: bool,
+}
+
+/// `--golden DIR` when given, else the repository's own `golden_al_distribution/`, else alsim's embedded
+/// curves.
+///
+/// # Errors
+/// Errors reading the golden directory (naming the file).
+pub fn golden_curves(repo: &Path, golden: Option<&Path>) -> Result<GoldenSet> {
+    let repo_golden = repo.join("golden_al_distribution");
+    let (curves, source, own) = match golden {
+        Some(dir) => (CurveSet::read_dir(dir)?, format!("{} (given)", dir.display()), true),
+        // Links leaving the repository are not followed here either: the walk reports them.
+        None if repo_golden.is_dir() && walk::inside(repo, &repo_golden) => (
+            CurveSet::read_dir_where(&repo_golden, |file| walk::inside(repo, file))?,
+            "golden_al_distribution/ (the repository's own)".to_string(),
+            true,
+        ),
+        None => (
+            CurveSet::embedded(),
+            "alsim's embedded curves (the repository has no golden_al_distribution/)".to_string(),
+            false,
+        ),
+    };
+    Ok(GoldenSet { curves, source, own })
 }

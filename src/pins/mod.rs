@@ -48,14 +48,13 @@ use std::fmt;
 use serde::Serialize;
 
 pub use allow::{AllowEntry, AllowList, UnreadAllow};
-pub use check::{
-    CheckOptions, CheckReport, CheckSummary, CheckedPin, GoldenSet, check, check_inventory, golden_curves, scan,
-};
+pub use check::{CheckOptions, CheckReport, CheckSummary, CheckedPin, check, check_inventory, scan};
 pub use class::Class;
+pub use curves::{GoldenSet, golden_curves};
 pub use fix::{FixPlan, plan_fixes};
 pub use native::{NativeSetting, native_setting};
+pub use resolve::key::model_key;
 pub(crate) use resolve::lookup::golden_curve;
-pub use resolve::lookup::model_key;
 pub(crate) use resolve::served;
 pub use verdict::{GoldenRef, ValueVerdict};
 

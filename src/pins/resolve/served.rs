@@ -154,6 +154,36 @@ impl<'a> Context<'a> {
     }
 }
 
+/// The pin with the thinking mode its deployment serves where no file states one (a default the table
+/// decides, which then decides like a literal), whether both modes stay open instead, and what the
+/// reasoning effort it runs renders where the renderer's version changed that (the default's effort or a
+/// stated one alike).
+pub(crate) fn with_served_mode(
+    mut pin: Pin,
+    key: &str,
+    context: &Context<'_>,
+) -> (Pin, Option<OpenMode>, Option<String>) {
+    match context.served(&pin, key) {
+        Served::AsWritten => {
+            let renders = context.stated_effort_renders(&pin, key);
+            (pin, None, renders)
+        }
+        Served::Default(mode, effort) => {
+            pin.mode = mode;
+            let renders = match effort {
+                Some(effort) if pin.effort.value.is_none() => {
+                    let says = effort.text.clone();
+                    pin.effort = effort;
+                    Some(says)
+                }
+                _ => context.stated_effort_renders(&pin, key),
+            };
+            (pin, None, renders)
+        }
+        Served::Open(open) => (pin, Some(open), None),
+    }
+}
+
 /// Who renders a pin's prompts, at what version.
 struct Deployment {
     renderer: Renderer,

@@ -6,8 +6,8 @@
 //! A pin whose facts cannot all be resolved is [`Resolution::Undecided`], saying which fact stopped it; the
 //! rules in [`super::rules`] decide what that means.
 
-use super::lookup::{self, Alternative, drafter_name, method_family, model_key, sampling_alternative};
-use super::served::{Context, OpenMode, Served};
+use super::lookup::{self, Alternative, drafter_name, method_family, sampling_alternative};
+use super::served::OpenMode;
 use crate::accept::RatesPin;
 use crate::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use crate::pins::rates;
@@ -135,36 +135,6 @@ impl Subject {
     }
 }
 
-/// The pin with the thinking mode its deployment serves where no file states one (a default the table
-/// decides, which then decides like a literal), whether both modes stay open instead, and what the
-/// reasoning effort it runs renders where the renderer's version changed that (the default's effort or a
-/// stated one alike).
-pub(crate) fn with_served_mode(
-    mut pin: Pin,
-    key: &str,
-    context: &Context<'_>,
-) -> (Pin, Option<OpenMode>, Option<String>) {
-    match context.served(&pin, key) {
-        Served::AsWritten => {
-            let renders = context.stated_effort_renders(&pin, key);
-            (pin, None, renders)
-        }
-        Served::Default(mode, effort) => {
-            pin.mode = mode;
-            let renders = match effort {
-                Some(effort) if pin.effort.value.is_none() => {
-                    let says = effort.text.clone();
-                    pin.effort = effort;
-                    Some(says)
-                }
-                _ => context.stated_effort_renders(&pin, key),
-            };
-            (pin, None, renders)
-        }
-        Served::Open(open) => (pin, Some(open), None),
-    }
-}
-
 /// The fact [`Undecided::what`] names where a pin's thinking mode stayed undecided for want of its model's
 /// default (the check says that once per model).
 pub(crate) const MODE_WITHOUT_DEFAULT: &str = "thinking mode";
@@ -175,14 +145,9 @@ pub(crate) fn no_default(model_key: &str) -> String {
     format!("alsim knows no documented default for {model_key}")
 }
 
-/// The golden key of the pin's served model, where one matches.
-pub(crate) fn golden_key(pin: &Pin, curves: &CurveSet) -> Option<String> {
-    pin.model.value.as_deref().and_then(|m| model_key(curves, m))
-}
-
-/// Resolves `pin`'s facts against `curves`, its served model matched to `key` by [`golden_key`] and its mode
-/// already defaulted by [`with_served_mode`], or left `open` between both modes: then the curve is the
-/// mode's whose value the pin holds, else the first mode's the golden file has.
+/// Resolves `pin`'s facts against `curves`, its served model matched to `key` by [`super::key::golden_key`]
+/// and its mode already defaulted by [`super::served::with_served_mode`], or left `open` between both modes:
+/// then the curve is the mode's whose value the pin holds, else the first mode's the golden file has.
 pub(crate) fn resolve(
     pin: &Pin,
     key: Option<&str>,

@@ -290,6 +290,7 @@ pub(crate) mod testing {
     //! A pin and its resolution over the embedded curves, for the rules' tests.
 
     use crate::curve::{CurveSet, ThinkingMode};
+    use crate::pins::resolve::key;
     use crate::pins::resolve::subject::{self, Resolution, Subject};
     use crate::pins::{EvalRoute, Fact, How, Knob, Location, Mechanism, Pin};
 
@@ -328,7 +329,7 @@ pub(crate) mod testing {
 
     /// The subject of `pin`, which must resolve.
     pub(crate) fn subject(pin: Pin) -> Subject {
-        match subject::resolve(&pin, subject::golden_key(&pin, embedded()).as_deref(), embedded(), None, None) {
+        match subject::resolve(&pin, key::golden_key(&pin, embedded()).as_deref(), embedded(), None, None) {
             Resolution::Subject(s) => *s,
             _ => panic!("the test pin does not resolve"),
         }

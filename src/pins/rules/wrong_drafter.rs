@@ -23,7 +23,8 @@
 // draft sampling.
 
 use crate::curve::{Curve, CurveFile, CurveSet, ThinkingMode};
-use crate::pins::resolve::lookup::{is_variant, method_family, short};
+use crate::pins::resolve::key::is_variant;
+use crate::pins::resolve::lookup::{method_family, short};
 use crate::pins::resolve::subject::Subject;
 
 /// The draft sampling a file was collected with: one that records none was collected greedily (engines

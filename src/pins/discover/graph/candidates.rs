@@ -6,10 +6,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::config::Entry;
-use super::{
-    Job, SHELL_KNOBS, YAML_KNOBS, archived, echoes_number, holds_any, parse_recipes, parse_script, parse_scripts,
-    recipe_path, sources_any,
-};
+use super::jobs::Job;
+use super::parse::{parse_recipes, parse_script, parse_scripts};
+use super::{SHELL_KNOBS, YAML_KNOBS, archived, echoes_number, holds_any, recipe_path, sources_any};
 use crate::bash::Script;
 use crate::pins::discover::recipe::Recipe;
 use crate::pins::observed::{Observed, Unparsed};

@@ -5,16 +5,18 @@
 //! - [`config`]: entries of master configs, by structure, with their settings and lines;
 //! - [`runner`]: runner labels → launchers, each launcher's naming convention, eval twin, knob strips
 //!   and injector call, read from the launcher's own code;
-//! - [`Job`]: one search-space point on one launcher, with the environment the workflow gives the job
+//! - `jobs`: one search-space point on one launcher, with the environment the workflow gives the job
 //!   (`MODEL`, `MODEL_PREFIX`, `PRECISION`, `FRAMEWORK`, `SPEC_DECODING`, `SCENARIO_SUBDIR`, `EXP_NAME`,
 //!   `IS_AGENTIC`, `IS_MULTINODE`, `RUNNER_NAME`, `MODEL_NAME=${MODEL##*/}`, and every `additional-settings` pair) and
 //!   its target: a single-node script, or a recipe (`CONFIG_FILE=recipes/<x>` →
 //!   `benchmarks/multi_node/srt-slurm-recipes/<x>`);
-//! - [`assemble`]: pins from scripts (run with each job's environment), lookup tables in shared code
-//!   (selected by the jobs' variables), recipes (each role), injections (entry's value into the
-//!   recipe's roles), eval routes, missing pins and eval twins; `tables`: which arm of a lookup table in
-//!   shared code each job selects, and an explicit fall-through an entry could reach;
-//! - `candidates`: the files the graph starts from, each text searched once.
+//! - [`assemble`]: the graph's inventory: pins from scripts (run with each job's environment), lookup
+//!   tables in shared code (selected by the jobs' variables), recipes (each role), injections (`injected`:
+//!   the entry's value into the recipe's roles), eval routes, and what the jobs' paths lack (`missing`:
+//!   pins, targets, eval twins); `tables`: which arm of a lookup table in shared code each job selects, and
+//!   `fall_through`: an explicit fall-through an entry could reach;
+//! - `candidates`: the files the graph starts from, each text searched once; `parse`: parsing what it
+//!   reaches.
 //!
 //! Parsing is the expensive part, so only what the graph reaches is parsed, in parallel: master
 //! configs, the launchers of relevant jobs, scripts and recipes that write a knob, the recipes and
@@ -24,6 +26,11 @@
 pub(crate) mod assemble;
 mod candidates;
 pub(crate) mod config;
+mod fall_through;
+mod injected;
+mod jobs;
+mod missing;
+mod parse;
 pub(crate) mod path;
 mod prose;
 pub(crate) mod runner;
@@ -37,13 +44,14 @@ use rayon::prelude::*;
 
 use self::candidates::Candidates;
 use self::config::{Entry, Point};
+use self::jobs::{Job, jobs_of};
+use self::parse::{Parsed, parse_handoffs, parse_recipes, parse_scripts, parse_yaml};
 use self::runner::{LaunchFacts, Launcher, Runners};
 use crate::bash::Script;
-use crate::bash::resolve::{Env, EnvValue, LookupTable};
-use crate::pins::allow::AllowList;
+use crate::bash::resolve::LookupTable;
 use crate::pins::discover::recipe::Recipe;
 use crate::pins::discover::script::written::WrittenFacts;
-use crate::pins::observed::{Observed, Unparsed};
+use crate::pins::observed::Observed;
 use crate::pins::walk::{FileKind, Files, TextFile};
 use crate::pins::{EntryRef, Inventory, Location};
 
@@ -78,22 +86,6 @@ const SHELL_KNOBS: &[&str] = &[
     "LLAMA_ARG_SPEC_SYNTH",
 ];
 
-/// One search-space point run on one launcher.
-#[derive(Debug, Clone)]
-pub(crate) struct Job {
-    /// Index of the entry.
-    pub entry: usize,
-    /// Index of the point in the entry.
-    pub point: usize,
-    /// Its entry, named at its point's line: what a pin the job reaches lists (a record, so assembly reads
-    /// it off the job instead of asking the graph).
-    pub entry_ref: EntryRef,
-    /// The launcher (repository-relative), when the runner's launcher exists.
-    pub launcher: Option<String>,
-    /// The environment the job's scripts see.
-    pub env: Env,
-}
-
 /// A recipe path a `CONFIG_FILE`/`EVAL_CONFIG_FILE` names, as the launchers map it.
 pub(crate) fn recipe_path(value: &str) -> Option<String> {
     let path = value.split(':').next().unwrap_or(value).trim().trim_start_matches("./");
@@ -126,7 +118,7 @@ pub(crate) struct Graph<'f> {
     pub observed: Vec<Observed>,
     /// `model-prefix` → the model of an entry that uses it.
     pub prefix_models: BTreeMap<String, EntryRef>,
-    /// The injector's source, when the repository has one ([`assemble::INJECTOR`]).
+    /// The injector's source, when the repository has one ([`injected::INJECTOR`]).
     pub injector: Option<String>,
     /// Shell files whose text holds a knob spelling (`SHELL_KNOBS`), searched once.
     pub shell_knobs: HashSet<&'f str>,
@@ -165,81 +157,6 @@ impl Graph<'_> {
         let (start, _) = self.launch[index].as_ref()?.multi_node.as_ref()?;
         Some(self.launch_paths.get(start)?.get_or_init(|| path::reached(start, &self.files)))
     }
-}
-
-/// Whether a job needs the check: agentic spec decoding must be pinned; a recipe with a knob needs its
-/// eval route; an injection needs checking.
-fn relevant(point: &Point, has_knob: &dyn Fn(&str) -> bool) -> bool {
-    (point.agentic() && point.speculative())
-        || point.get("SYNTHETIC_ACCEPTANCE_LENGTH").is_some()
-        || point.get("EVAL_CONFIG_FILE").is_some()
-        || point.get("CONFIG_FILE").and_then(|s| recipe_path(&s.value)).is_some_and(|p| has_knob(&p))
-}
-
-/// The environment the workflow gives a job (benchmark templates under `.github/workflows/`).
-fn job_env(entry: &Entry, point: &Point, node: Option<&str>) -> Env {
-    let at = Location::new(&entry.file, entry.line);
-    let mut env = Env::new();
-    let mut set = |k: &str, v: String, at: Location, source: String| {
-        env.insert(k.to_string(), EnvValue { value: v, at, source });
-    };
-    let from = |field: &str| format!("{field} of entry {}", entry.name);
-    if let Some(m) = &entry.model {
-        set("MODEL", m.clone(), at.clone(), from("model"));
-        let base = m.rsplit('/').next().unwrap_or(m).to_string();
-        set("MODEL_NAME", base, at.clone(), format!("${{MODEL##*/}} of entry {}", entry.name));
-    }
-    if let Some(p) = &entry.model_prefix {
-        set("MODEL_PREFIX", p.clone(), at.clone(), from("model-prefix"));
-        set("EXP_NAME", format!("{p}_{}", point.scenario), at.clone(), from("model-prefix"));
-    }
-    if let Some(p) = &entry.precision {
-        set("PRECISION", p.clone(), at.clone(), from("precision"));
-    }
-    if let Some(f) = &entry.framework {
-        set("FRAMEWORK", f.clone(), at.clone(), from("framework"));
-    }
-    set("SPEC_DECODING", point.spec.clone().unwrap_or_else(|| "none".into()), at.clone(), from("spec-decoding"));
-    let agentic = point.agentic();
-    set("SCENARIO_SUBDIR", if agentic { "agentic/" } else { "fixed_seq_len/" }.into(), at.clone(), from("scenario"));
-    set("IS_AGENTIC", if agentic { "1" } else { "0" }.into(), at.clone(), from("scenario"));
-    // benchmark-multinode-tmpl.yml exports IS_MULTINODE=true; the single-node template leaves it unset.
-    let multinode = if entry.multinode { "true" } else { "" };
-    set("IS_MULTINODE", multinode.into(), at.clone(), from("multinode"));
-    if let Some(node) = node {
-        set("RUNNER_NAME", node.to_string(), at.clone(), from("runner"));
-    }
-    set("GITHUB_WORKSPACE", String::new(), at, "the checkout root".into());
-    for s in &point.settings {
-        set(
-            &s.key,
-            s.value.clone(),
-            Location::new(&entry.file, s.line),
-            format!("{}={} of entry {}", s.key, s.value, entry.name),
-        );
-    }
-    env
-}
-
-/// A YAML file's tree and its duplicate keys, or the record that it could not be parsed.
-type Parsed = Result<(crate::yaml::Node, Vec<crate::yaml::Duplicate>), Unparsed>;
-
-fn parse_yaml(file: &TextFile) -> Parsed {
-    crate::yaml::parse_like_pyyaml(&file.text, &file.rel).map_err(|e| {
-        let line = match e {
-            crate::Error::Parse { line, .. } => line,
-            _ => None,
-        };
-        Unparsed { file: file.rel.clone(), line: line.unwrap_or(1), reason: e.to_string() }
-    })
-}
-
-fn parse_script(file: &TextFile) -> Result<Script, Unparsed> {
-    Script::parse(&file.rel, &file.text).map_err(|e| Unparsed {
-        file: file.rel.clone(),
-        line: e.line.unwrap_or(1),
-        reason: format!("bash parse error: {}", e.message),
-    })
 }
 
 /// Builds the graph of `files` (walked from `root`) and every pin in it.
@@ -339,7 +256,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         tables = crate::bash::resolve::tables(&scripts);
     }
     // The injector is Python: read as text, only to see that it returns early for eval runs.
-    let injector = crate::pins::walk::read_inside(root, assemble::INJECTOR, crate::input::SMALL_FILE_LIMIT);
+    let injector = crate::pins::walk::read_inside(root, injected::INJECTOR, crate::input::SMALL_FILE_LIMIT);
     let scripts_len = scripts.len();
     let launch_paths =
         launch.iter().flatten().filter_map(|l| Some((l.multi_node.as_ref()?.0.clone(), OnceLock::new())));
@@ -359,37 +276,7 @@ pub(crate) fn discover(files: &Files, root: &std::path::Path) -> Inventory {
         shell_knobs: c.shell_knobs,
         written: WrittenFacts::new(scripts_len),
     };
-    inventory(graph, files)
-}
-
-/// Parses the files launchers hand over to (`source`, `exec`), and theirs, a few hand-overs deep, so that
-/// a launcher is read through them. Their paths.
-fn parse_handoffs(
-    launchers: &BTreeSet<&str>,
-    by_path: &HashMap<&str, &TextFile>,
-    scripts: &mut Vec<Script>,
-    script_index: &mut HashMap<String, usize>,
-    observed: &mut Vec<Observed>,
-) -> BTreeSet<String> {
-    let exists = |p: &str| by_path.get(p).is_some_and(|f| f.kind == FileKind::Shell);
-    let mut reached = BTreeSet::new();
-    let mut frontier: Vec<usize> = launchers.iter().filter_map(|p| script_index.get(*p).copied()).collect();
-    for _ in 0..runner::MAX_HANDOFFS {
-        let targets: BTreeSet<String> =
-            frontier.iter().flat_map(|&i| runner::handoff_paths(&scripts[i], &exists)).collect();
-        frontier =
-            targets.iter().filter(|p| !reached.contains(*p)).filter_map(|p| script_index.get(p).copied()).collect();
-        reached.extend(targets.iter().cloned());
-        let wanted: BTreeSet<String> = targets.into_iter().filter(|p| !script_index.contains_key(p)).collect();
-        let (more, mut notes) = parse_scripts(wanted.iter().filter_map(|p| by_path.get(p.as_str()).copied()).collect());
-        observed.append(&mut notes);
-        for s in more {
-            script_index.insert(s.rel.clone(), scripts.len());
-            frontier.push(scripts.len());
-            scripts.push(s);
-        }
-    }
-    reached
+    assemble::inventory(graph, files)
 }
 
 /// `model-prefix` → the model of the first entry that uses it.
@@ -403,37 +290,6 @@ fn prefix_models(entries: &[Entry]) -> BTreeMap<String, EntryRef> {
         }
     }
     prefix_models
-}
-
-/// The inventory of a built graph: its pins and what was recorded, with the inline allows of `files`.
-fn inventory(graph: Graph, files: &Files) -> Inventory {
-    let files_read = files.texts.len();
-    let files_seen = files.texts.iter().map(|f| f.rel.clone()).collect();
-    let config_entries = graph.entries.clone();
-    let entries = config_entries.len();
-    let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
-    let image_lines = prose::image_lines(&graph);
-    let recipe_renderers = graph.recipes.values().filter_map(|r| Some((r.rel.clone(), r.renderer.clone()?))).collect();
-    let (pins, mut observed) = assemble::assemble(graph);
-    let mut inline_allows = AllowList::default();
-    for (list, bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
-        inline_allows.extend(list);
-        observed.extend(bad.into_iter().map(|b| Observed::InlineAllowUnread { at: b.at, class_error: b.class_error }));
-    }
-    Inventory {
-        repo: String::new(),
-        files_read,
-        entries,
-        config_entries,
-        pins,
-        findings: Vec::new(),
-        observed,
-        tables: tables_found,
-        inline_allows,
-        files: files_seen,
-        image_lines,
-        recipe_renderers,
-    }
 }
 
 /// Whether a file sits in a `deprecated/` directory. Such a directory is where a benchmark repository
@@ -461,62 +317,12 @@ pub(super) fn archived_notes<'a>(paths: impl IntoIterator<Item = &'a str>, scrip
         .collect()
 }
 
-/// The jobs of relevant points: one per launcher the entry's runner reaches, or one without a launcher.
-fn jobs_of(
-    entries: &[Entry],
-    runners: &Runners,
-    launcher_paths: &[String],
-    has_knob: &dyn Fn(&str) -> bool,
-) -> Vec<Job> {
-    let mut jobs = Vec::new();
-    for (ei, entry) in entries.iter().enumerate() {
-        for (pi, point) in entry.points.iter().enumerate() {
-            if !relevant(point, has_knob) {
-                continue;
-            }
-            let launchers = entry.runner.as_deref().map(|r| runners.launchers(r, launcher_paths)).unwrap_or_default();
-            let entry_ref = || EntryRef { name: entry.name.clone(), at: Location::new(&entry.file, point.line) };
-            if launchers.is_empty() {
-                let env = job_env(entry, point, None);
-                jobs.push(Job { entry: ei, point: pi, entry_ref: entry_ref(), launcher: None, env });
-            }
-            for (launcher, node) in launchers {
-                jobs.push(Job {
-                    entry: ei,
-                    point: pi,
-                    entry_ref: entry_ref(),
-                    launcher: Some(launcher),
-                    env: job_env(entry, point, Some(&node)),
-                });
-            }
-        }
-    }
-    jobs
-}
-
-fn parse_recipes(files: &[&TextFile]) -> Vec<Result<Recipe, Unparsed>> {
-    files.par_iter().map(|f| parse_yaml(f).map(|(root, dups)| Recipe::read(&f.rel, &f.text, &root, &dups))).collect()
-}
-
 /// Whether a script has a `source`/`.` line naming one of `names`.
 fn sources_any(text: &str, names: &BTreeSet<&str>) -> bool {
     text.lines().any(|l| {
         let l = l.trim_start();
         (l.starts_with("source ") || l.starts_with(". ")) && names.iter().any(|n| l.contains(n))
     })
-}
-
-fn parse_scripts(files: Vec<&TextFile>) -> (Vec<Script>, Vec<Observed>) {
-    let parsed: Vec<Result<Script, Unparsed>> = files.par_iter().map(|f| parse_script(f)).collect();
-    let mut scripts = Vec::new();
-    let mut observed = Vec::new();
-    for p in parsed {
-        match p {
-            Ok(s) => scripts.push(s),
-            Err(u) => observed.push(Observed::Unparsed(u)),
-        }
-    }
-    (scripts, observed)
 }
 
 /// Whether `text` holds any of `needles`. memchr's search, not `str::contains`: that one falls back to a
@@ -539,14 +345,6 @@ fn echoes_number(text: &str) -> bool {
 mod tests {
     use super::*;
     use crate::pins::{Class, Severity};
-
-    #[test]
-    fn an_unreadable_yaml_file_is_found_at_its_error() {
-        let text = "a: 1\nSGLANG_SIMULATE_ACC_LEN: [\nb: 2\n".to_string();
-        let file = TextFile { rel: "broken.yaml".into(), kind: FileKind::Yaml, text };
-        let unparsed = parse_yaml(&file).unwrap_err();
-        assert_eq!((unparsed.file.as_str(), unparsed.line), ("broken.yaml", 3));
-    }
 
     #[test]
     fn recipes_map_like_the_launchers() {

@@ -1,9 +1,7 @@
-//! Lookup tables in shared launch code: which arm each job's variables select, the jobs that find none,
-//! and a table's explicit fall-through to real acceptance that an entry could reach at a k the table lacks.
+//! Lookup tables in shared launch code: which arm each job's variables select, and the jobs that find none
+//! (with the fall-through an entry could reach, [`super::fall_through`]).
 
-use std::collections::BTreeSet;
-
-use super::Graph;
+use super::{Graph, fall_through};
 use crate::bash::resolve::Resolver;
 use crate::bash::{ConditionalKind, Script};
 use crate::pins::observed::Observed;
@@ -86,7 +84,8 @@ pub(super) fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelect
             }
         }
     }
-    missing.extend(latent_fall_through(graph, script, &out, &missing));
+    let selected: Vec<&EntryRef> = out.iter().flat_map(|s| s.jobs.iter().map(|(entry, _)| entry)).collect();
+    missing.extend(fall_through::latent(graph, script, &selected, &missing));
     if let Some(first) = out.first_mut() {
         first.missing = missing;
     } else if !missing.is_empty() {
@@ -100,125 +99,4 @@ pub(super) fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelect
 /// the table.
 fn on_launch_path(graph: &Graph, index: usize, rel: &str) -> bool {
     graph.launch_path(index).is_none_or(|hops| hops.iter().any(|h| h.file == rel))
-}
-
-/// A table's fall-through that no entry takes today but one is a setting away from: an entry of a model
-/// and framework the table serves (some entry selects an arm with them) that runs this model at a value
-/// no arm matches, kept out of the table only by its guard (another scenario, `IS_AGENTIC` unset). An
-/// agentic run of that model at that k falls back to real acceptance.
-fn latent_fall_through(
-    graph: &Graph,
-    script: &Script,
-    served: &[TableSelection],
-    missing: &[Observed],
-) -> Vec<Observed> {
-    let served: BTreeSet<(&str, Option<&str>)> = served
-        .iter()
-        .flat_map(|s| &s.jobs)
-        .filter_map(|(entry, _)| graph.entries.iter().find(|e| e.name == entry.name))
-        .filter_map(|e| Some((e.model.as_deref()?, e.framework.as_deref())))
-        .collect();
-    if served.is_empty() {
-        return Vec::new();
-    }
-    let taken: BTreeSet<(usize, &str)> = missing
-        .iter()
-        .filter_map(|m| match m {
-            Observed::TableArmMissing { at, k, .. } => Some((at.line.unwrap_or(0), k.as_str())),
-            _ => None,
-        })
-        .collect();
-    let mut out = Vec::new();
-    let mut said = BTreeSet::new();
-    for (ci, choice) in script.choices.iter().enumerate() {
-        let ConditionalKind::Case { subject } = &choice.kind else { continue };
-        let Some(inside) = script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == ci as u32)) else { continue };
-        let mut outer = inside.ctx.clone();
-        outer.arms.retain(|a| a.0 != ci as u32);
-        let vars: Vec<&str> = subject
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                crate::bash::Part::Var { name, .. } => Some(name.as_str()),
-                _ => None,
-            })
-            .collect();
-        if vars.is_empty() || outer.eval == Some(true) || !explicit_fall_through(script, ci as u32) {
-            continue;
-        }
-        for entry in &graph.entries {
-            let (Some(model), framework) = (entry.model.as_deref(), entry.framework.as_deref()) else { continue };
-            if !served.contains(&(model, framework)) {
-                continue;
-            }
-            for point in entry.points.iter().filter(|p| p.speculative() && vars.iter().any(|v| p.get(v).is_some())) {
-                let env = super::job_env(entry, point, None);
-                if !vars.iter().all(|v| env.contains_key(*v)) {
-                    continue;
-                }
-                let r = Resolver { script, scripts: &graph.scripts, tables: &graph.tables, env: &env };
-                let Some(text) = r.word(subject, &outer, inside.line, 0).into_iter().find_map(|v| v.value) else {
-                    continue;
-                };
-                let matched = choice.arms.iter().any(|a| {
-                    a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, &text)))
-                });
-                if matched || taken.contains(&(subject.line, text.as_str())) || !said.insert((ci, text.clone())) {
-                    continue;
-                }
-                out.push(Observed::TableFallThrough {
-                    at: Location::new(&script.rel, subject.line),
-                    entry: entry.name.clone(),
-                    entry_at: Location::new(&entry.file, point.line).to_string(),
-                    scenario: point.scenario.clone(),
-                    subject: subject.raw.clone(),
-                    k: text,
-                });
-            }
-        }
-    }
-    out
-}
-
-/// Whether the script acts on a lookup that comes out empty: a statement in the arm of a test on the
-/// variable the `case` (choice `ci`) assigns that runs when it is empty (`if [[ -n "$AL" ]] … else echo
-/// "falling back to real acceptance"`, `if [[ -z "$AL" ]]`). Such a path is the script's own statement
-/// that some k falls back, not a table that merely ends.
-fn explicit_fall_through(script: &Script, ci: u32) -> bool {
-    use crate::bash::{Cond, StmtKind, TestOp};
-    let results: BTreeSet<&str> = script
-        .stmts
-        .iter()
-        .filter(|s| s.ctx.arms.iter().any(|a| a.0 == ci))
-        .filter_map(|s| match &s.kind {
-            StmtKind::Assign(a) => Some(a.name.as_str()),
-            StmtKind::Command(_) => None,
-        })
-        .collect();
-    // `-z "$AL"` holds when the lookup is empty, as does `! -n "$AL"`.
-    let holds_when_empty = |cond: &Cond| -> Option<bool> {
-        let (test, negated) = match cond {
-            Cond::Test(t) => (t, false),
-            Cond::Not(inner) => match &**inner {
-                Cond::Test(t) => (t, true),
-                _ => return None,
-            },
-            _ => return None,
-        };
-        if !test.args.iter().any(|w| results.iter().any(|r| w.reads(r))) {
-            return None;
-        }
-        match test.op {
-            TestOp::Empty => Some(!negated),
-            TestOp::NonEmpty => Some(negated),
-            _ => None,
-        }
-    };
-    script.choices.iter().enumerate().filter(|(_, c)| matches!(c.kind, ConditionalKind::If)).any(|(i, choice)| {
-        let empty_arm = choice.arms.iter().enumerate().find_map(|(a, arm)| match &arm.cond {
-            Some(cond) => holds_when_empty(cond).map(|empty| if empty { a } else { a + 1 }),
-            None => None,
-        });
-        empty_arm.is_some_and(|a| script.stmts.iter().any(|s| s.ctx.arms.contains(&(i as u32, a as u32))))
-    })
 }
