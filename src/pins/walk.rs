@@ -442,7 +442,8 @@ fn read_candidate(
         }
     };
     let bytes = crate::input::read_bytes(path, MAX_FILE_BYTES).map_err(|e| skip(reason(e)))?;
-    if bytes.iter().take(8192).any(|&b| b == 0) {
+    // memchr's scan: a byte-at-a-time loop here was a fifth of the walk's time on the InferenceX snapshot.
+    if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
         return Err(skip("binary (NUL byte)".into()));
     }
     let text = String::from_utf8(bytes)
