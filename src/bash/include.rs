@@ -12,6 +12,10 @@
 //! Both ways are recorded: a script's [`Include`]s (what it reads, [`Script::includes`]) and the scripts
 //! that read it ([`Script::sourced_by`]), whose variables it sees.
 
+use std::collections::{HashMap, HashSet};
+
+use rayon::prelude::*;
+
 use super::word::{Part, VarOp, Word};
 use super::{Script, StmtKind};
 
@@ -207,32 +211,59 @@ fn normalize(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Every script's includes, against the scripts parsed so far; `index_of` gives an included file's index,
-/// parsing it (and adding it) when it is not parsed yet, until no new file is reached. An include that
-/// would read a file the run is already inside (a cycle) is not followed.
+/// Every script's includes, against the scripts parsed so far; `parse` reads an included file that is not
+/// parsed yet (`None`: it is not bash), which is added and indexed in `index`. The scripts are taken in
+/// waves — those parsed so far, then the files they reach, then theirs — until no new file is reached; a
+/// wave's new files are parsed in parallel and added in the order they are first reached (sourced scripts
+/// were parsed one at a time, on one core). An include that would read a file the run is already inside (a
+/// cycle) is not followed.
 pub(crate) fn resolve_all(
     scripts: &mut Vec<Script>,
-    index_of: &mut dyn FnMut(&str, &mut Vec<Script>) -> Option<usize>,
+    index: &mut HashMap<String, usize>,
+    parse: &(dyn Fn(&str) -> Option<Script> + Sync),
     exists: &dyn Fn(&str) -> bool,
 ) {
     let mut done = 0;
     while done < scripts.len() {
-        let script = &scripts[done];
-        let found: Vec<(usize, String, Result<String, String>)> = statements(script)
-            .into_iter()
-            .map(|(stmt, word)| {
-                let target = path_of(word, script, &script.rel).and_then(|p| locate(&p, &script.rel, exists));
-                (stmt, word.raw.clone(), target)
+        let wave = done..scripts.len();
+        let found: Vec<Vec<_>> = scripts[wave.clone()]
+            .iter()
+            .map(|script| {
+                statements(script)
+                    .into_iter()
+                    .map(|(stmt, word)| {
+                        let target = path_of(word, script, &script.rel).and_then(|p| locate(&p, &script.rel, exists));
+                        (stmt, word.raw.clone(), target)
+                    })
+                    .collect()
             })
             .collect();
-        let mut includes = Vec::new();
-        for (stmt, written, target) in found {
-            let target = target
-                .and_then(|rel| index_of(&rel, scripts).ok_or_else(|| format!("{rel} could not be parsed as bash")));
-            includes.push(Include { stmt, written, target });
+        let mut seen = HashSet::new();
+        let new: Vec<&str> = found
+            .iter()
+            .flatten()
+            .filter_map(|(_, _, target)| target.as_deref().ok())
+            .filter(|rel| !index.contains_key(*rel) && seen.insert(*rel))
+            .collect();
+        let parsed: Vec<(String, Option<Script>)> = new.par_iter().map(|rel| (rel.to_string(), parse(rel))).collect();
+        for (rel, script) in parsed {
+            if let Some(script) = script {
+                index.insert(rel, scripts.len());
+                scripts.push(script);
+            }
         }
-        scripts[done].includes = includes;
-        done += 1;
+        for (at, found) in wave.clone().zip(found) {
+            scripts[at].includes = found
+                .into_iter()
+                .map(|(stmt, written, target)| {
+                    let target = target.and_then(|rel| {
+                        index.get(&rel).copied().ok_or_else(|| format!("{rel} could not be parsed as bash"))
+                    });
+                    Include { stmt, written, target }
+                })
+                .collect();
+        }
+        done = wave.end;
     }
     cut_cycles(scripts);
     for from in 0..scripts.len() {

@@ -150,22 +150,38 @@ pub(crate) struct Source<'a> {
     pub text: &'a str,
     /// Byte offset of `text` in the file.
     pub base: usize,
-    /// Byte offset of each character, when the text is not ASCII.
-    bytes: Option<Vec<usize>>,
+    /// When the text is not ASCII: its characters that are not, each as its character index and the bytes
+    /// the characters after it lie past their index, and the number of characters. A map of every
+    /// character's byte took eight bytes a character for the few scripts with one such character.
+    wide: Option<(Vec<(usize, usize)>, usize)>,
 }
 
 impl<'a> Source<'a> {
     /// A text starting at byte `base` of its file.
     pub(crate) fn new(text: &'a str, base: usize) -> Source<'a> {
-        let bytes = (!text.is_ascii()).then(|| text.char_indices().map(|(b, _)| b).collect());
-        Source { text, base, bytes }
+        let wide = (!text.is_ascii()).then(|| {
+            let (mut wide, mut extra, mut chars) = (Vec::new(), 0, 0);
+            for (i, c) in text.chars().enumerate() {
+                if !c.is_ascii() {
+                    extra += c.len_utf8() - 1;
+                    wide.push((i, extra));
+                }
+                chars = i + 1;
+            }
+            (wide, chars)
+        });
+        Source { text, base, wide }
     }
 
     /// The file byte of the parser's 0-based character index.
     pub(crate) fn byte(&self, char_index: usize) -> usize {
-        let local = match &self.bytes {
+        let local = match &self.wide {
             None => char_index,
-            Some(map) => map.get(char_index).copied().unwrap_or(self.text.len()),
+            Some((_, chars)) if char_index >= *chars => self.text.len(),
+            Some((wide, _)) => {
+                let before = wide.partition_point(|&(i, _)| i < char_index);
+                char_index + before.checked_sub(1).map_or(0, |at| wide[at].1)
+            }
         };
         self.base + local
     }
@@ -761,6 +777,20 @@ mod tests {
 
     fn no_printf(_: &str, _: usize) -> Option<(Word, Vec<Word>)> {
         None
+    }
+
+    #[test]
+    fn character_positions_map_to_bytes_in_any_text() {
+        for text in ["echo plain", "# café — ünïcode\nK=2.49 # ≈", "é", ""] {
+            let source = Source::new(text, 40);
+            let expected: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
+            for (i, b) in expected.iter().enumerate() {
+                assert_eq!(source.byte(i), 40 + b, "{text:?} at {i}");
+            }
+            // Past the last character: the end of the text.
+            let after = source.byte(expected.len());
+            assert_eq!(after, 40 + text.len(), "{text:?}");
+        }
     }
 
     #[test]

@@ -177,65 +177,71 @@ pub fn walk(root: &Path, excludes: &Excludes) -> Result<Files> {
             .build()
     };
     let mut files = Files::default();
-    let mut candidates: Vec<(PathBuf, String, Option<FileKind>)> = Vec::new();
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                let path = error_path(&e).map(&shown).unwrap_or_else(|| ".".into());
-                files.problems.push(UnreadFile::new(path, format!("unreadable directory: {}", io_reason(&e))));
+    // The listing is serial; each candidate is read on the other core as soon as the listing meets it, so the
+    // two overlap (reading began only once the whole tree was listed). Read in any order, kept in path order.
+    let read: Mutex<Vec<(String, ReadResult)>> = Mutex::default();
+    rayon::scope(|scope| {
+        for entry in walker {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let path = error_path(&e).map(&shown).unwrap_or_else(|| ".".into());
+                    files.problems.push(UnreadFile::new(path, format!("unreadable directory: {}", io_reason(&e))));
+                    continue;
+                }
+            };
+            if entry.depth() == 0 {
                 continue;
             }
-        };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let path = entry.path();
-        let rel = shown(path);
-        if let Some(e) = entry.error() {
-            // An ignore file that could not be read or parsed: what it would drop is read, and it is said.
-            let at = error_path(e).map(&shown).unwrap_or_else(|| rel.clone());
-            let reason = match error_path(e) {
-                Some(file) if !inside(&canonical_root, file) => {
-                    "a symbolic link that leads outside the repository root; not followed".to_string()
-                }
-                _ => format!("an ignore file that could not be read in full: {e}"),
+            let path = entry.path();
+            let rel = shown(path);
+            if let Some(e) = entry.error() {
+                // An ignore file that could not be read or parsed: what it would drop is read, and it is said.
+                let at = error_path(e).map(&shown).unwrap_or_else(|| rel.clone());
+                let reason = match error_path(e) {
+                    Some(file) if !inside(&canonical_root, file) => {
+                        "a symbolic link that leads outside the repository root; not followed".to_string()
+                    }
+                    _ => format!("an ignore file that could not be read in full: {e}"),
+                };
+                files.problems.push(UnreadFile::new(at, reason));
+            }
+            let Some(file_type) = entry.file_type() else {
+                files.problems.push(UnreadFile::new(rel, "unreadable entry"));
+                continue;
             };
-            files.problems.push(UnreadFile::new(at, reason));
+            if file_type.is_dir() {
+                continue;
+            }
+            let name = display_path(Path::new(entry.file_name()));
+            // A candidate's name, or no extension at all (a shebang script, a directory): what a link
+            // that cannot be followed may hide. An ignore file linked out of the root may hide any file.
+            let may_hide_pins = kind_by_name(&name).is_some() || !name.contains('.') || IGNORE_FILES.contains(&&*name);
+            if file_type.is_symlink()
+                && let Some(problem) = skipped_link(path, &rel, may_hide_pins, &canonical_root)
+            {
+                files.problems.extend(problem);
+                continue;
+            }
+            let kind = kind_by_name(&name);
+            if kind.is_some() || !name.contains('.') {
+                let (path, read) = (path.to_path_buf(), &read);
+                scope.spawn(move |_| {
+                    let item = read_candidate(&path, rel.clone(), kind);
+                    read.lock().expect("a read never panics").push((rel, item));
+                });
+            }
         }
-        let Some(file_type) = entry.file_type() else {
-            files.problems.push(UnreadFile::new(rel, "unreadable entry"));
-            continue;
-        };
-        if file_type.is_dir() {
-            continue;
-        }
-        let name = display_path(Path::new(entry.file_name()));
-        // A candidate's name, or no extension at all (a shebang script, a directory): what a link
-        // that cannot be followed may hide. An ignore file linked out of the root may hide any file.
-        let may_hide_pins = kind_by_name(&name).is_some() || !name.contains('.') || IGNORE_FILES.contains(&&*name);
-        if file_type.is_symlink()
-            && let Some(problem) = skipped_link(path, &rel, may_hide_pins, &canonical_root)
-        {
-            files.problems.extend(problem);
-            continue;
-        }
-        let kind = kind_by_name(&name);
-        if kind.is_some() || !name.contains('.') {
-            candidates.push((path.to_path_buf(), rel, kind));
-        }
-    }
+    });
     for rel in deep.lock().expect("the walk is over").drain(..) {
         files.problems.push(UnreadFile::new(
             rel,
             format!("nested more than {MAX_DEPTH} directories below the root; not entered"),
         ));
     }
-    candidates.sort_by(|a, b| a.1.cmp(&b.1));
-    use rayon::prelude::*;
-    let read: Vec<std::result::Result<Option<TextFile>, UnreadFile>> =
-        candidates.into_par_iter().map(|(path, rel, kind)| read_candidate(&path, rel, kind)).collect();
-    for item in read {
+    let mut read = read.into_inner().expect("every read is over");
+    read.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, item) in read {
         match item {
             Ok(Some(file)) => files.texts.push(file),
             Ok(None) => {}
@@ -420,12 +426,11 @@ fn kind_by_name(name: &str) -> Option<FileKind> {
     }
 }
 
+/// A candidate's reading: its text, `None` for an extension-less file that is not a script, or why not.
+type ReadResult = std::result::Result<Option<TextFile>, UnreadFile>;
+
 /// Reads one candidate; an extension-less file counts only when its first line is a shell shebang.
-fn read_candidate(
-    path: &Path,
-    rel: String,
-    kind: Option<FileKind>,
-) -> std::result::Result<Option<TextFile>, UnreadFile> {
+fn read_candidate(path: &Path, rel: String, kind: Option<FileKind>) -> ReadResult {
     let skip = |reason: String| UnreadFile::new(rel.clone(), reason);
     let kind = match kind {
         Some(kind) => kind,
@@ -442,7 +447,8 @@ fn read_candidate(
         }
     };
     let bytes = crate::input::read_bytes(path, MAX_FILE_BYTES).map_err(|e| skip(reason(e)))?;
-    if bytes.iter().take(8192).any(|&b| b == 0) {
+    // memchr's scan: a byte-at-a-time loop here was a fifth of the walk's time on the InferenceX snapshot.
+    if memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some() {
         return Err(skip("binary (NUL byte)".into()));
     }
     let text = String::from_utf8(bytes)

@@ -163,17 +163,9 @@ impl<'f> Candidates<'f> {
             script_index.insert(s.rel.clone(), scripts.len());
             scripts.push(s);
         }
-        let mut index_of = |rel: &str, scripts: &mut Vec<Script>| -> Option<usize> {
-            if let Some(&i) = script_index.get(rel) {
-                return Some(i);
-            }
-            let script = parse_script(self.by_path.get(rel)?).ok()?;
-            script_index.insert(rel.to_string(), scripts.len());
-            scripts.push(script);
-            Some(scripts.len() - 1)
-        };
+        let parse = |rel: &str| parse_script(self.by_path.get(rel)?).ok();
         let readable = |p: &str| self.by_path.contains_key(p);
-        crate::bash::include::resolve_all(scripts, &mut index_of, &readable);
+        crate::bash::include::resolve_all(scripts, script_index, &parse, &readable);
         scripts.len() > before
     }
 }
