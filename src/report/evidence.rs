@@ -275,7 +275,7 @@ impl super::findings::Checked for EvalReport {
 
 #[cfg(all(test, feature = "pins"))]
 mod tests {
-    use super::super::findings::{CiFormat, render_ci};
+    use super::super::ci::{CiFormat, render_ci};
     use crate::engine::Engine;
     use crate::evidence::{Evidence, InputFormat, Location, PinUnderTest, Window, evaluate};
 

@@ -12,6 +12,8 @@
 mod accept;
 #[cfg(feature = "cli")]
 mod chart;
+#[cfg(feature = "pins")]
+pub mod ci;
 pub mod curve;
 pub mod evidence;
 #[cfg(feature = "pins")]

@@ -49,14 +49,11 @@ use self::parse::{Parsed, parse_handoffs, parse_recipes, parse_scripts, parse_ya
 use self::runner::{LaunchFacts, Launcher, Runners};
 use crate::bash::Script;
 use crate::bash::resolve::LookupTable;
-use crate::pins::discover::recipe::Recipe;
+use crate::pins::discover::recipe::{RECIPES_DIR, Recipe};
 use crate::pins::discover::script::written::WrittenFacts;
 use crate::pins::observed::Observed;
 use crate::pins::walk::{FileKind, Files, TextFile};
 use crate::pins::{EntryRef, Inventory, Location};
-
-/// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
-pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
 
 /// Text that makes a YAML file worth parsing as a recipe: a knob written as a key or JSON key.
 const YAML_KNOBS: &[&str] = &[

@@ -30,6 +30,9 @@ use crate::yaml::{Duplicate, Node};
 mod frontend;
 mod reader;
 
+/// Where the srt-slurm recipe a `CONFIG_FILE=recipes/<x>` names is kept in the repository.
+pub(crate) const RECIPES_DIR: &str = "benchmarks/multi_node/srt-slurm-recipes/";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ItemKind {
     Pin(Knob),
@@ -187,8 +190,7 @@ impl Recipe {
     /// Whether this is a data file launch code reads (per-model flags and settings), not a recipe: it lies
     /// outside the recipes folder and names no backend type.
     pub(crate) fn is_data(&self) -> bool {
-        !self.rel.starts_with(crate::pins::discover::graph::RECIPES_DIR)
-            && !self.items.iter().any(|i| i.kind == ItemKind::Engine)
+        !self.rel.starts_with(RECIPES_DIR) && !self.items.iter().any(|i| i.kind == ItemKind::Engine)
     }
 
     /// A data file is keyed by model (`Tau-MoE: {mtp_flags: …, sim_env: …}`): a pin's model, where the file
