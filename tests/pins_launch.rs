@@ -94,15 +94,21 @@ fn a_table_that_says_it_falls_back_is_reported_for_the_k_an_entry_runs_its_model
     assert_eq!(findings(&check(silent.path()), TABLE, "missing-pin"), []);
 }
 
+/// The one `never-passed` finding of `script`: at its `export SGLANG_SIMULATE_ACC_LEN`, naming its `docker run`
+/// as the container that never sees the pin.
+fn never_passed_at_docker_run(report: &Value, script: &str) -> Vec<(u64, String)> {
+    let found = findings(report, script, "never-passed");
+    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
+    assert_eq!(*line, line_of(script, "export SGLANG_SIMULATE_ACC_LEN"));
+    assert!(message.contains(&format!("{script}:{}", line_of(script, "docker run"))), "{message}");
+    assert!(message.contains("docker run") && message.contains("never sees it"), "{message}");
+    found
+}
+
 #[test]
 fn a_pin_exported_on_the_host_reaches_a_containerized_engine_only_if_the_container_is_given_it() {
     const SCRIPT: &str = "benchmarks/single_node/agentic/ct_fp8_mx.sh";
-    let report = check(&fixture());
-    let found = findings(&report, SCRIPT, "never-passed");
-    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
-    assert_eq!(*line, line_of(SCRIPT, "export SGLANG_SIMULATE_ACC_LEN"));
-    assert!(message.contains(&format!("{SCRIPT}:{}", line_of(SCRIPT, "docker run"))), "{message}");
-    assert!(message.contains("docker run") && message.contains("never sees it"), "{message}");
+    never_passed_at_docker_run(&check(&fixture()), SCRIPT);
 
     // Handed in by name: passed.
     for given in ["-e SGLANG_SIMULATE_ACC_LEN -e SGLANG_SIMULATE_ACC_METHOD", "--env=SGLANG_SIMULATE_ACC_LEN"] {
@@ -118,11 +124,7 @@ fn a_pin_exported_on_the_host_reaches_a_containerized_engine_only_if_the_contain
 fn a_containerized_vllm_serve_is_the_engine_start_whether_its_command_is_written_out_or_quoted() {
     const SCRIPT: &str = "benchmarks/single_node/agentic/dv_fp8_mx.sh";
     let report = check(&fixture());
-    let found = findings(&report, SCRIPT, "never-passed");
-    let [(line, message)] = found.as_slice() else { panic!("{found:?}") };
-    assert_eq!(*line, line_of(SCRIPT, "export SGLANG_SIMULATE_ACC_LEN"));
-    assert!(message.contains(&format!("{SCRIPT}:{}", line_of(SCRIPT, "docker run"))), "{message}");
-    assert!(message.contains("docker run") && message.contains("never sees it"), "{message}");
+    let found = never_passed_at_docker_run(&report, SCRIPT);
     assert_eq!(findings(&report, SCRIPT, "missing-pin").len(), 1, "vLLM's own knob is still missing");
 
     // The same command quoted for a shell in the container is the same start.
