@@ -19,7 +19,7 @@ use alsim::perf::profile::{ProfileKind, Profiles};
 
 /// The measured files with committed error tables: the H200's (B 1–128, three contexts) and the H100's (issue
 /// #35 and #34: B 1–256, two contexts; MiniMax-M3's MHA drafter B 1–128).
-const MEASURED: [&str; 8] = [
+const MEASURED: [&str; 11] = [
     "h200-inferact-minimax-m3-eagle3",
     "h200-inferact-minimax-m3-eagle3-gqa",
     "h200-llama-3.3-70b-eagle3",
@@ -28,6 +28,9 @@ const MEASURED: [&str; 8] = [
     "h100-inferact-minimax-m3-eagle3",
     "h100-inferact-minimax-m3-eagle3-gqa",
     "h100-llama-3.3-70b-eagle3",
+    "h100-gpt-oss-120b-eagle3",
+    "h100-llama-3.1-8b-eagle3",
+    "h100-qwen3-8b-eagle3",
 ];
 const DIR: &str = "calibration/measured";
 
@@ -148,7 +151,11 @@ fn committed_error_tables_follow_from_the_measurements() {
         let mut spec = Vec::new();
         for row in parsed.rows() {
             let (measured, predicted) = (row.f64("measured_ms").unwrap(), row.f64("predicted_ms").unwrap());
-            assert!(((predicted / measured - 1.0) * 100.0 - row.f64("error_pct").unwrap()).abs() < 0.01);
+            // Each value is written to 0.001 ms and the error to 0.01 %: apart by no more than that rounding,
+            // which grows as the step shrinks (an 8B model's step is a few ms).
+            let rounding = 0.005 + 0.05 * (1.0 + predicted / measured) / measured + 1e-9;
+            let error_pct = row.f64("error_pct").unwrap();
+            assert!(((predicted / measured - 1.0) * 100.0 - error_pct).abs() <= rounding, "{name}: {error_pct}");
             if row.count("k", false).unwrap() > 0 {
                 spec.push((predicted / measured - 1.0).abs());
             }
@@ -199,6 +206,14 @@ fn hybrid_attention_with_mtp_spec_steps_are_predicted_within_the_targets() {
 fn minimax_m3_eagle3_spec_steps_on_the_h100_are_predicted_within_the_targets() {
     assert_within_targets("h100-inferact-minimax-m3-eagle3");
     assert_within_targets("h100-inferact-minimax-m3-eagle3-gqa");
+}
+
+/// Three models no kit file had measured before (issue #34), fitted and scored as the others.
+#[test]
+fn models_new_to_the_kit_spec_steps_are_predicted_within_the_targets() {
+    assert_within_targets("h100-gpt-oss-120b-eagle3");
+    assert_within_targets("h100-llama-3.1-8b-eagle3");
+    assert_within_targets("h100-qwen3-8b-eagle3");
 }
 
 /// The 70B on the H100 meets the median target but not the worst row's: at B = 64 and k = 6 (448 verify tokens)
@@ -311,8 +326,9 @@ fn drafter_growth_with_batch_follows_the_kit_after_a_fit_on_two_batches() {
         eprint!("{report}");
         // The target holds on the H200 files it was set on. On the H100 (B to 256) it holds for MiniMax-M3's MHA
         // drafter (2.4 %) and misses for the others: Qwen3-235B-A22B's EAGLE3 with a 32k vocabulary 44.5 %,
-        // Qwen3.5's MoE MTP head 64.1 %, MiniMax-M3's GQA drafter 23.4 %, the 70B's 21.6 % (printed above): an
-        // open finding of issue #34, not yet a target on that GPU.
+        // Qwen3.5's MoE MTP head 64.1 %, MiniMax-M3's GQA drafter 23.4 %, the 70B's 21.6 %, gpt-oss-120b's 39.7 %,
+        // Llama-3.1-8B's 46.6 %, Qwen3-8B's 39.2 % (printed above): an open finding of issue #34, not yet a target
+        // on that GPU.
         if name.starts_with("h200") && worst_of_all > DRAFTER_GROWTH_TARGET {
             let _ = writeln!(failures, "{name}: worst {:.1} %", worst_of_all * 100.0);
         }

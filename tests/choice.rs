@@ -21,14 +21,17 @@ const PINNED: [&str; 3] = [
     "calibration/measured/h200-llama-3.3-70b-eagle3.csv",
 ];
 /// The H100 files, on record too: issue 35's shapes (hybrid attention with MTP, a 32k draft vocabulary) the H200
-/// files do not have, and the H200 files' models measured again on the H100 (issue 34), so a model change that
-/// moves their choice fails here as well.
-const PINNED_H100: [&str; 5] = [
+/// files do not have, the H200 files' models measured again on the H100 and three models new to the kit (issue
+/// 34), so a model change that moves their choice fails here as well.
+const PINNED_H100: [&str; 8] = [
     "calibration/measured/h100-qwen3-235b-a22b-eagle3.csv",
     "calibration/measured/h100-qwen3.5-397b-a17b-mtp.csv",
     "calibration/measured/h100-inferact-minimax-m3-eagle3-gqa.csv",
     "calibration/measured/h100-inferact-minimax-m3-eagle3.csv",
     "calibration/measured/h100-llama-3.3-70b-eagle3.csv",
+    "calibration/measured/h100-gpt-oss-120b-eagle3.csv",
+    "calibration/measured/h100-llama-3.1-8b-eagle3.csv",
+    "calibration/measured/h100-qwen3-8b-eagle3.csv",
 ];
 const RECORD: &str = "tests/data/kit_choice.csv";
 
