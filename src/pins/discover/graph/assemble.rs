@@ -28,7 +28,8 @@ pub(super) fn inventory(graph: Graph, files: &Files) -> Inventory {
     let tables_found = graph.tables.iter().map(|t| (t.name.clone(), t.location.clone(), t.entries)).collect();
     let image_lines = super::prose::image_lines(&graph);
     let recipe_renderers = graph.recipes.values().filter_map(|r| Some((r.rel.clone(), r.renderer.clone()?))).collect();
-    let (pins, mut observed) = assemble(graph);
+    let (pins, mut observed) = assemble(&graph);
+    graph.free_aside();
     let mut inline_allows = AllowList::default();
     for (list, bad) in files.texts.par_iter().map(|f| AllowList::inline(&f.rel, &f.text)).collect::<Vec<_>>() {
         inline_allows.extend(list);
@@ -51,21 +52,21 @@ pub(super) fn inventory(graph: Graph, files: &Files) -> Inventory {
 }
 
 /// Every pin of the graph and what was recorded about them.
-pub(crate) fn assemble(graph: Graph) -> (Vec<Pin>, Vec<Observed>) {
+pub(crate) fn assemble(graph: &Graph) -> (Vec<Pin>, Vec<Observed>) {
     let mut pins = Vec::new();
     let mut observed = graph.observed.clone();
-    script_pins(&graph, &mut pins, &mut observed);
-    recipe_pins(&graph, &mut pins, &mut observed);
-    injected::injected_pins(&graph, &mut pins, &mut observed);
-    missing::observe(&graph, &pins, &mut observed);
+    script_pins(graph, &mut pins, &mut observed);
+    recipe_pins(graph, &mut pins, &mut observed);
+    injected::injected_pins(graph, &mut pins, &mut observed);
+    missing::observe(graph, &pins, &mut observed);
     for pin in &mut pins {
         if pin.entries.is_empty() && pin.model.value.is_none() {
-            model_from_prefix(&graph, pin);
+            model_from_prefix(graph, pin);
         }
         pin.entries.sort();
         pin.entries.dedup_by(|a, b| a.name == b.name);
     }
-    observed.extend(super::prose::lines(&graph, &pins));
+    observed.extend(super::prose::lines(graph, &pins));
     (pins, observed)
 }
 

@@ -32,14 +32,20 @@ pub(super) fn lines(graph: &Graph, pins: &[Pin]) -> Vec<Observed> {
     }
     // Prose is most of the text read: its files are read in parallel, and only lines with a file-like
     // word are split into words (what they yield is sorted by location afterwards).
-    let found: Vec<Observed> = graph
-        .files
-        .par_iter()
-        .filter(|(_, f)| f.kind == crate::pins::walk::FileKind::Prose)
-        .flat_map_iter(|(_, f)| prose_file(f, &by_name))
-        .collect();
+    // The changelog's values are read beside them rather than after, on the check's serial path.
+    let (found, logged): (Vec<Observed>, Vec<Observed>) = rayon::join(
+        || {
+            graph
+                .files
+                .par_iter()
+                .filter(|(_, f)| f.kind == crate::pins::walk::FileKind::Prose)
+                .flat_map_iter(|(_, f)| prose_file(f, &by_name))
+                .collect()
+        },
+        || graph.files.values().filter(|f| changelog(&f.rel)).flat_map(|f| changelog_values(f)).collect(),
+    );
     out.extend(found);
-    out.extend(graph.files.values().filter(|f| changelog(&f.rel)).flat_map(|f| changelog_values(f)));
+    out.extend(logged);
     out
 }
 
