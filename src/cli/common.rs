@@ -8,8 +8,7 @@ use alsim::accept::{Acceptance, RatesPin};
 use alsim::curve::{CurveFile, CurveQuery, CurveSet, ThinkingMode};
 use alsim::evidence::{self, InputFormat, ReadOptions};
 use alsim::output::{Output, Outputs, Slot};
-use alsim::report::ci::{CiFormat, render_ci};
-use alsim::report::findings::Checked;
+use alsim::report::ci::{Checked, CiFormat, render_ci};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 

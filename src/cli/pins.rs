@@ -9,8 +9,7 @@ use alsim::engine::Engine;
 use alsim::output::Output;
 use alsim::pins::walk::Excludes;
 use alsim::pins::{self, AllowList, CheckOptions};
-use alsim::report::ci::{CiFormat, render_ci};
-use alsim::report::findings::Checked;
+use alsim::report::ci::{Checked, CiFormat, render_ci};
 use alsim::report::{self, Format, Report};
 use anyhow::Context;
 

@@ -1,14 +1,25 @@
-//! A check's findings ([`CheckResult`]s) in the formats CI systems read: GitHub Actions workflow commands,
-//! SARIF 2.1.0 (`report::sarif`, for code scanning, which shows every result where annotations stop at ten
-//! errors a step) or reviewdog's rdjson (`report::rdjson`). One dispatch over the formats, apart from the
-//! results they render, so the renderers and the results they share import each other in no circle.
+//! The CI interface: a report that can fail a build is [`Checked`], and its findings ([`CheckResult`]s) are
+//! printed in the formats CI systems read: GitHub Actions workflow commands, SARIF 2.1.0 (`report::sarif`, for
+//! code scanning, which shows every result where annotations stop at ten errors a step) or reviewdog's rdjson
+//! (`report::rdjson`). The results live apart (`report::findings`), so the renderers and this dispatch share
+//! them with no import circle.
 
 use std::fmt::Write as _;
 
-use super::findings::{CheckResult, Checked};
+use super::findings::CheckResult;
 use super::{workflow_data, workflow_property};
 use crate::diagnostic::Severity;
 use crate::pins::diff::Change;
+
+/// A report whose findings CI formats print.
+pub trait Checked {
+    /// The command that made it (`alsim sweep`): annotation titles and SARIF's automation id name it.
+    fn command(&self) -> &'static str;
+    /// Every finding, in the report's order.
+    fn results(&self) -> Vec<CheckResult>;
+    /// One line counting what the check found, closing the GitHub output.
+    fn summary(&self) -> String;
+}
 
 /// The formats CI systems read a check's findings in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -138,7 +138,7 @@ impl Report for CurveReport {
 
 /// Each problem at its value's line, its kind the rule (`dip`, `missing-k`).
 #[cfg(feature = "pins")]
-impl super::findings::Checked for CurveReport {
+impl super::ci::Checked for CurveReport {
     fn command(&self) -> &'static str {
         "alsim curve check"
     }

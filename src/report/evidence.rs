@@ -239,7 +239,7 @@ pub(super) fn verdict_severity(verdict: Verdict) -> crate::diagnostic::Severity 
 /// One result per evidence source at its step counter's line, then the pool's, at the first source's: GitHub
 /// code scanning refuses a whole SARIF file for one result that lies in no file.
 #[cfg(feature = "pins")]
-impl super::findings::Checked for EvalReport {
+impl super::ci::Checked for EvalReport {
     fn command(&self) -> &'static str {
         "alsim eval"
     }

@@ -33,16 +33,6 @@ impl CheckResult {
     }
 }
 
-/// A report whose findings CI formats print.
-pub trait Checked {
-    /// The command that made it (`alsim sweep`): annotation titles and SARIF's automation id name it.
-    fn command(&self) -> &'static str;
-    /// Every finding, in the report's order.
-    fn results(&self) -> Vec<CheckResult>;
-    /// One line counting what the check found, closing the GitHub output.
-    fn summary(&self) -> String;
-}
-
 /// What a rule means, from its `alsim explain` section: a sentence, a paragraph, and the whole section.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RuleText {

@@ -250,7 +250,7 @@ fn not_predicted(report: &MatrixReport) -> Vec<(String, usize, Vec<&str>)> {
 
 /// Each run of rows outside the band (an entry's consecutive concurrencies at one point, k and band) as
 /// one result at the point's line: a warning, or with `--strict` an error.
-impl super::findings::Checked for MatrixReport {
+impl super::ci::Checked for MatrixReport {
     fn command(&self) -> &'static str {
         "alsim sweep"
     }

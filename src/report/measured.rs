@@ -143,7 +143,7 @@ impl Report for Retest {
 
 /// The curve's check, then each k whose runs disagree beyond noise, at the file it was to be written to.
 #[cfg(feature = "pins")]
-impl super::findings::Checked for Collection {
+impl super::ci::Checked for Collection {
     fn command(&self) -> &'static str {
         "alsim golden collect"
     }
@@ -179,7 +179,7 @@ impl super::findings::Checked for Collection {
 
 /// Each k the curve is off at (or cannot be told at), in the curve's file.
 #[cfg(feature = "pins")]
-impl super::findings::Checked for Retest {
+impl super::ci::Checked for Retest {
     fn command(&self) -> &'static str {
         "alsim golden check"
     }

@@ -651,7 +651,7 @@ fn pin_result(f: &Finding, change: Option<Change>) -> super::findings::CheckResu
     }
 }
 
-impl super::findings::Checked for CheckReport {
+impl super::ci::Checked for CheckReport {
     fn command(&self) -> &'static str {
         "alsim pins check"
     }
@@ -666,7 +666,7 @@ impl super::findings::Checked for CheckReport {
 }
 
 /// Against a base, each finding new, unchanged or fixed (SARIF's baseline state).
-impl super::findings::Checked for Comparison {
+impl super::ci::Checked for Comparison {
     fn command(&self) -> &'static str {
         "alsim pins check"
     }
