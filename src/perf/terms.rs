@@ -10,10 +10,10 @@
 //! at 2–3, trend right in 16 of 17 groups against 13–14); a bare GPU's kernels overlap them — the H200 kit's
 //! Llama-3.3-70B spec-off steps fit to 0.8 % at p ≈ 3 against 6.1 % at 1 — and `alsim calibrate` fits p on
 //! step times (not on serving pairs, whose spec side contradicts the spec-off side's pull). The routed experts
-//! are the exception: their memory and math always add (p = 1, [`PartKind::Experts`]). A grouped GEMM whose
+//! are the exception: their memory and math always add (p = 1, `PartKind::Experts`). A grouped GEMM whose
 //! experts take a few tokens each does not hide its math under its weights: at B = 256 the H100 kit wakes every
 //! expert of Qwen3-235B-A22B at every k, so the bytes stay fixed, yet its experts column grows 12–14 ms per draft
-//! position, the position's GEMMs at ~0.7 of the measured matmul rate, added; at the fitted p = 4 the model
+//! position at context 1024, the position's GEMMs at ~0.7 of the measured matmul rate, added; at the fitted p = 4 the model
 //! priced each position near zero, and each extra draft position too cheaply (held-out choice of k over the
 //! kit 373 → 387 of 516 cells with the experts additive; served steps keep p = 1, where nothing moves).
 //!
@@ -175,12 +175,7 @@ impl ForwardTerms {
             0.0,
             self.moe_tokens,
         ];
-        for (part, kind) in [
-            (&self.dense, PartKind::Gemm),
-            (&self.experts, PartKind::Experts),
-            (&self.lm_head, PartKind::Gemm),
-            (&self.attention, PartKind::Attention),
-        ] {
+        for (_, part, kind) in self.parts() {
             let math = kind.math();
             let (_, memory, compute) = part.split(c[0], c[math], kind.overlap(eff));
             f[0] += memory;
@@ -194,16 +189,28 @@ impl ForwardTerms {
         dot(&self.features(eff), &eff.coefficients()) + self.comm_s
     }
 
-    /// Seconds of one part of `kind` under `eff` (its memory and math; overheads are not parts).
-    pub fn part_seconds(part: Roof, eff: &Efficiencies, kind: PartKind) -> f64 {
-        let math = if kind == PartKind::Attention { eff.attn_eff } else { eff.flops_eff };
-        part.split(1.0 / eff.bw_eff, 1.0 / math, kind.overlap(eff)).0
+    /// The priced parts, each named as its measured `<name>_ms` column and with the kind that says how its
+    /// memory and math combine: the one place a part is given its kind.
+    fn parts(&self) -> [(&'static str, Roof, PartKind); 4] {
+        [
+            ("dense", self.dense, PartKind::Gemm),
+            ("experts", self.experts, PartKind::Experts),
+            ("attention", self.attention, PartKind::Attention),
+            ("lm_head", self.lm_head, PartKind::Gemm),
+        ]
+    }
+
+    /// Seconds of the part called `name` under `eff` (its memory and math; overheads are not parts).
+    fn part_seconds(&self, name: &str, eff: &Efficiencies) -> Option<f64> {
+        let (_, part, kind) = self.parts().into_iter().find(|(n, ..)| *n == name)?;
+        let c = eff.coefficients();
+        Some(part.split(c[0], c[kind.math()], kind.overlap(eff)).0)
     }
 }
 
 /// What a part's math is and how it meets its memory traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PartKind {
+enum PartKind {
     /// Dense GEMMs (non-expert weights, LM head): math at `flops_eff`, overlapped with the weight stream at
     /// the profile's `overlap`.
     Gemm,
@@ -445,12 +452,7 @@ impl StepTerms {
             ("tokens", self.verify.tokens * c[6] + self.verify.moe_tokens * c[10]),
             ("communication", self.verify.comm_s),
         ];
-        let parts = [
-            ("dense", ForwardTerms::part_seconds(self.verify.dense, eff, PartKind::Gemm)),
-            ("experts", ForwardTerms::part_seconds(self.verify.experts, eff, PartKind::Experts)),
-            ("attention", ForwardTerms::part_seconds(self.verify.attention, eff, PartKind::Attention)),
-            ("lm_head", ForwardTerms::part_seconds(self.verify.lm_head, eff, PartKind::Gemm)),
-        ];
+        let parts = self.verify.parts().map(|(name, ..)| (name, self.verify.part_seconds(name, eff).unwrap_or(0.0)));
         let dominant = parts
             .iter()
             .chain(&overheads)
@@ -465,20 +467,15 @@ impl StepTerms {
     pub fn part(&self, name: &str, eff: &Efficiencies) -> Option<f64> {
         let v = &self.verify;
         let d = &self.draft;
-        Some(match name {
-            "dense" => ForwardTerms::part_seconds(v.dense, eff, PartKind::Gemm),
-            "experts" => ForwardTerms::part_seconds(v.experts, eff, PartKind::Experts),
-            "attention" => ForwardTerms::part_seconds(v.attention, eff, PartKind::Attention),
-            "lm_head" => ForwardTerms::part_seconds(v.lm_head, eff, PartKind::Gemm),
-            "communication" | "comm" => v.comm_s,
-            "verify" => v.seconds(eff),
-            "drafter" | "draft" => d.seconds(eff),
-            "drafter_attention" => ForwardTerms::part_seconds(d.attention, eff, PartKind::Attention),
-            "drafter_lm_head" => ForwardTerms::part_seconds(d.lm_head, eff, PartKind::Gemm),
-            "drafter_dense" => ForwardTerms::part_seconds(d.dense, eff, PartKind::Gemm),
-            "drafter_experts" => ForwardTerms::part_seconds(d.experts, eff, PartKind::Experts),
-            _ => return None,
-        })
+        match name {
+            "communication" | "comm" => Some(v.comm_s),
+            "verify" => Some(v.seconds(eff)),
+            "drafter" | "draft" => Some(d.seconds(eff)),
+            _ => match name.strip_prefix("drafter_") {
+                Some(part) => d.part_seconds(part, eff),
+                None => v.part_seconds(name, eff),
+            },
+        }
     }
 }
 
@@ -573,11 +570,15 @@ mod tests {
         let (stream, math, more) = (0.18, 0.01, 0.01);
         for overlap in [1.0, 4.0] {
             let e = Efficiencies { overlap, ..eff() };
-            let at = |compute_s, kind| ForwardTerms::part_seconds(Roof { memory_s: stream, compute_s }, &e, kind);
-            let step = at(math + more, PartKind::Experts) - at(math, PartKind::Experts);
+            // The same roof priced as the experts and as the dense GEMMs.
+            let at = |compute_s, name| {
+                let roof = Roof { memory_s: stream, compute_s };
+                ForwardTerms { experts: roof, dense: roof, ..ForwardTerms::default() }.part_seconds(name, &e).unwrap()
+            };
+            let step = at(math + more, "experts") - at(math, "experts");
             assert!((step - more / e.flops_eff).abs() < 1e-12, "overlap {overlap}: {step}");
             let (m, c) = (stream / e.bw_eff, |x: f64| x / e.flops_eff);
-            let dense = at(math + more, PartKind::Gemm) - at(math, PartKind::Gemm);
+            let dense = at(math + more, "dense") - at(math, "dense");
             let p_norm = |x: f64| (m.powf(overlap) + c(x).powf(overlap)).powf(1.0 / overlap);
             assert!((dense - (p_norm(math + more) - p_norm(math))).abs() < 1e-12, "overlap {overlap}: {dense}");
         }
