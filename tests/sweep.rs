@@ -317,6 +317,9 @@ fn served_entry_swept(entry: &str, unpinned: bool) -> (tempfile::TempDir, String
     let text = std::fs::read_to_string(&master).unwrap();
     let start = text.find(&format!("\n{entry}:\n")).unwrap();
     let end = text[start + 1..].find("\n\n").map_or(text.len(), |e| start + 1 + e);
+    for needed in ["\n  model:", "        prefill:\n"] {
+        assert!(text[start..end].contains(needed), "{entry}: the fixture's entry has no {needed:?} to extend");
+    }
     let block = text[start..end]
         .replacen("\n  model:", "\n  runner: cluster:served\n  model:", 1)
         .replacen("        prefill:\n", "        prefill:\n          tp: 8\n", 1)
