@@ -14,7 +14,7 @@ use super::curves::{self, CurveEntry, golden_curves};
 use super::discover;
 use super::resolve::served::{self, Context};
 use super::resolve::subject::{self, Resolution};
-use super::resolve::{self, Resolved, key};
+use super::resolve::{self, ResolvedPin, key};
 use super::rules;
 use super::verdict::{GoldenRef, ValueVerdict};
 use super::walk;
@@ -272,7 +272,7 @@ fn check_pin(
     curves: &CurveSet,
     context: &Context<'_>,
 ) -> (CheckedPin, Vec<Finding>, Option<CurveEntry>, bool) {
-    let Resolved { pin, key, resolution } = resolve::resolve(pin, curves, context);
+    let ResolvedPin { pin, key, resolution } = resolve::resolve(pin, curves, context);
     let judgement = rules::judge(&pin, &resolution, curves);
     let (implied_al, golden, entry) = match &resolution {
         Resolution::Subject(s) => {

@@ -15,7 +15,7 @@ use crate::pins::Pin;
 
 /// A pin as the resolve stage leaves it: its thinking mode the deployment's default where one decides, the
 /// golden key its served model matched, and how far its facts resolved.
-pub(crate) struct Resolved {
+pub(crate) struct ResolvedPin {
     pub(crate) pin: Pin,
     pub(crate) key: Option<String>,
     pub(crate) resolution: Resolution,
@@ -23,12 +23,12 @@ pub(crate) struct Resolved {
 
 /// Resolves `pin` against `curves`: its model's golden key ([`key::golden_key`]; none for an inert pin),
 /// the mode its deployment serves ([`served::with_served_mode`]), then its facts ([`subject::resolve`]).
-pub(crate) fn resolve(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> Resolved {
+pub(crate) fn resolve(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> ResolvedPin {
     let key = (!pin.inert()).then(|| key::golden_key(&pin, curves)).flatten();
     let (pin, open, effort_renders) = match &key {
         Some(key) => served::with_served_mode(pin, key, context),
         None => (pin, None, None),
     };
     let resolution = subject::resolve(&pin, key.as_deref(), curves, open.as_ref(), effort_renders);
-    Resolved { pin, key, resolution }
+    ResolvedPin { pin, key, resolution }
 }
