@@ -12,9 +12,9 @@ use serde::Serialize;
 use super::allow::AllowList;
 use super::curves::{self, CurveEntry, golden_curves};
 use super::discover;
-use super::resolve::served::{self, Context};
+use super::resolve::served::Context;
 use super::resolve::subject::{self, Resolution};
-use super::resolve::{self, ResolvedPin, key};
+use super::resolve::{self, ResolvedPin, ServedPin};
 use super::rules;
 use super::verdict::{GoldenRef, ValueVerdict};
 use super::walk;
@@ -162,15 +162,12 @@ impl Inventory {
         let pins = std::mem::take(&mut self.pins);
         self.pins = pins
             .into_iter()
-            .map(|pin| match key::golden_key(&pin, curves) {
-                Some(key) => match served::with_served_mode(pin, &key, &context) {
-                    (mut pin, Some(open), _) => {
-                        pin.mode = Fact::unresolved(format!("{}; {}", open.why, open.decides));
-                        pin
-                    }
-                    (pin, None, _) => pin,
-                },
-                None => pin,
+            .map(|pin| match resolve::with_key_and_mode(pin, curves, &context) {
+                ServedPin { mut pin, open: Some(open), .. } => {
+                    pin.mode = Fact::unresolved(format!("{}; {}", open.why, open.decides));
+                    pin
+                }
+                ServedPin { pin, open: None, .. } => pin,
             })
             .collect();
         self
