@@ -1,7 +1,8 @@
-//! Resolve: each pin's golden query — its model key, drafter, draft sampling and thinking mode, defaults
-//! applied (`served`: who renders the prompt, at which version) — looked up in the golden curves
-//! (`lookup`), and the subject the rules judge (`subject`), or the fact that stayed undecided. [`resolve`]
-//! runs the stage for one pin, each step once and in that order, and hands the rules a record.
+//! Resolve: each pin's golden query — its model key (`key`: the golden key its served model matches),
+//! drafter, draft sampling and thinking mode, defaults applied (`served`: who renders the prompt, at which
+//! version) — looked up in the golden curves (`lookup`), and the subject the rules judge (`subject`), or the
+//! fact that stayed undecided. [`resolve`] runs the stage for one pin, each step once and in that order,
+//! and hands the rules a record.
 
 pub(crate) mod key;
 pub(crate) mod lookup;
