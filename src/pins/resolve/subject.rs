@@ -46,7 +46,7 @@ pub(crate) struct Undecided {
 impl Undecided {
     /// A thinking mode that neither the pin (`stated`: what it says of its mode) nor its deployment states,
     /// for a model (`model_key`) whose family has no known default.
-    pub(crate) fn for_want_of_default(stated: &str, model_key: &str, range: Range) -> Undecided {
+    pub(crate) fn mode_without_default(stated: &str, model_key: &str, range: Range) -> Undecided {
         Undecided {
             what: "thinking mode",
             why: format!("{stated}; the deployment states no thinking mode and {}", no_default(model_key)),
@@ -219,7 +219,7 @@ pub(crate) fn resolve(
             let mode_undecided =
                 pin.mode.value.is_none() && matches!(e, crate::Error::Lookup { kind: crate::LookupKind::Mode, .. });
             return if mode_undecided {
-                Resolution::Undecided(Undecided::for_want_of_default(&pin.mode.text, &query.model, range))
+                Resolution::Undecided(Undecided::mode_without_default(&pin.mode.text, &query.model, range))
             } else {
                 undecided("golden curve", &e.to_string(), Some(range), true)
             };

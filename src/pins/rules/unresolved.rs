@@ -182,8 +182,8 @@ mod tests {
             p.location = Location::new("s.sh", line);
             (u.for_want_of_default, undecided(&p, u).expect("the last rule always applies").findings)
         };
-        let marked = Undecided::for_want_of_default("no template states it", "m3", range);
-        let unmarked = Undecided { for_want_of_default: false, ..Undecided::for_want_of_default("", "m3", range) };
+        let marked = Undecided::mode_without_default("no template states it", "m3", range);
+        let unmarked = Undecided { for_want_of_default: false, ..Undecided::mode_without_default("", "m3", range) };
         let (mut a, mut b, mut quoting) = (judged(1, &marked), judged(2, &marked), judged(4, &unmarked));
         let mut earlier = (true, vec![Finding::new(Class::OutOfRange, Location::new("s.sh", 3), "AL 9 > k + 1")]);
         let quoted = quoting.1[0].message.clone();
