@@ -213,10 +213,10 @@ fn normalize(path: &str) -> Option<String> {
 
 /// Every script's includes, against the scripts parsed so far; `parse` reads an included file that is not
 /// parsed yet (`None`: it is not bash), which is added and indexed in `index`. The scripts are taken in
-/// waves — those parsed so far, then the files they reach, then theirs — until no new file is reached; a
-/// wave's new files are parsed in parallel and added in the order they are first reached (sourced scripts
-/// were parsed one at a time, on one core). An include that would read a file the run is already inside (a
-/// cycle) is not followed.
+/// waves — those parsed so far, then the files they reach, then theirs — until no new file is reached, so
+/// that a wave's new files, which need nothing from each other, are parsed in parallel; they are added in
+/// the order they are first reached, so indices do not depend on the threads. An include that would read a
+/// file the run is already inside (a cycle) is not followed.
 pub(crate) fn resolve_all(
     scripts: &mut Vec<Script>,
     index: &mut HashMap<String, usize>,

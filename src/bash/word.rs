@@ -151,8 +151,9 @@ pub(crate) struct Source<'a> {
     /// Byte offset of `text` in the file.
     pub base: usize,
     /// When the text is not ASCII: its characters that are not, each as its character index and the bytes
-    /// the characters after it lie past their index, and the number of characters. A map of every
-    /// character's byte took eight bytes a character for the few scripts with one such character.
+    /// the characters after it lie past their index, and the number of characters. Only those, since a
+    /// script that is not ASCII has few such characters, where a map of every character's byte would cost
+    /// eight bytes a character.
     wide: Option<(Vec<(usize, usize)>, usize)>,
 }
 

@@ -12,9 +12,9 @@ use serde::Serialize;
 use super::allow::AllowList;
 use super::curves::{self, CurveEntry, golden_curves};
 use super::discover;
-use super::resolve::served::{self, Context};
-use super::resolve::subject::{self, Resolution};
-use super::resolve::{self, Resolved, key};
+use super::resolve::served::Context;
+use super::resolve::subject::Resolution;
+use super::resolve::{self, ResolvedPin, ServedPin};
 use super::rules;
 use super::verdict::{GoldenRef, ValueVerdict};
 use super::walk;
@@ -162,15 +162,12 @@ impl Inventory {
         let pins = std::mem::take(&mut self.pins);
         self.pins = pins
             .into_iter()
-            .map(|pin| match key::golden_key(&pin, curves) {
-                Some(key) => match served::with_served_mode(pin, &key, &context) {
-                    (mut pin, Some(open), _) => {
-                        pin.mode = Fact::unresolved(format!("{}; {}", open.why, open.decides));
-                        pin
-                    }
-                    (pin, None, _) => pin,
-                },
-                None => pin,
+            .map(|pin| match resolve::with_key_and_mode(pin, curves, &context) {
+                ServedPin { mut pin, open: Some(open), .. } => {
+                    pin.mode = Fact::unresolved(format!("{}; {}", open.why, open.decides));
+                    pin
+                }
+                ServedPin { pin, open: None, .. } => pin,
             })
             .collect();
         self
@@ -197,9 +194,9 @@ pub fn check_inventory(
     let context = Context::new(&inventory.config_entries, &inventory.image_lines, &inventory.recipe_renderers);
     let mut judged: Vec<_> = inventory.pins.into_iter().map(|pin| check_pin(pin, curves, &context)).collect();
     rules::unresolved::once_per_model(
-        judged.iter_mut().map(|(c, found, _, no_default)| (c.model_key.as_deref().filter(|_| *no_default), found)),
+        judged.iter_mut().map(|j| (j.checked.model_key.as_deref(), j.for_want_of_default, &mut j.findings)),
     );
-    for (checked, mut found, entry, _) in judged {
+    for Judged { checked, findings: mut found, entry, .. } in judged {
         own.push(found.iter().map(|f| (f.class, f.message.clone())).collect());
         findings.append(&mut found);
         used.extend(entry);
@@ -264,15 +261,21 @@ fn summarize(pins: &[CheckedPin], findings: &[Finding]) -> CheckSummary {
     summary
 }
 
-/// The result of one pin: the checked pin, its findings, the curve entry its expected value rests on, and
-/// whether its thinking mode stayed undecided for want of its model's default. Its facts are resolved
-/// first ([`resolve::resolve`]), then judged by the rules ([`rules::judge`]).
-fn check_pin(
-    pin: Pin,
-    curves: &CurveSet,
-    context: &Context<'_>,
-) -> (CheckedPin, Vec<Finding>, Option<CurveEntry>, bool) {
-    let Resolved { pin, key, resolution } = resolve::resolve(pin, curves, context);
+/// The result of one pin.
+struct Judged {
+    checked: CheckedPin,
+    findings: Vec<Finding>,
+    /// The curve entry its expected value rests on.
+    entry: Option<CurveEntry>,
+    /// Whether its thinking mode stayed undecided for want of its model's default
+    /// ([`super::resolve::subject::Undecided::for_want_of_default`]).
+    for_want_of_default: bool,
+}
+
+/// Checks one pin: its facts are resolved first ([`resolve::resolve`]), then judged by the rules
+/// ([`rules::judge`]).
+fn check_pin(pin: Pin, curves: &CurveSet, context: &Context<'_>) -> Judged {
+    let ResolvedPin { pin, key, resolution } = resolve::resolve(pin, curves, context);
     let judgement = rules::judge(&pin, &resolution, curves);
     let (implied_al, golden, entry) = match &resolution {
         Resolution::Subject(s) => {
@@ -283,7 +286,7 @@ fn check_pin(
         Resolution::Undecided(u) => (u.range.map(|r| r.implied), None, None),
         Resolution::Inert | Resolution::Silent => (None, None, None),
     };
-    let no_default = matches!(&resolution, Resolution::Undecided(u) if u.what == subject::MODE_WITHOUT_DEFAULT);
+    let for_want_of_default = matches!(&resolution, Resolution::Undecided(u) if u.for_want_of_default);
     let fix = judgement.fix.then_some(golden.as_ref()).flatten();
     let checked = CheckedPin {
         model_key: key,
@@ -295,5 +298,5 @@ fn check_pin(
         problems: Vec::new(),
         pin,
     };
-    (checked, judgement.findings, entry, no_default)
+    Judged { checked, findings: judgement.findings, entry, for_want_of_default }
 }

@@ -177,8 +177,8 @@ pub fn walk(root: &Path, excludes: &Excludes) -> Result<Files> {
             .build()
     };
     let mut files = Files::default();
-    // The listing is serial; each candidate is read on the other core as soon as the listing meets it, so the
-    // two overlap (reading began only once the whole tree was listed). Read in any order, kept in path order.
+    // The listing is serial; each candidate is read on a pool thread as soon as the listing meets it, so that
+    // reading overlaps listing instead of waiting for the whole tree. Read in any order, kept in path order.
     let read: Mutex<Vec<(String, ReadResult)>> = Mutex::default();
     rayon::scope(|scope| {
         for entry in walker {

@@ -38,6 +38,23 @@ pub(crate) struct Undecided {
     /// Whether [1, k+1] is judged without a golden value (not where no golden key matches the model: the
     /// value may be in another knob's unit).
     pub(crate) range_judged: bool,
+    /// Whether the fact is the thinking mode, undecided for want of the model's default: a fact of the model,
+    /// not of the pin, which the check says once per model.
+    pub(crate) for_want_of_default: bool,
+}
+
+impl Undecided {
+    /// A thinking mode that neither the pin (`stated`: what it says of its mode) nor its deployment states,
+    /// for a model (`model_key`) whose family has no known default.
+    pub(crate) fn mode_without_default(stated: &str, model_key: &str, range: Range) -> Undecided {
+        Undecided {
+            what: "thinking mode",
+            why: format!("{stated}; the deployment states no thinking mode and {}", no_default(model_key)),
+            range: Some(range),
+            range_judged: true,
+            for_want_of_default: true,
+        }
+    }
 }
 
 /// A written value with the AL it implies at k.
@@ -135,10 +152,6 @@ impl Subject {
     }
 }
 
-/// The fact [`Undecided::what`] names where a pin's thinking mode stayed undecided for want of its model's
-/// default (the check says that once per model).
-pub(crate) const MODE_WITHOUT_DEFAULT: &str = "thinking mode";
-
 /// Why a thinking mode no file states stays undecided when the served model's family has no known default
 /// (`minimax-m3`): a fact of the model, not of the pin, which the check says once per model.
 pub(crate) fn no_default(model_key: &str) -> String {
@@ -159,7 +172,7 @@ pub(crate) fn resolve(
         return Resolution::Inert;
     }
     let undecided = |what, why: &str, range, range_judged| {
-        Resolution::Undecided(Undecided { what, why: why.to_string(), range, range_judged })
+        Resolution::Undecided(Undecided { what, why: why.to_string(), range, range_judged, for_want_of_default: false })
     };
     let Some(written) = pin.written.value else {
         return match pin.written.how {
@@ -206,12 +219,7 @@ pub(crate) fn resolve(
             let mode_undecided =
                 pin.mode.value.is_none() && matches!(e, crate::Error::Lookup { kind: crate::LookupKind::Mode, .. });
             return if mode_undecided {
-                let why = format!(
-                    "{}; the deployment states no thinking mode and {}",
-                    pin.mode.text,
-                    no_default(&query.model)
-                );
-                undecided(MODE_WITHOUT_DEFAULT, &why, Some(range), true)
+                Resolution::Undecided(Undecided::mode_without_default(&pin.mode.text, &query.model, range))
             } else {
                 undecided("golden curve", &e.to_string(), Some(range), true)
             };

@@ -136,12 +136,13 @@ mod tests {
     #[test]
     fn a_value_is_out_of_range_without_a_curve() {
         let range = Some(Range { written: 0.5, implied: 0.5, k: 2 });
-        let u = Undecided { what: "model", why: "no model".into(), range, range_judged: true };
+        let u =
+            Undecided { what: "model", why: "no model".into(), range, range_judged: true, for_want_of_default: false };
         let j = undecided(&pin(0.5, 2, ThinkingMode::On), &u).expect("0.5 < 1");
         assert_eq!((j.verdict, j.fix), (ValueVerdict::OutOfRange, false));
         let inside = Undecided { range: Some(Range { written: 1.5, implied: 1.5, k: 2 }), ..u };
         assert!(undecided(&pin(1.5, 2, ThinkingMode::On), &inside).is_none());
-        let unjudged = Undecided { what: "golden curve", why: "no key".into(), range, range_judged: false };
+        let unjudged = Undecided { what: "golden curve", why: "no key".into(), range_judged: false, ..u };
         assert!(undecided(&pin(0.5, 2, ThinkingMode::On), &unjudged).is_none());
     }
 

@@ -66,14 +66,15 @@ pub(crate) fn undecided(pin: &Pin, u: &Undecided) -> Option<Judgement> {
     Some(Judgement::new(ValueVerdict::Unresolved, vec![finding], false))
 }
 
-/// A model with no known default is said once, not once per pin: of the pins (each with its findings, in
-/// the check's order, and its golden model key where its thinking mode stayed undecided for want of that
-/// model's default), the first keeps its warning, naming the others, and each other gets a note pointing
-/// there. A model with one such pin is left as it is.
-pub(crate) fn once_per_model<'a>(judged: impl IntoIterator<Item = (Option<&'a str>, &'a mut Vec<Finding>)>) {
+/// A model with no known default is said once, not once per pin: of the pins (each with its golden model
+/// key, whether its thinking mode stayed undecided for want of that model's default
+/// ([`Undecided::for_want_of_default`]) and its findings, in the check's order), those so marked are
+/// grouped by key; the first of a group keeps its warning, naming the others, and each other gets a note
+/// pointing there. A model with one such pin is left as it is.
+pub(crate) fn once_per_model<'a>(judged: impl IntoIterator<Item = (Option<&'a str>, bool, &'a mut Vec<Finding>)>) {
     let mut by_model: Vec<(&str, Vec<(&mut Finding, Location)>)> = Vec::new();
-    for (key, findings) in judged {
-        let Some(key) = key else { continue };
+    for (key, for_want_of_default, findings) in judged {
+        let Some(key) = key.filter(|_| for_want_of_default) else { continue };
         // The undecided fact's own finding ([`undecided`]); a pin an earlier rule judged has none.
         let Some(finding) = findings.iter_mut().find(|f| f.class == Class::Unresolved) else { continue };
         let at = finding.location.clone();
@@ -158,34 +159,40 @@ pub(crate) fn include(at: Location, written: &str, why: &str) -> Finding {
 mod tests {
     use super::*;
     use crate::curve::ThinkingMode;
+    use crate::pins::resolve::subject::Range;
     use crate::pins::rules::testing::pin;
 
     #[test]
     fn an_undecided_fact_is_named_with_why() {
-        let u = Undecided { what: "k", why: "NUM_SPEC comes from the caller".into(), range: None, range_judged: false };
+        let why = "NUM_SPEC comes from the caller".into();
+        let u = Undecided { what: "k", why, range: None, range_judged: false, for_want_of_default: false };
         let j = undecided(&pin(2.0, 3, ThinkingMode::On), &u).expect("the last rule always applies");
         assert_eq!((j.verdict, j.findings[0].class), (ValueVerdict::Unresolved, Class::Unresolved));
         assert_eq!(j.findings[0].message, "k unresolved (NUM_SPEC comes from the caller): the pin cannot be checked");
     }
 
-    /// The pins said once are those the check marks by their model key, whatever their messages say: a
-    /// finding that merely quotes the phrase is not grouped, and a marked pin an earlier rule judged (no
-    /// unresolved finding) is passed over.
+    /// The pins said once are those marked undecided for want of their model's default, whatever their
+    /// messages say: a pin of the same model whose finding reads the same but is not so marked is not
+    /// grouped, and a marked pin an earlier rule judged (no unresolved finding) is passed over.
     #[test]
-    fn a_model_without_a_default_is_said_once_over_the_pins_marked_with_its_key() {
-        let at = |line| Location::new("s.sh", line);
-        let said = |line| fact(at(line), "thinking mode", &no_default("m3"));
-        let worded_otherwise = fact(at(2), "thinking mode", "no template states it");
-        let mut marked =
-            [vec![said(1)], vec![worded_otherwise], vec![Finding::new(Class::OutOfRange, at(3), "AL 9 > k + 1")]];
-        let mut quoting = vec![said(4)];
-        let [a, b, c] = &mut marked;
-        once_per_model([(Some("m3"), a), (Some("m3"), b), (Some("m3"), c), (None, &mut quoting)]);
-        let [a, b, c] = &marked;
-        assert!(a[0].message.ends_with("said here once (s.sh:2)"), "{}", a[0].message);
-        assert_eq!(b[0].severity, Severity::Note);
-        assert!(b[0].message.contains("(said once for the model, at s.sh:1)"), "{}", b[0].message);
-        assert_eq!((c[0].class, c[0].message.as_str()), (Class::OutOfRange, "AL 9 > k + 1"));
-        assert_eq!((quoting[0].severity, &quoting[0].message), (Severity::Warning, &said(4).message));
+    fn a_model_without_a_default_is_said_once_over_the_pins_marked_for_want_of_it() {
+        let range = Range { written: 2.0, implied: 2.0, k: 3 };
+        let judged = |line, u: &Undecided| {
+            let mut p = pin(2.0, 3, ThinkingMode::On);
+            p.location = Location::new("s.sh", line);
+            (u.for_want_of_default, undecided(&p, u).expect("the last rule always applies").findings)
+        };
+        let marked = Undecided::mode_without_default("no template states it", "m3", range);
+        let unmarked = Undecided { for_want_of_default: false, ..Undecided::mode_without_default("", "m3", range) };
+        let (mut a, mut b, mut quoting) = (judged(1, &marked), judged(2, &marked), judged(4, &unmarked));
+        let mut earlier = (true, vec![Finding::new(Class::OutOfRange, Location::new("s.sh", 3), "AL 9 > k + 1")]);
+        let quoted = quoting.1[0].message.clone();
+        assert!(quoted.contains(&no_default("m3")), "{quoted}");
+        once_per_model([&mut a, &mut b, &mut earlier, &mut quoting].map(|(m, f)| (Some("m3"), *m, f)));
+        assert!(a.1[0].message.ends_with("said here once (s.sh:2)"), "{}", a.1[0].message);
+        assert_eq!(b.1[0].severity, Severity::Note);
+        assert!(b.1[0].message.contains("(said once for the model, at s.sh:1)"), "{}", b.1[0].message);
+        assert_eq!((earlier.1[0].class, earlier.1[0].message.as_str()), (Class::OutOfRange, "AL 9 > k + 1"));
+        assert_eq!((quoting.1[0].severity, &quoting.1[0].message), (Severity::Warning, &quoted));
     }
 }

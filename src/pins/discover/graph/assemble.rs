@@ -52,7 +52,7 @@ pub(super) fn inventory(graph: Graph, files: &Files) -> Inventory {
 }
 
 /// Every pin of the graph and what was recorded about them.
-pub(crate) fn assemble(graph: &Graph) -> (Vec<Pin>, Vec<Observed>) {
+fn assemble(graph: &Graph) -> (Vec<Pin>, Vec<Observed>) {
     let mut pins = Vec::new();
     let mut observed = graph.observed.clone();
     script_pins(graph, &mut pins, &mut observed);

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::Graph;
+use super::tables::CaseTable;
 use crate::bash::resolve::Resolver;
 use crate::bash::{ConditionalKind, Script};
 use crate::pins::observed::Observed;
@@ -32,22 +33,8 @@ pub(super) fn latent(graph: &Graph, script: &Script, selected: &[&EntryRef], mis
         .collect();
     let mut out = Vec::new();
     let mut said = BTreeSet::new();
-    for (ci, choice) in script.choices.iter().enumerate() {
-        let ConditionalKind::Case { subject } = &choice.kind else { continue };
-        let Some(inside) = script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == ci as u32)) else { continue };
-        let mut outer = inside.ctx.clone();
-        outer.arms.retain(|a| a.0 != ci as u32);
-        let vars: Vec<&str> = subject
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                crate::bash::Part::Var { name, .. } => Some(name.as_str()),
-                _ => None,
-            })
-            .collect();
-        if vars.is_empty() || outer.eval == Some(true) || !explicit_fall_through(script, ci as u32) {
-            continue;
-        }
+    for table in CaseTable::of(script).filter(|t| explicit_fall_through(script, t.ci as u32)) {
+        let CaseTable { ci, subject, vars, .. } = &table;
         for entry in &graph.entries {
             let (Some(model), framework) = (entry.model.as_deref(), entry.framework.as_deref()) else { continue };
             if !served.contains(&(model, framework)) {
@@ -59,13 +46,11 @@ pub(super) fn latent(graph: &Graph, script: &Script, selected: &[&EntryRef], mis
                     continue;
                 }
                 let r = Resolver { script, scripts: &graph.scripts, tables: &graph.tables, env: &env };
-                let Some(text) = r.word(subject, &outer, inside.line, 0).into_iter().find_map(|v| v.value) else {
-                    continue;
-                };
-                let matched = choice.arms.iter().any(|a| {
-                    a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, &text)))
-                });
-                if matched || taken.contains(&(subject.line, text.as_str())) || !said.insert((ci, text.clone())) {
+                let Some(text) = table.key(&r) else { continue };
+                if table.arm(&text).is_some()
+                    || taken.contains(&(subject.line, text.as_str()))
+                    || !said.insert((*ci, text.clone()))
+                {
                     continue;
                 }
                 out.push(Observed::TableFallThrough {

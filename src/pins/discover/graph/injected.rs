@@ -10,7 +10,7 @@ use crate::pins::observed::Observed;
 use crate::pins::{Edit, EvalRoute, Fact, How, Knob, Location, Mechanism, Pin, Role};
 
 /// Where the injector lives, and what it must do for injected pins to stay out of eval runs.
-pub(crate) const INJECTOR: &str = "runners/inject_synthetic_acceptance.py";
+pub(super) const INJECTOR: &str = "runners/inject_synthetic_acceptance.py";
 
 /// Whether the injector keeps out of eval runs (it returns early on `EVAL_ONLY=true`).
 fn injector_route(graph: &Graph) -> Fact<EvalRoute> {

@@ -23,7 +23,7 @@
 //! scripts jobs reach, and eval twins. Any of these that fails to parse is an error naming the file; a
 //! file with no pin spelling that nothing reaches cannot hide a pin and is not parsed at all.
 
-pub(crate) mod assemble;
+mod assemble;
 mod candidates;
 pub(crate) mod config;
 mod fall_through;

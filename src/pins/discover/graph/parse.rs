@@ -1,5 +1,9 @@
 //! Parsing what the graph reaches: YAML trees with their duplicate keys, bash scripts, recipes, and the
-//! files launchers hand over to; a file that does not parse is recorded ([`Unparsed`]), never skipped.
+//! files launchers hand over to; a file that does not parse is recorded ([`Unparsed`]). Two kinds of
+//! script are parsed without such a record (see `candidates`): a script that does not parse is dropped
+//! where it is read only because it sources one writing a knob (it could lend that script context, never
+//! hide a pin), and a `source`d file that does not parse leaves the include that reads it unresolved,
+//! which the check reports at the `source` line where the sourcing script writes a knob.
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -3,7 +3,8 @@
 
 use super::{Graph, fall_through};
 use crate::bash::resolve::Resolver;
-use crate::bash::{ConditionalKind, Script};
+use crate::bash::word::Word;
+use crate::bash::{Conditional, ConditionalKind, Ctx, Script, Stmt};
 use crate::pins::observed::Observed;
 use crate::pins::{EntryRef, Fact, How, Location};
 
@@ -14,61 +15,97 @@ pub(super) struct TableSelection {
     pub(super) missing: Vec<Observed>,
 }
 
+/// A `case` of `script` read as a lookup table: its subject's variables, and the context around it.
+pub(super) struct CaseTable<'s> {
+    /// The choice's index in the script.
+    pub(super) ci: usize,
+    pub(super) choice: &'s Conditional,
+    pub(super) subject: &'s Word,
+    /// The first statement inside one of its arms: where the subject is read.
+    pub(super) inside: &'s Stmt,
+    /// The context the `case` itself runs in.
+    pub(super) outer: Ctx,
+    /// The variables its subject reads.
+    pub(super) vars: Vec<&'s str>,
+}
+
+impl CaseTable<'_> {
+    /// The `case`s of `script` whose subject reads a variable, outside an EVAL_ONLY path (which holds no pin).
+    pub(super) fn of(script: &Script) -> impl Iterator<Item = CaseTable<'_>> {
+        script.choices.iter().enumerate().filter_map(|(ci, choice)| {
+            let ConditionalKind::Case { subject } = &choice.kind else { return None };
+            let inside = script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == ci as u32))?;
+            let mut outer = inside.ctx.clone();
+            outer.arms.retain(|a| a.0 != ci as u32);
+            let vars: Vec<&str> = subject
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    crate::bash::Part::Var { name, .. } => Some(name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (!vars.is_empty() && outer.eval != Some(true)).then_some(CaseTable {
+                ci,
+                choice,
+                subject,
+                inside,
+                outer,
+                vars,
+            })
+        })
+    }
+
+    /// The subject's text under `r`'s variables, where it resolves.
+    pub(super) fn key(&self, r: &Resolver) -> Option<String> {
+        r.word(self.subject, &self.outer, self.inside.line, 0).into_iter().find_map(|v| v.value)
+    }
+
+    /// The arm whose patterns match `key`.
+    pub(super) fn arm(&self, key: &str) -> Option<usize> {
+        self.choice
+            .arms
+            .iter()
+            .position(|a| a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, key))))
+    }
+}
+
 /// A `case` on variables the script does not set (`case "${MODEL_NAME}:${DECODE_MTP_SIZE}"`) is a table
 /// whose keys come from config entries: each agentic spec-decoding job that supplies those variables
 /// (from its own settings) and reaches the `case` selects the arm its values match, or finds none.
 pub(super) fn table_selection(graph: &Graph, script: &Script) -> Vec<TableSelection> {
     let mut out: Vec<TableSelection> = Vec::new();
     let mut missing = Vec::new();
-    for (ci, choice) in script.choices.iter().enumerate() {
-        let ConditionalKind::Case { subject } = &choice.kind else { continue };
-        let vars: Vec<String> = subject
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                crate::bash::Part::Var { name, .. } => Some(name.clone()),
-                _ => None,
-            })
-            .collect();
-        let Some(inside) = script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == ci as u32)) else { continue };
-        let mut outer = inside.ctx.clone();
-        outer.arms.retain(|a| a.0 != ci as u32);
-        if vars.is_empty() || outer.eval == Some(true) {
-            continue;
-        }
+    for table in CaseTable::of(script) {
+        let CaseTable { ci, subject, inside, outer, vars, .. } = &table;
         for (index, job) in graph.jobs.iter().enumerate() {
             let point = graph.point(job);
             if !point.agentic()
                 || !point.speculative()
                 || !on_launch_path(graph, index, &script.rel)
-                || !vars.iter().all(|v| job.env.contains_key(v))
+                || !vars.iter().all(|v| job.env.contains_key(*v))
                 || !vars.iter().any(|v| point.get(v).is_some())
             {
                 continue;
             }
             let r = Resolver { script, scripts: &graph.scripts, tables: &graph.tables, env: &job.env };
-            let reaches = script.conditions(&outer).into_iter().all(|(cond, holds)| {
+            let reaches = script.conditions(outer).into_iter().all(|(cond, holds)| {
                 cond.implies_eval(true)
                     || cond.implies_eval(false)
-                    || r.eval_cond(cond, &outer, inside.line) != Some(!holds)
+                    || r.eval_cond(cond, outer, inside.line) != Some(!holds)
             });
             if !reaches {
                 continue;
             }
-            let Some(text) = r.word(subject, &outer, inside.line, 0).into_iter().find_map(|v| v.value) else {
-                continue;
-            };
+            let Some(text) = table.key(&r) else { continue };
             let entry = job.entry_ref.clone();
-            let arm = choice.arms.iter().position(|a| {
-                a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, &text)))
-            });
-            match arm {
+            match table.arm(&text) {
                 Some(a) => {
                     let model = job.env.get("MODEL").map_or_else(
                         || Fact::unresolved("entry has no model"),
                         |m| Fact::known(m.value.clone(), How::Entry, m.source.clone(), Some(m.at.clone())),
                     );
-                    let key = (ci as u32, a as u32);
+                    let key = (*ci as u32, a as u32);
                     match out.iter_mut().find(|s| s.arm == key) {
                         Some(s) => s.jobs.push((entry, model)),
                         None => out.push(TableSelection { arm: key, jobs: vec![(entry, model)], missing: Vec::new() }),

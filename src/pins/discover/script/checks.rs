@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::written::Site;
+use super::written::{self, Site};
 use crate::bash::resolve::Resolver;
 use crate::bash::word::{Part, Word};
 use crate::bash::{Cond, Script, Stmt, StmtKind};
@@ -218,10 +218,10 @@ fn is_name(text: &str) -> bool {
 /// does not hand it in: the engine never sees it. Where an env file the container is given cannot be
 /// read, that is open.
 fn not_forwarded(script: &Script, stmt: &Stmt, name: &str, at: &Location) -> Option<Observed> {
-    // The words joined, so that a start of two words (`vllm serve`) is seen written out as well as quoted.
+    // A start is one word (`trtllm-serve`, or `vllm serve` quoted for `bash -c`) or `vllm serve` written out.
     let starts_engine = |c: &crate::bash::Command| {
-        let line = c.words.iter().map(|w| w.raw.as_str()).collect::<Vec<_>>().join(" ");
-        ENGINE_STARTS.iter().any(|e| line.contains(e))
+        c.words.iter().any(|w| ENGINE_STARTS.iter().any(|e| w.raw.contains(e)))
+            || c.words.windows(2).any(|pair| written::vllm_serve(&pair[0].raw, &pair[1].raw))
     };
     let mut containers = Vec::new();
     for (i, s) in script.stmts.iter().enumerate().filter(|(_, s)| s.line > stmt.line && s.ctx.compatible(&stmt.ctx)) {

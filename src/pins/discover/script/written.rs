@@ -285,11 +285,9 @@ fn env_assigns(stmt: &Stmt) -> Vec<(&crate::bash::Assign, bool)> {
 pub(super) fn serve_positional(c: &Command) -> Vec<Value> {
     let words: Vec<Option<String>> = c.words.iter().map(Word::literal).collect();
     for (i, w) in words.iter().enumerate() {
-        let serve = match w.as_deref() {
-            Some("serve") => i > 0 && words[i - 1].as_deref().is_some_and(|p| p.ends_with("vllm")),
-            Some(w) => w.ends_with("trtllm-serve"),
-            None => false,
-        };
+        let serve = w.as_deref().is_some_and(|w| {
+            w.ends_with("trtllm-serve") || i > 0 && words[i - 1].as_deref().is_some_and(|p| vllm_serve(p, w))
+        });
         if serve
             && let Some(next) = c.words.get(i + 1)
             && next.literal().is_none_or(|l| !l.starts_with('-'))
@@ -298,6 +296,11 @@ pub(super) fn serve_positional(c: &Command) -> Vec<Value> {
         }
     }
     Vec::new()
+}
+
+/// Whether `word` after `before` is vLLM's start written as two words, `vllm serve` (or `/path/vllm serve`).
+pub(super) fn vllm_serve(before: &str, word: &str) -> bool {
+    word == "serve" && before.ends_with("vllm")
 }
 
 /// The knob sites of a statement, from its [`streams`].
