@@ -190,13 +190,14 @@ impl ForwardTerms {
     }
 
     /// The priced parts, each named as its measured `<name>_ms` column and with the kind that says how its
-    /// memory and math combine: the one place a part is given its kind.
+    /// memory and math combine: the one place a part is given its kind. The fit's features sum them in this
+    /// order, so it is kept: another order moves predictions in their last digits.
     fn parts(&self) -> [(&'static str, Roof, PartKind); 4] {
         [
             ("dense", self.dense, PartKind::Gemm),
             ("experts", self.experts, PartKind::Experts),
-            ("attention", self.attention, PartKind::Attention),
             ("lm_head", self.lm_head, PartKind::Gemm),
+            ("attention", self.attention, PartKind::Attention),
         ]
     }
 
