@@ -18,6 +18,7 @@
 //! `for` loops around it, so what a script writes into a file can be read back ([`output`]).
 
 mod build;
+pub(crate) mod case_table;
 pub(crate) mod include;
 pub(crate) mod output;
 pub(crate) mod resolve;

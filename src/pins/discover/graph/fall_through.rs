@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::Graph;
-use super::tables::CaseTable;
+use crate::bash::case_table::CaseTable;
 use crate::bash::resolve::Resolver;
 use crate::bash::{ConditionalKind, Script};
 use crate::pins::observed::Observed;

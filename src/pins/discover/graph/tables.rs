@@ -2,9 +2,9 @@
 //! (with the fall-through an entry could reach, [`super::fall_through`]).
 
 use super::{Graph, fall_through};
+use crate::bash::Script;
+use crate::bash::case_table::CaseTable;
 use crate::bash::resolve::Resolver;
-use crate::bash::word::Word;
-use crate::bash::{Conditional, ConditionalKind, Ctx, Script, Stmt};
 use crate::pins::observed::Observed;
 use crate::pins::{EntryRef, Fact, How, Location};
 
@@ -13,61 +13,6 @@ pub(super) struct TableSelection {
     pub(super) arm: (u32, u32),
     pub(super) jobs: Vec<(EntryRef, Fact<String>)>,
     pub(super) missing: Vec<Observed>,
-}
-
-/// A `case` of `script` read as a lookup table: its subject's variables, and the context around it.
-pub(super) struct CaseTable<'s> {
-    /// The choice's index in the script.
-    pub(super) ci: usize,
-    pub(super) choice: &'s Conditional,
-    pub(super) subject: &'s Word,
-    /// The first statement inside one of its arms: where the subject is read.
-    pub(super) inside: &'s Stmt,
-    /// The context the `case` itself runs in.
-    pub(super) outer: Ctx,
-    /// The variables its subject reads.
-    pub(super) vars: Vec<&'s str>,
-}
-
-impl CaseTable<'_> {
-    /// The `case`s of `script` whose subject reads a variable, outside an EVAL_ONLY path (which holds no pin).
-    pub(super) fn of(script: &Script) -> impl Iterator<Item = CaseTable<'_>> {
-        script.choices.iter().enumerate().filter_map(|(ci, choice)| {
-            let ConditionalKind::Case { subject } = &choice.kind else { return None };
-            let inside = script.stmts.iter().find(|s| s.ctx.arms.iter().any(|a| a.0 == ci as u32))?;
-            let mut outer = inside.ctx.clone();
-            outer.arms.retain(|a| a.0 != ci as u32);
-            let vars: Vec<&str> = subject
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    crate::bash::Part::Var { name, .. } => Some(name.as_str()),
-                    _ => None,
-                })
-                .collect();
-            (!vars.is_empty() && outer.eval != Some(true)).then_some(CaseTable {
-                ci,
-                choice,
-                subject,
-                inside,
-                outer,
-                vars,
-            })
-        })
-    }
-
-    /// The subject's text under `r`'s variables, where it resolves.
-    pub(super) fn key(&self, r: &Resolver) -> Option<String> {
-        r.word(self.subject, &self.outer, self.inside.line, 0).into_iter().find_map(|v| v.value)
-    }
-
-    /// The arm whose patterns match `key`.
-    pub(super) fn arm(&self, key: &str) -> Option<usize> {
-        self.choice
-            .arms
-            .iter()
-            .position(|a| a.patterns.iter().any(|p| p.literal().is_some_and(|p| crate::bash::word::glob(&p, key))))
-    }
 }
 
 /// A `case` on variables the script does not set (`case "${MODEL_NAME}:${DECODE_MTP_SIZE}"`) is a table
