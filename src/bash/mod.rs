@@ -12,7 +12,8 @@
 //! `[[ … ]] || [[ … ]]`) is understood however it is spelled, and a condition on a config entry's
 //! variables (`$FRAMEWORK == dynamo-trt`) can be evaluated for that entry.
 //!
-//! Reading a value ([`resolve`]) and shared lookup tables are built on this model. A `source`d file
+//! Reading a value ([`resolve`]) and shared lookup tables ([`case_table`]: a `case` whose subject reads
+//! variables, the key a resolver gives it and the arm that key selects) are built on this model. A `source`d file
 //! ([`mod@include`]) gives the script the variables it sets, from the statement that reads it on. Where a
 //! command's standard output goes (`> FILE`, `>> FILE`, a `{ …; } > FILE` group's) is kept, with the
 //! `for` loops around it, so what a script writes into a file can be read back ([`output`]).
