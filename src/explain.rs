@@ -208,9 +208,7 @@ pub fn find(query: &str) -> Result<Topic> {
 /// (geometric)"), whose topic is the name JSON gives it, and a verdict's words.
 fn printed_label_topic(wanted: &str) -> Option<String> {
     let schedules = ScheduleKind::ALL.map(|k| (k.label(), json_name(k)));
-    let verdicts =
-        [Verdict::Consistent, Verdict::PinTooHigh, Verdict::PinTooLow, Verdict::Mixed, Verdict::Inconclusive]
-            .map(|v| (v.label(), json_name(v)));
+    let verdicts = Verdict::ALL.map(|v| (v.label(), json_name(v)));
     schedules
         .into_iter()
         .chain(verdicts)

@@ -217,21 +217,11 @@ fn every_engine_schedule_verdict_and_curve_term_alsim_prints_has_a_topic() {
     }
     printed.extend(ScheduleKind::ALL.map(serde_name));
     printed.extend(ScheduleKind::ALL.map(|k| k.label().to_string()));
-    for verdict in [Verdict::Consistent, Verdict::PinTooHigh, Verdict::PinTooLow, Verdict::Mixed, Verdict::Inconclusive]
-    {
+    for verdict in Verdict::ALL {
         printed.extend([serde_name(verdict), verdict.label().to_string()]);
     }
     printed.extend(FitKind::ALL.iter().map(|f| f.name().to_string()));
-    for kind in [
-        ProblemKind::OutOfRange,
-        ProblemKind::Dip,
-        ProblemKind::IncrementAboveOne,
-        ProblemKind::Rise,
-        ProblemKind::MissingK,
-        ProblemKind::DrafterAmbiguity,
-    ] {
-        printed.push(serde_name(kind));
-    }
+    printed.extend(ProblemKind::ALL.map(serde_name));
     printed.extend(
         ["AL", "acceptance rate", "TPOT", "TV distance", "band", "toss-up", "best k", "design effect"]
             .map(String::from),

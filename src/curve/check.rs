@@ -41,6 +41,18 @@ pub enum ProblemKind {
     DrafterAmbiguity,
 }
 
+impl ProblemKind {
+    /// Every kind, in declaration order: what the docs and the CI formats must cover.
+    pub const ALL: [ProblemKind; 6] = [
+        ProblemKind::OutOfRange,
+        ProblemKind::Dip,
+        ProblemKind::IncrementAboveOne,
+        ProblemKind::Rise,
+        ProblemKind::MissingK,
+        ProblemKind::DrafterAmbiguity,
+    ];
+}
+
 impl FindingClass for ProblemKind {
     fn name(self) -> &'static str {
         match self {

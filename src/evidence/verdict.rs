@@ -99,6 +99,10 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict, in declaration order: what the docs and the CI formats must cover.
+    pub const ALL: [Verdict; 5] =
+        [Verdict::Consistent, Verdict::PinTooHigh, Verdict::PinTooLow, Verdict::Mixed, Verdict::Inconclusive];
+
     /// The words shown to users.
     pub fn label(self) -> &'static str {
         match self {

@@ -76,21 +76,11 @@ mod tests {
         use crate::curve::check::ProblemKind;
         use crate::diagnostic::FindingClass;
         use crate::evidence::verdict::Verdict;
-        let verdicts =
-            [Verdict::Consistent, Verdict::PinTooHigh, Verdict::PinTooLow, Verdict::Mixed, Verdict::Inconclusive];
-        let problems = [
-            ProblemKind::OutOfRange,
-            ProblemKind::Dip,
-            ProblemKind::IncrementAboveOne,
-            ProblemKind::Rise,
-            ProblemKind::MissingK,
-            ProblemKind::DrafterAmbiguity,
-        ];
         let rules = crate::pins::Class::ALL
             .iter()
             .map(|c| c.name())
-            .chain(verdicts.into_iter().map(super::super::evidence::verdict_rule))
-            .chain(problems.into_iter().map(FindingClass::name))
+            .chain(Verdict::ALL.into_iter().map(super::super::evidence::verdict_rule))
+            .chain(ProblemKind::ALL.into_iter().map(FindingClass::name))
             .chain(["band", "pooled"]);
         let missing: Vec<&str> = rules.filter(|rule| rule_text(rule).is_none()).collect();
         assert!(missing.is_empty(), "rules with no explain section: {missing:?}");
