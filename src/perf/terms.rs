@@ -204,8 +204,7 @@ impl ForwardTerms {
     /// Seconds of the part called `name` under `eff` (its memory and math; overheads are not parts).
     fn part_seconds(&self, name: &str, eff: &Efficiencies) -> Option<f64> {
         let (_, part, kind) = self.parts().into_iter().find(|(n, ..)| *n == name)?;
-        let c = eff.coefficients();
-        Some(part.split(c[0], c[kind.math()], kind.overlap(eff)).0)
+        Some(kind.seconds(part, eff))
     }
 }
 
@@ -226,6 +225,12 @@ impl PartKind {
     /// The coefficient (in [`Efficiencies::coefficients`] order) its math runs at.
     fn math(self) -> usize {
         if self == PartKind::Attention { 2 } else { 1 }
+    }
+
+    /// Seconds of `part` of this kind under `eff` (its memory and math).
+    fn seconds(self, part: Roof, eff: &Efficiencies) -> f64 {
+        let c = eff.coefficients();
+        part.split(c[0], c[self.math()], self.overlap(eff)).0
     }
 
     /// The p-norm exponent its memory and math combine at.
@@ -453,7 +458,7 @@ impl StepTerms {
             ("tokens", self.verify.tokens * c[6] + self.verify.moe_tokens * c[10]),
             ("communication", self.verify.comm_s),
         ];
-        let parts = self.verify.parts().map(|(name, ..)| (name, self.verify.part_seconds(name, eff).unwrap_or(0.0)));
+        let parts = self.verify.parts().map(|(name, part, kind)| (name, kind.seconds(part, eff)));
         let dominant = parts
             .iter()
             .chain(&overheads)
