@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::config::Entry;
 use super::jobs::Job;
 use super::parse::{parse_recipes, parse_script, parse_scripts};
-use super::{SHELL_KNOBS, YAML_KNOBS, archived, echoes_number, holds_any, recipe_path, sources_any};
+use super::{SHELL_KNOBS, YAML_KNOBS, archived, echoes_number, recipe_path, sources_any};
 use crate::bash::Script;
 use crate::pins::discover::recipe::Recipe;
 use crate::pins::observed::{Observed, Unparsed};
@@ -42,7 +42,7 @@ impl<'f> Candidates<'f> {
         let shell_knobs: HashSet<&str> = files
             .texts
             .par_iter()
-            .filter(|f| f.kind == FileKind::Shell && holds_any(&f.text, SHELL_KNOBS))
+            .filter(|f| f.kind == FileKind::Shell && SHELL_KNOBS.any_in(&f.text))
             .map(|f| f.rel.as_str())
             .collect();
         let knob_scripts: Vec<&TextFile> = files
@@ -53,7 +53,7 @@ impl<'f> Candidates<'f> {
         let yaml_knobs: HashSet<&str> = files
             .texts
             .par_iter()
-            .filter(|f| f.kind == FileKind::Yaml && !super::prose::changelog(&f.rel) && holds_any(&f.text, YAML_KNOBS))
+            .filter(|f| f.kind == FileKind::Yaml && !super::prose::changelog(&f.rel) && YAML_KNOBS.any_in(&f.text))
             .map(|f| f.rel.as_str())
             .collect();
         let top_like = |f: &&&TextFile| {
@@ -92,7 +92,7 @@ impl<'f> Candidates<'f> {
     pub(super) fn has_knob(&self, p: &str) -> bool {
         self.by_path.get(p).is_some_and(|f| match f.kind {
             FileKind::Yaml => self.yaml_knobs.contains(p),
-            _ => holds_any(&f.text, YAML_KNOBS),
+            _ => YAML_KNOBS.any_in(&f.text),
         })
     }
 

@@ -7,6 +7,8 @@
 
 use rayon::prelude::*;
 
+use super::Needles;
+
 use crate::pins::Location;
 use crate::pins::observed::Observed;
 use crate::pins::walk::{FileKind, TextFile};
@@ -29,7 +31,7 @@ const SPELLINGS: &[&str] = &[
 ];
 
 /// Where a near-miss can start: the stem the spellings share.
-const STEMS: &[&str] = &[
+static STEMS: Needles = Needles::new(&[
     "SGLANG_SIMULATE_AC",
     "TLLM_SPEC_DECODE",
     "synthetic_accept",
@@ -37,7 +39,7 @@ const STEMS: &[&str] = &[
     "--spec-synth",
     "LLAMA_ARG_SPEC_SYN",
     "SYNTHETIC_ACCEPTANCE_",
-];
+]);
 
 /// The largest edit distance still read as a misspelling of one of [`SPELLINGS`].
 const MAX_EDITS: usize = 2;
@@ -50,7 +52,6 @@ pub(crate) fn near_misses(files: &[TextFile]) -> Vec<Observed> {
             matches!(f.kind, FileKind::Shell | FileKind::Yaml)
                 && !f.rel.starts_with("golden_al_distribution/")
                 && !super::archived(&f.rel)
-                && super::holds_any(&f.text, STEMS)
         })
         .flat_map_iter(|f| in_text(&f.rel, &f.text))
         .collect()
@@ -60,8 +61,8 @@ fn in_text(rel: &str, text: &str) -> Vec<Observed> {
     let word_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let mut out = Vec::new();
     // One search per stem over the whole text; a hit's line is found only for the few hits there are.
-    for stem in STEMS {
-        for (at, _) in text.match_indices(stem) {
+    for finder in STEMS.finders() {
+        for at in finder.find_iter(text.as_bytes()) {
             let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
             let line_end = text[at..].find('\n').map_or(text.len(), |e| at + e);
             let line = &text[line_start..line_end];
