@@ -151,8 +151,22 @@ pub const OVERLAP_POINTS: usize = 4;
 /// The target fit: [`fit_scales`] over [`target_groups`]; with `overlap` and enough points, also the
 /// overlap exponent that minimises the squared relative error (a one-dimensional search around the linear fits).
 pub fn fit_target(start: &Efficiencies, obs: &[Observation], overlap: bool) -> Option<ScaleFit> {
+    fit_target_holding(start, obs, overlap, &[])
+}
+
+/// [`fit_target`] with the `held` groups kept at their values in `start` (a prior the rows do not decide).
+pub fn fit_target_holding(
+    start: &Efficiencies,
+    obs: &[Observation],
+    overlap: bool,
+    held: &[Group],
+) -> Option<ScaleFit> {
     let points = distinct_points(obs);
-    let groups = target_groups(points);
+    let groups: Vec<Vec<Group>> = target_groups(points)
+        .into_iter()
+        .map(|g| g.into_iter().filter(|x| !held.contains(x)).collect::<Vec<_>>())
+        .filter(|g| !g.is_empty())
+        .collect();
     if !overlap || points < OVERLAP_POINTS {
         return fit_scales(start, obs, &groups);
     }
@@ -180,6 +194,11 @@ pub fn target_groups(points: usize) -> Vec<Vec<Group>> {
         // One point offers all three and identifies the one that moves it most (see [`fit_scales`]).
         _ => vec![vec![Group::Memory], vec![Group::Compute], vec![Group::Fixed]],
     }
+}
+
+/// The GEMM rate no fit of `obs` goes above: the lowest their GPUs were measured to reach.
+pub fn lowest_gemm_ceiling(obs: &[Observation]) -> f64 {
+    obs.iter().map(|o| o.gemm_ceiling).fold(1.0, f64::min)
 }
 
 /// The number of distinct settings among `obs` (rows repeated at one setting count once).
@@ -322,7 +341,7 @@ fn try_fit(
     mut held: Vec<(Group, f64)>,
 ) -> Option<ScaleFit> {
     let c0 = start.coefficients();
-    let gemm_ceiling = obs.iter().map(|o| o.gemm_ceiling).fold(1.0, f64::min);
+    let gemm_ceiling = lowest_gemm_ceiling(obs);
     // Everything outside the fitted and held groups stays at its starting value.
     let fitted: Vec<usize> =
         groups.iter().flatten().chain(held.iter().map(|(g, _)| g)).flat_map(|g| g.members()).copied().collect();

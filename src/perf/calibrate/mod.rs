@@ -33,8 +33,8 @@ use crate::perf::csv::{CsvRow, CsvStream};
 use crate::perf::profile::{HardwareProfile, ModelProfile, Precision, Profiles};
 use exchange::{ExchangeCalibration, ExchangeRow};
 use fit::ScaleFit;
-use pooled::pooled_fits;
-pub use pooled::{PooledFit, write_profile};
+pub use pooled::{ComputePrior, PooledFit, write_profile};
+use pooled::{PinnedCompute, pooled_fits};
 use serving::{ServingCalibration, ServingPair, calibrate_pairs, is_serving, pair, pair_columns};
 use steps::{StepCalibration, StepRow, calibrate_steps, gemm_ceiling, step_columns, step_row};
 
@@ -371,9 +371,20 @@ fn run(
             ("exchange", None, None, Vec::new())
         }
     };
-    let pooled = pooled_fits(profiles, &pooled, origin, kind == "step_time", mode)?;
+    let pinned: Vec<PinnedCompute> = steps
+        .iter()
+        .flat_map(|s| &s.groups)
+        .filter_map(|g| PinnedCompute::of(&g.hardware, &g.fit, g.spec_off_rows))
+        .collect();
+    let pooled = pooled_fits(profiles, &pooled, &pinned, origin, kind == "step_time", mode)?;
     for p in &pooled {
         fit_notes(&mut notes, &format!("pooled {}", p.profile.key), &p.fit);
+        if let Some(prior) = p.compute_prior {
+            notes.push(format!(
+                "pooled {}: its rows do not pin the GEMM rate, so flops_eff is held at {:.3}, what {} deployment fit(s) on GPUs with its math peaks pinned ({} spec-off rows)",
+                p.profile.key, prior.flops_eff, prior.deployments, prior.rows
+            ));
+        }
     }
     let mut steps = steps;
     let mut serving = serving;

@@ -215,6 +215,9 @@ pub(super) fn step_row(row: &CsvRow<'_>, parts: &[String]) -> Result<StepRow> {
 pub struct StepGroup {
     /// `hardware / model / TP / precision`.
     pub label: String,
+    /// The hardware profile's key.
+    #[serde(skip)]
+    pub hardware: String,
     /// Rows at k = 0 (fitted) and k ≥ 1 (scored).
     pub spec_off_rows: usize,
     /// Rows at k ≥ 1.
@@ -424,6 +427,7 @@ pub fn calibrate_steps(
             });
         out.groups.push(StepGroup {
             label,
+            hardware,
             spec_off_rows: off.iter().map(|o| o.weight as usize).sum(),
             spec_rows: spec.iter().map(|o| o.weight as usize).sum(),
             spec_off_median_abs_rel_error: median(&off_errors),

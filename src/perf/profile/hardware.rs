@@ -67,6 +67,12 @@ impl HardwareProfile {
         self.source.starts_with(CALIBRATED_SOURCE)
     }
 
+    /// Whether `other` has the same datasheet math peaks (BF16, FP8, FP4): the same compute die, whose GEMMs
+    /// reach the same share of them (H100 and H200 differ in memory only).
+    pub fn same_math_peaks(&self, other: &HardwareProfile) -> bool {
+        (self.bf16_tflops, self.fp8_tflops, self.fp4_tflops) == (other.bf16_tflops, other.fp8_tflops, other.fp4_tflops)
+    }
+
     /// Peak FLOP/s for math in `precision` (FP4 falls back to the FP8 rate where there is no FP4 unit).
     pub fn peak_flops(&self, precision: Precision) -> f64 {
         let tflops = match precision {
