@@ -239,7 +239,8 @@ def main(argv=None):
         "sum over layer types of count x per-layer time + embedding/final norm/LM head/argmax + k x one draft "
         "forward (B tokens); tp 1, no communication; parts scaled by layer count like the step",
         "al = k + 1: every verified token is kept (no rollback); step_ms does not depend on it",
-        "routing: uniform random top-k per token (no expert skew); experts_touched = distinct experts per MoE layer",
+        "routing: uniform random top-k per token (no expert skew), redrawn per point until it touches the expected "
+        "number of distinct experts (rounded); experts_touched = distinct experts per MoE layer",
     ]
     points, layer_rows, draft = [], [], {}
     for context in contexts:

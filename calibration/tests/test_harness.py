@@ -143,6 +143,17 @@ class Torch(unittest.TestCase):
             self.assertGreater(float(r["draft_forward_ms"]), 0)
         return args
 
+    def test_a_routing_touches_the_expected_number_of_experts(self):
+        import torch
+        from stepkit import moe
+        self.assertEqual(moe.expected_touched(1, 64, 4), 4)
+        self.assertAlmostEqual(moe.expected_touched(10_000, 64, 4), 64)
+        for n in (1, 3, 8, 40, 300):
+            generator = torch.Generator().manual_seed(n)
+            routing = moe.route(n, 64, 4, generator, "cpu", torch.float32)
+            self.assertEqual(routing.touched, round(moe.expected_touched(n, 64, 4)), n)
+            self.assertEqual(sum(t - s for _, s, t in routing.segments), n * 4)
+
     def test_cpu_smoke_run_writes_the_files(self):
         with tempfile.TemporaryDirectory() as d:
             args = self.smoke("tiny-moe", "tiny-moe-eagle3", d)
