@@ -1,9 +1,10 @@
 """Routed experts over only the experts the tokens touch.
 
 Routing is drawn on the host per configuration (each token picks top_k distinct experts uniformly, weights from a
-softmax; redrawn until it touches the expected number of experts), so the graph captured for it loops over exactly the touched experts — as a serving engine's MoE kernel
-reads only those experts' weights. The router's own matmul and top-k still run inside the layer (their cost
-counts); their result is not used for dispatch, since a CUDA graph cannot follow data-dependent shapes.
+softmax; redrawn until it touches the expected number of experts), so the graph captured for it loops over exactly
+the touched experts — as a serving engine's MoE kernel reads only those experts' weights. The router's own matmul
+and top-k still run inside the layer (their cost counts); their result is not used for dispatch, since a CUDA graph
+cannot follow data-dependent shapes.
 
 Two implementations, timed against each other per configuration (the faster is used in the layer):
 - `loop`: one GEMM pair per touched expert over its slice of the expert-sorted tokens;
