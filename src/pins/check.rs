@@ -5,7 +5,7 @@
 //! alone; a value off it takes the class of the first explanation that matches), the allow-list applied,
 //! and the report with its counts and status.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -206,8 +206,10 @@ pub fn check_inventory(
         used.extend(entry);
         pins.push(checked);
     }
-    let scan_level: HashSet<(Location, Class, String)> =
-        findings[..discovered].iter().map(|f| (f.location.clone(), f.class, f.message.clone())).collect();
+    let mut scan_level: HashMap<Location, Vec<(Class, String)>> = HashMap::new();
+    for f in &findings[..discovered] {
+        scan_level.entry(f.location.clone()).or_default().push((f.class, f.message.clone()));
+    }
     if judge_curves {
         findings.extend(rules::curves(&curves::problems(curves, repo), &used));
     }
@@ -229,8 +231,8 @@ pub fn check_inventory(
             .into_iter()
             .flatten()
             .filter(|f| {
-                own.iter().any(|(c, m)| *c == f.class && *m == f.message)
-                    || scan_level.contains(&(f.location.clone(), f.class, f.message.clone()))
+                let same = |(c, m): &(Class, String)| *c == f.class && *m == f.message;
+                own.iter().any(same) || scan_level.get(&f.location).is_some_and(|found| found.iter().any(same))
             })
             .map(|f| f.class)
             .collect();

@@ -8,7 +8,6 @@
 use rayon::prelude::*;
 
 use super::Needles;
-
 use crate::pins::Location;
 use crate::pins::observed::Observed;
 use crate::pins::walk::{FileKind, TextFile};
