@@ -39,6 +39,9 @@ def parse_args(argv):
     p.add_argument("--contexts", default="1024,8192", help="context lengths in tokens")
     p.add_argument("--layers-per-type", type=int, default=2, help="layers built of each layer type")
     p.add_argument("--moe", choices=["auto", "loop", "grouped"], default="auto", help="routed-expert kernel")
+    p.add_argument("--routing-seed", type=int, default=0,
+                   help="another set of expert routings (0: the kit's own); a repeat with a new seed shows how far "
+                        "the measured best k moves with the draw")
     p.add_argument("--hardware", help="alsim hardware key written in the CSV (default: from the GPU's name)")
     p.add_argument("--device", default="cuda", help="cuda or cpu (cpu: smoke test of the harness only)")
     p.add_argument("--out", default="calibration/measured", help="output folder")
@@ -87,8 +90,8 @@ def hardware_key(args, device):
 class Bench:
     """The built stack plus static inputs, and the timing of every piece of one grid point."""
 
-    def __init__(self, shape, drafters, batches, widths, contexts, per_type, impls, device):
-        self.shape, self.device, self.impls = shape, device, impls
+    def __init__(self, shape, drafters, batches, widths, contexts, per_type, impls, device, routing_seed=0):
+        self.shape, self.device, self.impls, self.routing_seed = shape, device, impls, routing_seed
         n_max = max(batches) * max(widths)
         cache = (max(batches), shapes.blocks(max(contexts) + max(widths) + 1) * shapes.PAGE)
         self.layers = {t.name: [Layer(shape, t, cache, device, n_max) for _ in range(min(t.count, per_type))]
@@ -105,7 +108,9 @@ class Bench:
     def route(self, cfg, layers=None):
         layers = [l for ls in self.layers.values() for l in ls] if layers is None else layers
         for i, layer in enumerate(l for l in layers if l.kind.moe):
-            gen = torch.Generator().manual_seed(hash((i, cfg.batch, cfg.width, cfg.context)) & 0xFFFFFFFF)
+            point = (i, cfg.batch, cfg.width, cfg.context)
+            seed = hash((self.routing_seed, *point) if self.routing_seed else point) & 0xFFFFFFFF
+            gen = torch.Generator().manual_seed(seed)
             layer.routing = moe.route(cfg.tokens, self.shape.experts, self.shape.top_k, gen, self.device, DTYPE)
 
     def point(self, cfg):
@@ -227,7 +232,7 @@ def main(argv=None):
 
     torch.manual_seed(0)
     started = time.time()
-    bench = Bench(shape, drafters, batches, widths, contexts, args.layers_per_type, impls, device)
+    bench = Bench(shape, drafters, batches, widths, contexts, args.layers_per_type, impls, device, args.routing_seed)
     env = environment(device)
     if device.type == "cuda":
         copy, matmul = ceilings(device, bench.timer)

@@ -73,6 +73,20 @@ class Repeat(unittest.TestCase):
                 compared += 1
         self.assertEqual(compared, 6, "two files, three runs: three pairs each")
 
+    def test_another_routing_draw_at_the_expected_count_agrees_on_the_choice(self):
+        # repeat/seed1/ is the kit's own file measured again with `--routing-seed 1`: other routings, each waking the
+        # expected number of experts, so the draw alone differs; its best k is scored in the kit file's throughput.
+        measured = Path(__file__).resolve().parent.parent / "measured"
+        again = sorted(p for p in (measured / "repeat" / "seed1").glob("*.csv") if not p.name.endswith("-layers.csv"))
+        self.assertEqual(len(again), 2)
+        for path in again:
+            first, _ = repeat.read(measured / path.name)
+            second, _ = repeat.read(path)
+            result = repeat.compare(first, second, [0.6, 0.7, 0.8])
+            self.assertLess(result["step_diff_median"], 1.0, path.name)
+            for alpha, c in result["choice"].items():
+                self.assertEqual((c["right"], c["cells"]), (18, 18), f"{path.name} alpha {alpha}")
+
 
 if __name__ == "__main__":
     unittest.main()
