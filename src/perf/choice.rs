@@ -21,13 +21,13 @@ pub const DEFAULT_MODEL_ERROR: f64 = 0.05;
 pub enum Objective {
     /// The smallest k in the band: the smallest drafts least — least draft work wasted when the real
     /// acceptance falls below the pin, and the least variance in step time. It gives up up to the band's width
-    /// of predicted throughput, and on the calibration kit that costs measured throughput: held out, 325 of 970
-    /// cells right (regret under 1 %), median regret 2.2 %.
+    /// of predicted throughput, and on the calibration kit that costs measured throughput: held out, 398 of 1,120
+    /// cells right (regret under 1 %), median regret 2.1 %.
     SmallestK,
     /// The k of the highest predicted throughput per GPU (the default): the objective with the least
     /// held-out regret on the calibration kit (`alsim calibrate calibration/measured --choice-al all
-    /// --objective …`, each file scored with a fit on the others' k = 0 rows: 809 of 970 cells right, median
-    /// regret 0.0 %, against 325 and 2.2 % for the smallest k).
+    /// --objective …`, each file scored with a fit on the others' k = 0 rows: 967 of 1,120 cells right, median
+    /// regret 0.0 %, against 398 and 2.1 % for the smallest k).
     #[default]
     Throughput,
     /// The k of the highest predicted per-user speed. At one concurrency per-user speed ranks the k exactly as
