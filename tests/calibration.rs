@@ -328,7 +328,7 @@ fn drafter_growth_with_batch_follows_the_kit_after_a_fit_on_two_batches() {
         eprint!("{report}");
         // The target was set on the H200 files when they reached B = 128, and holds there for fits on two batches up
         // to 128 (their predictions at B = 256 included). The H200 MiniMax-M3 re-measure of 2026-12-06 23:13 UTC
-        // added B = 256: fitted on B = 128 and 256 alone, the GQA drafter misses by 17.8 % (13.9 % at worst on any
+        // added B = 256: fitted on B = 128 and 256 alone, the GQA drafter misses by 17.8 % (14.1 % at worst on any
         // other pair), an open finding like the H100's. On the H100 (B to 256) it holds for MiniMax-M3's MHA
         // drafter (2.6 %) and misses for the others: Qwen3-235B-A22B's EAGLE3 with a 32k vocabulary 43.1 %,
         // Qwen3.5's MoE MTP head 57.7 %, MiniMax-M3's GQA drafter 24.2 %, the 70B's 21.6 %, gpt-oss-120b's 50.2 %,
