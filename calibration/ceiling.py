@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""How much of the choice score can any smooth step model reach? For every cell of an `alsim calibrate --choice-al`
+report, fits a curve in k to that cell's own measured spec-on step times (k >= 1; k = 0 is kept as measured, since
+speculation off runs another program) and picks the k of the highest AL(k) / step on the curve; the pick is scored
+like alsim's, by the measured throughput it loses against the measured best k (right under 1 %).
+
+A curve fitted to the very cell it is scored on sees what no held-out model may read, so what it misses is not the
+model's to win: it is where the measured step moves by more than a smooth curve in k can follow (a GEMM kernel
+chosen for one token count and not the next, a kernel step at a tile boundary). The figures bound what the score can
+show about a model smooth in k; they are not a target to fit.
+
+    alsim calibrate calibration/measured --choice-al all --format json > report.json
+    python3 calibration/ceiling.py report.json [--golden golden] [--cells 3]
+
+Curves: monotone (the measured steps made non-decreasing in k, nothing else), line, quadratic, cubic, and knee
+(a + b·k + c·max(0, k − k0), the knee k0 free in quarter steps: a step leaving its weight stream). AL(k) comes
+from the report's acceptance names: `alpha=0.7` is the constant-α chain, `<curve> <mode>` the golden file
+`<golden>/<curve>.yaml` at that mode. The script recomputes the regret of alsim's own k from the kit files and
+refuses the report where that disagrees with the report's, so the AL and step times it reads are alsim's.
+
+Standard library only, so it runs where the kit's files are, with no GPU and no torch.
+"""
+
+import argparse
+import csv
+import json
+import statistics
+import sys
+from pathlib import Path
+
+RIGHT_BELOW = 0.01  # share of measured throughput lost: the choice score's "right"
+AGREE_WITHIN = 1e-6  # alsim's regret recomputed here against the report's
+CELL_FIELDS = ("hardware", "model", "drafter", "context", "concurrency", "acceptance", "alsim_k")
+KNEES = [1 + 0.25 * i for i in range(1, 28)]  # inside (1, 8), where the knee is not the line itself
+
+
+class Unusable(Exception):
+    pass
+
+
+def chain_al(alpha, k):
+    return (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def read_golden(path):
+    """A golden file's {model: {mode: {k: AL}}}: the three-level `key:` / `k: value` shape of golden/*.yaml."""
+    curves, model, mode = {}, None, None
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise Unusable(f"{path}: {e.strerror}") from e
+    for number, raw in enumerate(lines, start=1):
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        key, _, value = line.strip().partition(":")
+        value = value.strip()
+        if depth == 0 and not value:
+            model, mode = key, None
+            curves[model] = {}
+        elif depth > 0 and not value and model is not None:
+            mode = key
+            curves[model][mode] = {}
+        elif mode is not None and value:
+            try:
+                curves[model][mode][int(key)] = float(value)
+            except ValueError as e:
+                raise Unusable(f"{path}:{number}: {raw.strip()!r} is not `k: AL`") from e
+        else:
+            raise Unusable(f"{path}:{number}: {raw.strip()!r} is not a golden curve line")
+    return curves
+
+
+class Acceptance:
+    """AL(k) for the report's acceptance names, golden files read once each."""
+
+    def __init__(self, golden_dir):
+        self.golden_dir = Path(golden_dir)
+        self.files = {}
+
+    def al(self, name, model, k):
+        if k == 0:
+            return 1.0
+        if name.startswith("alpha="):
+            return chain_al(float(name[len("alpha="):]), k)
+        stem, _, mode = name.partition(" ")
+        if stem not in self.files:
+            self.files[stem] = read_golden(self.golden_dir / f"{stem}.yaml")
+        curves = self.files[stem]
+        # The golden file names the model it was measured on (e.g. a quantised variant); one model per file.
+        model_curves = curves.get(model) or (next(iter(curves.values())) if len(curves) == 1 else None)
+        if model_curves is None or mode not in model_curves or k not in model_curves[mode]:
+            raise Unusable(f"{self.golden_dir / (stem + '.yaml')}: no AL for {model} {mode} at k = {k}")
+        return model_curves[mode][k]
+
+
+def read_steps(path):
+    """A kit step-time file as {(hardware, model, drafter, context, concurrency): {k: step_ms}}."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(line for line in f if not line.startswith("#"))
+            steps = {}
+            for line, row in enumerate(reader, start=1):
+                try:
+                    cell = (row["hardware"], row["model"], row["drafter"], float(row["context"]),
+                            int(row["concurrency"]))
+                    steps.setdefault(cell, {})[int(row["k"])] = float(row["step_ms"])
+                except (KeyError, TypeError, ValueError) as e:
+                    raise Unusable(f"{path}: data row {line}: {e!r} (needs hardware, model, drafter, context, "
+                                   "concurrency, k, step_ms)") from e
+    except OSError as e:
+        raise Unusable(f"{path}: {e.strerror}") from e
+    return steps
+
+
+def solve(a, b):
+    """Solves a·x = b (a small, well-posed normal-equation system) by Gaussian elimination with pivoting."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(n):
+            if r != col and m[col][col] != 0:
+                f = m[r][col] / m[col][col]
+                m[r] = [x - f * y for x, y in zip(m[r], m[col])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def least_squares(features, ys):
+    """Fitted values of ys on the feature rows, and their squared error."""
+    n = len(features[0])
+    ata = [[sum(f[i] * f[j] for f in features) for j in range(n)] for i in range(n)]
+    aty = [sum(f[i] * y for f, y in zip(features, ys)) for i in range(n)]
+    coef = solve(ata, aty)
+    fitted = [sum(c * x for c, x in zip(coef, f)) for f in features]
+    return fitted, sum((p - y) ** 2 for p, y in zip(fitted, ys))
+
+
+def monotone(ks, ys):
+    """The least-squares non-decreasing sequence in k (pool adjacent violators); ks are sorted."""
+    blocks = []
+    for y in ys:
+        blocks.append([y, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            value, count = blocks.pop()
+            blocks[-1] = [(blocks[-1][0] * blocks[-1][1] + value * count) / (blocks[-1][1] + count),
+                          blocks[-1][1] + count]
+    return [value for value, count in blocks for _ in range(count)]
+
+
+def polynomial(degree):
+    def fit(ks, ys):
+        return least_squares([[k ** p for p in range(degree + 1)] for k in ks], ys)[0]
+    return fit
+
+
+def knee(ks, ys):
+    return min((least_squares([[1, k, max(0.0, k - k0)] for k in ks], ys) for k0 in KNEES), key=lambda f: f[1])[0]
+
+
+CURVES = {
+    "monotone": monotone,
+    "line": polynomial(1),
+    "quadratic": polynomial(2),
+    "cubic": polynomial(3),
+    "knee": knee,
+}
+
+
+def smoothed(steps, curve):
+    """The cell's step times with its spec-on steps replaced by the curve fitted to them."""
+    spec = sorted(k for k in steps if k >= 1)
+    if len(spec) < 5:
+        raise Unusable("a cell needs spec-on steps at five k or more to fit a cubic")
+    fitted = CURVES[curve](spec, [steps[k] for k in spec])
+    return {0: steps[0], **dict(zip(spec, fitted))} if 0 in steps else dict(zip(spec, fitted))
+
+
+def regret(steps, al, k):
+    rate = {j: al(j) / ms for j, ms in steps.items()}
+    return (max(rate.values()) - rate[k]) / max(rate.values())
+
+
+def pick(steps, al):
+    return max(steps, key=lambda k: al(k) / steps[k])
+
+
+def summary(regrets):
+    return {
+        "cells": len(regrets),
+        "right": sum(r < RIGHT_BELOW for r in regrets),
+        "regret_median": statistics.median(regrets),
+        "regret_max": max(regrets),
+    }
+
+
+def report_cells(report):
+    """(origin, fold, cell) for every cell of an `alsim calibrate DIR --choice-al … --format json` report."""
+    for entry in report["files"]:
+        for fold in ("held_out", "in_sample"):
+            for cell in entry[fold]["cells"]:
+                yield entry["origin"], fold, cell
+
+
+def disagreement(cell, mine):
+    """Why alsim's regret recomputed here is not the source's (its regret, or else its right flag), or None."""
+    if "regret" in cell:
+        if abs(mine - cell["regret"]) > AGREE_WITHIN:
+            return f"loses {mine:.6f} here, {cell['regret']:.6f} in the report"
+    elif "right" in cell and (mine < RIGHT_BELOW) != cell["right"]:
+        return f"loses {mine:.4f} here, where the record says right = {cell['right']}"
+    return None
+
+
+def score(cells, acceptance, steps_of):
+    """Per way of choosing (alsim held out, alsim in sample, each curve, on the held-out cells): the pooled summary,
+    the summaries per file and the cells the cubic loses most on. `cells` are (origin, fold, cell) as
+    `report_cells` yields them."""
+    ways = ["alsim held out", "alsim in sample", *CURVES]
+    pooled = {w: [] for w in ways}
+    per_file, worst = {}, []
+    for origin, fold, cell in cells:
+        steps = steps_of(origin)
+        file_ways = per_file.setdefault(origin, {w: [] for w in ways})
+        key = (cell["hardware"], cell["model"], cell["drafter"], float(cell["context"]), int(cell["concurrency"]))
+        if key not in steps:
+            raise Unusable(f"{origin}: no rows for the report's cell {key}")
+        measured = steps[key]
+
+        def al(k, cell=cell):
+            return acceptance.al(cell["acceptance"], cell["model"], k)
+
+        mine = regret(measured, al, cell["alsim_k"])
+        why = disagreement(cell, mine)
+        if why:
+            raise Unusable(f"{origin}: cell {key} under {cell['acceptance']}: alsim's k {cell['alsim_k']} {why} "
+                           "(another kit file or another AL?)")
+        way = "alsim held out" if fold == "held_out" else "alsim in sample"
+        pooled[way].append(mine)
+        file_ways[way].append(mine)
+        if fold != "held_out":
+            continue
+        for curve in CURVES:
+            chosen = pick(smoothed(measured, curve), al)
+            r = regret(measured, al, chosen)
+            pooled[curve].append(r)
+            file_ways[curve].append(r)
+            if curve == "cubic":
+                worst.append((r, key, cell["acceptance"], pick(measured, al), chosen, cell["alsim_k"]))
+    return (
+        {w: summary(r) for w, r in pooled.items()},
+        {o: {w: summary(r) for w, r in ways_.items()} for o, ways_ in per_file.items()},
+        sorted(worst, reverse=True),
+    )
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("report", help="alsim calibrate DIR --choice-al … --format json")
+    p.add_argument("--golden", default=str(Path(__file__).resolve().parent.parent / "golden"),
+                   help="folder of the golden curves the report's acceptance names (default: the project's)")
+    p.add_argument("--cells", type=int, default=3, help="list this many cells the cubic loses most on")
+    args = p.parse_args(argv)
+    try:
+        try:
+            report = json.loads(Path(args.report).read_text())
+            cells = list(report_cells(report))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise Unusable(f"{args.report}: not an `alsim calibrate DIR --choice-al … --format json` report "
+                           f"({e!r})") from e
+        for origin, fold, cell in cells:
+            missing = [f for f in CELL_FIELDS if f not in cell]
+            if missing:
+                raise Unusable(f"{args.report}: a {fold} cell of {origin} lacks {', '.join(missing)}")
+        cache = {}
+
+        def steps_of(origin):
+            if origin not in cache:
+                cache[origin] = read_steps(origin)
+            return cache[origin]
+
+        pooled, per_file, worst = score(cells, Acceptance(args.golden), steps_of)
+    except Unusable as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(f"{'way of choosing k':<18} {'cells':>6} {'right':>6} {'share':>6} {'median':>7} {'largest':>8}")
+    for way, s in pooled.items():
+        print(f"{way:<18} {s['cells']:>6} {s['right']:>6} {s['right'] / s['cells']:>6.1%} "
+              f"{s['regret_median']:>7.1%} {s['regret_max']:>8.1%}")
+    print("\nper file, right (alsim held out / alsim in sample / cubic on the cell's own steps):")
+    for origin, ways in per_file.items():
+        print(f"  {Path(origin).name}: {ways['alsim held out']['right']} / {ways['alsim in sample']['right']} / "
+              f"{ways['cubic']['right']} of {ways['cubic']['cells']}")
+    if args.cells > 0:
+        print("\nlargest regrets of the cubic (measured best k, the cubic's, alsim's held out):")
+        for r, key, source, best, cubic, alsim in worst[:args.cells]:
+            hardware, model, _, context, concurrency = key
+            print(f"  {r:.1%}  {hardware} {model} {source}, context {context:g}, concurrency {concurrency}: "
+                  f"k {best}, {cubic}, {alsim}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
