@@ -12,8 +12,9 @@ show about a model smooth in k; they are not a target to fit.
     alsim calibrate calibration/measured --choice-al all --format json > report.json
     python3 calibration/ceiling.py report.json [--golden golden] [--cells 3]
 
-Curves: monotone (the measured steps made non-decreasing in k, nothing else), line, quadratic, cubic, and knee
-(a + b·k + c·max(0, k − k0), the knee k0 free in quarter steps: a step leaving its weight stream). AL(k) comes
+Curves: monotone (the measured steps made non-decreasing in k, nothing else), line, quadratic, cubic, robust cubic
+(one that gives up the steps far off it, as a model blind to a kernel's spike would) and knee (a + b·k +
+c·max(0, k − k0), the knee k0 free in quarter steps: a step leaving its weight stream). AL(k) comes
 from the report's acceptance names: `alpha=0.7` is the constant-α chain, `<curve> <mode>` the golden file
 `<golden>/<curve>.yaml` at that mode. The script recomputes the regret of alsim's own k from the kit files and
 refuses the report where that disagrees with the report's, so the AL and step times it reads are alsim's.
@@ -128,14 +129,17 @@ def solve(a, b):
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
-def least_squares(features, ys):
-    """Fitted values of ys on the feature rows, and their squared error."""
+def least_squares(features, ys, weights=None):
+    """Coefficients of the (weighted) least-squares fit of ys on the feature rows."""
+    weights = weights or [1.0] * len(ys)
     n = len(features[0])
-    ata = [[sum(f[i] * f[j] for f in features) for j in range(n)] for i in range(n)]
-    aty = [sum(f[i] * y for f, y in zip(features, ys)) for i in range(n)]
-    coef = solve(ata, aty)
-    fitted = [sum(c * x for c, x in zip(coef, f)) for f in features]
-    return fitted, sum((p - y) ** 2 for p, y in zip(fitted, ys))
+    ata = [[sum(w * f[i] * f[j] for f, w in zip(features, weights)) for j in range(n)] for i in range(n)]
+    aty = [sum(w * f[i] * y for f, y, w in zip(features, ys, weights)) for i in range(n)]
+    return solve(ata, aty)
+
+
+def evaluate(coef, features):
+    return [sum(c * x for c, x in zip(coef, f)) for f in features]
 
 
 def monotone(ks, ys):
@@ -150,14 +154,41 @@ def monotone(ks, ys):
     return [value for value, count in blocks for _ in range(count)]
 
 
+def powers(ks, degree):
+    return [[k ** p for p in range(degree + 1)] for k in ks]
+
+
 def polynomial(degree):
     def fit(ks, ys):
-        return least_squares([[k ** p for p in range(degree + 1)] for k in ks], ys)[0]
+        rows = powers(ks, degree)
+        return evaluate(least_squares(rows, ys), rows)
     return fit
 
 
+def robust_cubic(ks, ys):
+    """A cubic that gives up the steps far off it (Tukey's biweight, reweighted until the weights settle): a
+    curve that ignores a kernel's spike instead of bending towards it."""
+    rows = powers(ks, 3)
+    weights = [1.0] * len(ys)
+    for _ in range(30):
+        fitted = evaluate(least_squares(rows, ys, weights), rows)
+        residuals = [y - f for y, f in zip(ys, fitted)]
+        cut = 4.685 * statistics.median(abs(r) for r in residuals) / 0.6745
+        if cut == 0:
+            break
+        new = [(1 - (r / cut) ** 2) ** 2 if abs(r) < cut else 0.0 for r in residuals]
+        if sum(w > 0 for w in new) < 5 or new == weights:
+            break
+        weights = new
+    return fitted
+
+
 def knee(ks, ys):
-    return min((least_squares([[1, k, max(0.0, k - k0)] for k in ks], ys) for k0 in KNEES), key=lambda f: f[1])[0]
+    def fitted(k0):
+        rows = [[1, k, max(0.0, k - k0)] for k in ks]
+        values = evaluate(least_squares(rows, ys), rows)
+        return sum((v - y) ** 2 for v, y in zip(values, ys)), values
+    return min((fitted(k0) for k0 in KNEES), key=lambda f: f[0])[1]
 
 
 CURVES = {
@@ -165,6 +196,7 @@ CURVES = {
     "line": polynomial(1),
     "quadratic": polynomial(2),
     "cubic": polynomial(3),
+    "robust cubic": robust_cubic,
     "knee": knee,
 }
 
