@@ -116,6 +116,7 @@ class Ceiling(unittest.TestCase):
         self.assertEqual(got, {
             "alsim held out": (1120, 967, 11.1),
             "alsim in sample": (1120, 978, 10.8),
+            "alsim where cubic right": (1032, 934, 8.0),
             "monotone": (1120, 1119, 2.2),
             "line": (1120, 822, 10.8),
             "quadratic": (1120, 988, 18.0),
