@@ -81,6 +81,33 @@ class Ceiling(unittest.TestCase):
             bad.write_text('{"files": 3}')
             self.assertEqual(run([bad])[0], 2)
 
+    def test_a_sweep_to_a_smaller_k_is_fitted_and_too_few_k_or_bad_cells_are_refused_by_name(self):
+        with tempfile.TemporaryDirectory() as folder:
+            # k to 6 only: every curve, the knee searched inside 1..6, still fits and picks the line's best k.
+            path = kit_file(folder, {0: 9.0, **{k: 10.0 + 2 * k for k in range(1, 7)}})
+            good = Path(folder) / "good.json"
+            good.write_text(json.dumps(report(path, 3, 0.0)))
+            self.assertEqual(run([good])[0], 0)
+            for cell_change, says in (
+                ({"alsim_k": 7}, "no measured step at k = 0 or at alsim's k 7"),
+                ({"regret": None}, "not numbers"),
+                ({"concurrency": "many"}, "not numbers"),
+            ):
+                bad = report(path, 3, 0.0)
+                bad["files"][0]["held_out"]["cells"][0].update(cell_change)
+                bad["files"][0]["in_sample"]["cells"] = []
+                (Path(folder) / "bad.json").write_text(json.dumps(bad))
+                code, _, err = run([Path(folder) / "bad.json"])
+                self.assertEqual(code, 2, err)
+                self.assertIn(says, err)
+            # Four spec-on k are too few for a cubic: refused, naming the file and the cell.
+            few = kit_file(folder, {0: 9.0, **{k: 10.0 + 2 * k for k in range(1, 5)}})
+            (Path(folder) / "few.json").write_text(json.dumps(report(few, 3, 0.0)))
+            code, _, err = run([Path(folder) / "few.json"])
+            self.assertEqual(code, 2)
+            self.assertIn("kit.csv: cell ('h100', 'm', 'd', 1024.0, 1)", err)
+            self.assertIn("the curves need five or more", err)
+
     def test_a_golden_curve_is_read_by_name_and_a_bad_line_is_named(self):
         with tempfile.TemporaryDirectory() as folder:
             (Path(folder) / "c.yaml").write_text("# a curve\nm-fp8:\n  thinking_on:\n    1: 1.8\n    2: 2.4\n")
@@ -92,6 +119,9 @@ class Ceiling(unittest.TestCase):
             (Path(folder) / "d.yaml").write_text("m:\n  thinking_on:\n    1: fast\n")
             with self.assertRaisesRegex(ceiling.Unusable, "d.yaml:3"):
                 ceiling.Acceptance(folder).al("d thinking_on", "m", 1)
+            (Path(folder) / "e.yaml").write_text("m:\n  thinking_on:\n    1: 1.8\ngarbage line here\n")
+            with self.assertRaisesRegex(ceiling.Unusable, "e.yaml:4"):
+                ceiling.Acceptance(folder).al("e thinking_on", "m", 1)
 
     def test_on_the_committed_kit_a_cubic_on_each_cells_own_steps_is_right_in_92_percent(self):
         # tests/data/kit_choice.csv is what `alsim calibrate calibration/measured --choice-al all` picks (tests/
