@@ -88,7 +88,13 @@ class Acceptance:
         if k == 0:
             return 1.0
         if name.startswith("alpha="):
-            return chain_al(float(name[len("alpha="):]), k)
+            try:
+                alpha = float(name[len("alpha="):])
+            except ValueError:
+                alpha = None
+            if alpha is None or not 0 < alpha < 1:
+                raise Unusable(f"acceptance {name!r}: α must be a number in (0, 1)")
+            return chain_al(alpha, k)
         stem, _, mode = name.partition(" ")
         if stem not in self.files:
             self.files[stem] = read_golden(self.golden_dir / f"{stem}.yaml")

@@ -92,6 +92,7 @@ class Ceiling(unittest.TestCase):
                 ({"alsim_k": 7}, "no measured step at k = 0 or at alsim's k 7"),
                 ({"regret": None}, "not numbers"),
                 ({"concurrency": "many"}, "not numbers"),
+                ({"acceptance": "alpha=fast"}, "α must be a number in (0, 1)"),
             ):
                 bad = report(path, 3, 0.0)
                 bad["files"][0]["held_out"]["cells"][0].update(cell_change)
