@@ -11,118 +11,42 @@ figures are a yardstick for the model's misses, not a bound: a model can be righ
 Alsim's figures on the cells the cubic gets right separate its own error from such cells.
 
     alsim calibrate calibration/measured --choice-al all --format json > report.json
-    python3 calibration/ceiling.py report.json [--golden golden] [--cells 3]
+    python3 calibration/ceiling.py report.json [--cells 3]
 
 Curves: monotone (the measured steps made non-decreasing in k, nothing else), line, quadratic, cubic, robust cubic
 (one that gives up the steps far off it, as a model blind to a kernel's spike would) and knee (a + b·k +
-c·max(0, k − k0), the knee k0 free in quarter steps: a step leaving its weight stream). AL(k) comes
-from the report's acceptance names: `alpha=0.7` is the constant-α chain, `<curve> <mode>` the golden file
-`<golden>/<curve>.yaml` at that mode. The script recomputes the regret of alsim's own k from the kit files and
-refuses the report where that disagrees with the report's, so the AL and step times it reads are alsim's.
+c·max(0, k − k0), the knee k0 free in quarter steps: a step leaving its weight stream). AL(k) is each cell's `al`,
+the one alsim judged it under; the step times are the kit file's (read as `repeat.py` reads them). The script
+recomputes the regret of alsim's own k from the two and refuses the report where that disagrees with the report's.
 
 Standard library only, so it runs where the kit's files are, with no GPU and no torch.
 """
 
 import argparse
-import csv
 import json
 import statistics
 import sys
 from pathlib import Path
 
-RIGHT_BELOW = 0.01  # share of measured throughput lost: the choice score's "right"
+import repeat
+from repeat import Unusable
+
+RIGHT_BELOW = repeat.RIGHT_BELOW / 100  # the choice score's "right", as a share of the measured best throughput
 AGREE_WITHIN = 1e-6  # alsim's regret recomputed here against the report's
-CELL_FIELDS = ("hardware", "model", "drafter", "context", "concurrency", "acceptance", "alsim_k")
 WHERE_CUBIC_IS_RIGHT = "alsim where cubic right"
 KNEE_STEP = 0.25  # the knee k0 is searched in quarter steps strictly inside the cell's k, where it is not the line
-
-
-class Unusable(Exception):
-    pass
-
-
-def chain_al(alpha, k):
-    return (1 - alpha ** (k + 1)) / (1 - alpha)
-
-
-def read_golden(path):
-    """A golden file's {model: {mode: {k: AL}}}: the three-level `key:` / `k: value` shape of golden/*.yaml."""
-    curves, model, mode = {}, None, None
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as e:
-        raise Unusable(f"{path}: {e.strerror}") from e
-    for number, raw in enumerate(lines, start=1):
-        line = raw.split("#", 1)[0].rstrip()
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip())
-        key, colon, value = line.strip().partition(":")
-        value = value.strip()
-        if not colon:
-            raise Unusable(f"{path}:{number}: {raw.strip()!r} is not a golden curve line (`key:` or `k: AL`)")
-        if depth == 0 and not value:
-            model, mode = key, None
-            curves[model] = {}
-        elif depth > 0 and not value and model is not None:
-            mode = key
-            curves[model][mode] = {}
-        elif mode is not None and value:
-            try:
-                curves[model][mode][int(key)] = float(value)
-            except ValueError as e:
-                raise Unusable(f"{path}:{number}: {raw.strip()!r} is not `k: AL`") from e
-        else:
-            raise Unusable(f"{path}:{number}: {raw.strip()!r} is not a golden curve line")
-    return curves
-
-
-class Acceptance:
-    """AL(k) for the report's acceptance names, golden files read once each."""
-
-    def __init__(self, golden_dir):
-        self.golden_dir = Path(golden_dir)
-        self.files = {}
-
-    def al(self, name, model, k):
-        if k == 0:
-            return 1.0
-        if name.startswith("alpha="):
-            try:
-                alpha = float(name[len("alpha="):])
-            except ValueError:
-                alpha = None
-            if alpha is None or not 0 < alpha < 1:
-                raise Unusable(f"acceptance {name!r}: α must be a number in (0, 1)")
-            return chain_al(alpha, k)
-        stem, _, mode = name.partition(" ")
-        if stem not in self.files:
-            self.files[stem] = read_golden(self.golden_dir / f"{stem}.yaml")
-        curves = self.files[stem]
-        # The golden file names the model it was measured on (e.g. a quantised variant); one model per file.
-        model_curves = curves.get(model) or (next(iter(curves.values())) if len(curves) == 1 else None)
-        if model_curves is None or mode not in model_curves or k not in model_curves[mode]:
-            raise Unusable(f"{self.golden_dir / (stem + '.yaml')}: no AL for {model} {mode} at k = {k}")
-        return model_curves[mode][k]
 
 
 def read_steps(path):
     """A kit step-time file as {(hardware, model, drafter, context, concurrency): {k: step_ms}}."""
     try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(line for line in f if not line.startswith("#"))
-            steps = {}
-            for line, row in enumerate(reader, start=1):
-                try:
-                    cell = (row["hardware"], row["model"], row["drafter"], float(row["context"]),
-                            int(row["concurrency"]))
-                    steps.setdefault(cell, {})[int(row["k"])] = float(row["step_ms"])
-                except (KeyError, TypeError, ValueError) as e:
-                    raise Unusable(f"{path}: data row {line}: {e!r} (needs hardware, model, drafter, context, "
-                                   "concurrency, k, step_ms)") from e
+        steps, name = repeat.read(path)
     except OSError as e:
         raise Unusable(f"{path}: {e.strerror}") from e
-    return steps
+    cells = {}
+    for (context, concurrency, k), ms in steps.items():
+        cells.setdefault((*name, float(context), concurrency), {})[k] = ms
+    return cells
 
 
 def solve(a, b):
@@ -218,12 +142,11 @@ CURVES = {
 
 
 def smoothed(steps, curve):
-    """The cell's step times with its spec-on steps replaced by the curve fitted to them."""
+    """The cell's step times (k = 0 among them) with its spec-on steps replaced by the curve fitted to them."""
     spec = sorted(k for k in steps if k >= 1)
     if len(spec) < 5:
         raise Unusable(f"spec-on steps at {len(spec)} k; the curves need five or more")
-    fitted = CURVES[curve](spec, [steps[k] for k in spec])
-    return {0: steps[0], **dict(zip(spec, fitted))} if 0 in steps else dict(zip(spec, fitted))
+    return {0: steps[0], **dict(zip(spec, CURVES[curve](spec, [steps[k] for k in spec])))}
 
 
 def regret(steps, al, k):
@@ -254,15 +177,27 @@ def report_cells(report):
                 yield entry["origin"], fold, cell
 
 
-def cell_key(origin, cell):
-    """(hardware, model, drafter, context, concurrency) of a report's cell, its numbers checked."""
+def judged(origin, cell, steps):
+    """The cell's key, its measured steps at the k its AL covers, and that AL as a function of k; refused by name
+    where the report's cell or the kit's rows cannot give them."""
     try:
         key = (cell["hardware"], cell["model"], cell["drafter"], float(cell["context"]), int(cell["concurrency"]))
+        al = [None if a is None else float(a) for a in cell["al"]]
         if not isinstance(cell["alsim_k"], int) or ("regret" in cell and not isinstance(cell["regret"], float | int)):
             raise TypeError("alsim_k must be an integer and regret a number")
+        if "acceptance" not in cell:
+            raise KeyError("acceptance")
+    except KeyError as e:
+        raise Unusable(f"{origin}: a cell lacks {e}: {cell}") from e
     except (TypeError, ValueError) as e:
         raise Unusable(f"{origin}: a cell's numbers are not numbers ({e}): {cell}") from e
-    return key
+    if key not in steps:
+        raise Unusable(f"{origin}: no rows for the report's cell {key}")
+    # As alsim scores a cell: only the k both the rows and the AL cover.
+    measured = {k: ms for k, ms in steps[key].items() if k < len(al) and al[k] is not None}
+    if cell["alsim_k"] not in measured or 0 not in measured:
+        raise Unusable(f"{origin}: cell {key} has no measured step and AL at k = 0 or at alsim's k {cell['alsim_k']}")
+    return key, measured, al.__getitem__
 
 
 def disagreement(cell, mine):
@@ -275,26 +210,16 @@ def disagreement(cell, mine):
     return None
 
 
-def score(cells, acceptance, steps_of):
+def score(cells, steps_of):
     """Per way of choosing (alsim held out, alsim in sample, alsim held out on the cells the cubic gets right, each
-    curve on the held-out cells): the pooled summary, the summaries per file and the cells the cubic loses most on. `cells` are (origin, fold, cell) as
-    `report_cells` yields them."""
+    curve on the held-out cells): the pooled summary, the summaries per file and the cells the cubic loses most on.
+    `cells` are (origin, fold, cell) as `report_cells` yields them."""
     ways = ["alsim held out", "alsim in sample", WHERE_CUBIC_IS_RIGHT, *CURVES]
     pooled = {w: [] for w in ways}
     per_file, worst = {}, []
     for origin, fold, cell in cells:
-        steps = steps_of(origin)
         file_ways = per_file.setdefault(origin, {w: [] for w in ways})
-        key = cell_key(origin, cell)
-        if key not in steps:
-            raise Unusable(f"{origin}: no rows for the report's cell {key}")
-        measured = steps[key]
-        if cell["alsim_k"] not in measured or 0 not in measured:
-            raise Unusable(f"{origin}: cell {key} has no measured step at k = 0 or at alsim's k {cell['alsim_k']}")
-
-        def al(k, cell=cell):
-            return acceptance.al(cell["acceptance"], cell["model"], k)
-
+        key, measured, al = judged(origin, cell, steps_of(origin))
         mine = regret(measured, al, cell["alsim_k"])
         why = disagreement(cell, mine)
         if why:
@@ -329,8 +254,6 @@ def score(cells, acceptance, steps_of):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("report", help="alsim calibrate DIR --choice-al … --format json")
-    p.add_argument("--golden", default=str(Path(__file__).resolve().parent.parent / "golden"),
-                   help="folder of the golden curves the report's acceptance names (default: the project's)")
     p.add_argument("--cells", type=int, default=3, help="list this many cells the cubic loses most on")
     args = p.parse_args(argv)
     try:
@@ -340,10 +263,6 @@ def main(argv=None):
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise Unusable(f"{args.report}: not an `alsim calibrate DIR --choice-al … --format json` report "
                            f"({e!r})") from e
-        for origin, fold, cell in cells:
-            missing = [f for f in CELL_FIELDS if f not in cell]
-            if missing:
-                raise Unusable(f"{args.report}: a {fold} cell of {origin} lacks {', '.join(missing)}")
         cache = {}
 
         def steps_of(origin):
@@ -351,7 +270,7 @@ def main(argv=None):
                 cache[origin] = read_steps(origin)
             return cache[origin]
 
-        pooled, per_file, worst = score(cells, Acceptance(args.golden), steps_of)
+        pooled, per_file, worst = score(cells, steps_of)
     except Unusable as e:
         print(e, file=sys.stderr)
         return 2

@@ -38,6 +38,9 @@ const PINNED_H100: [&str; 8] = [
     "calibration/measured/h100-qwen3-8b-eagle3.csv",
 ];
 const RECORD: &str = "tests/data/kit_choice.csv";
+/// The AL(k) each file's cells were judged under, per AL source: what `calibration/ceiling.py`'s test reads
+/// beside the record (the cells' `al` in JSON).
+const AL_RECORD: &str = "tests/data/kit_choice_al.csv";
 
 fn kit() -> ChoiceKit {
     let files: Vec<KitFile> = PINNED
@@ -73,22 +76,56 @@ fn record(kit: &ChoiceKit) -> String {
     out
 }
 
-#[test]
-fn every_kit_cell_picks_the_k_on_record() {
-    let got = record(&kit());
+/// One row per file, AL source and k: the AL its cells were judged under. Every cell of a file under one source
+/// must carry the same AL, or one row could not stand for them.
+fn al_record(kit: &ChoiceKit) -> String {
+    let mut out = String::from(
+        "# alsim calibrate calibration/measured --choice-al all (tests/choice.rs): the AL(k) each file's cells were judged under\n\
+         file,acceptance,k,al\n",
+    );
+    for f in &kit.files {
+        let mut seen: Vec<(&str, &[Option<f64>])> = Vec::new();
+        for c in f.held_out.cells.iter().chain(&f.in_sample.cells) {
+            match seen.iter().find(|(a, _)| *a == c.acceptance) {
+                Some((_, al)) => {
+                    assert_eq!(*al, c.al.as_slice(), "{}: {} judged under two ALs", f.origin, c.acceptance)
+                }
+                None => seen.push((&c.acceptance, &c.al)),
+            }
+        }
+        for (acceptance, al) in seen {
+            for (k, al) in al.iter().enumerate() {
+                if let Some(al) = al {
+                    let _ = writeln!(out, "{},{acceptance},{k},{al}", f.origin);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `got` against the committed `path`, line by line; `ALSIM_BLESS_CHOICE=1` rewrites it instead.
+fn matches_record(path: &str, got: &str) {
     if std::env::var_os("ALSIM_BLESS_CHOICE").is_some() {
-        std::fs::write(RECORD, &got).expect("writable record");
+        std::fs::write(path, got).expect("writable record");
         return;
     }
-    let want = std::fs::read_to_string(RECORD).expect("the committed record");
+    let want = std::fs::read_to_string(path).expect("the committed record");
     let moved: Vec<String> =
         want.lines().zip(got.lines()).filter(|(w, g)| w != g).map(|(w, g)| format!("  was {w}\n  now {g}")).collect();
     assert!(
         moved.is_empty() && want.lines().count() == got.lines().count(),
-        "{} cells moved (ALSIM_BLESS_CHOICE=1 rewrites {RECORD} when meant):\n{}",
+        "{} lines moved (ALSIM_BLESS_CHOICE=1 rewrites {path} when meant):\n{}",
         moved.len(),
         moved.join("\n")
     );
+}
+
+#[test]
+fn every_kit_cell_picks_the_k_on_record() {
+    let kit = kit();
+    matches_record(RECORD, &record(&kit));
+    matches_record(AL_RECORD, &al_record(&kit));
 }
 
 #[test]
@@ -112,6 +149,9 @@ fn a_kit_directory_is_scored_held_out_and_in_sample() {
     let one = json(&["calibrate", PINNED[2], "--choice-al", "alpha=0.7"]);
     assert_eq!(one["summary"]["choice"]["cells"], 24, "{}", one["summary"]);
     assert_eq!(one["choice"]["cells"][0]["acceptance"], "alpha=0.7");
+    // Each cell carries the AL it was judged under: the chain 1, 1 + 0.7, 1 + 0.7 + 0.49, …
+    let al = &one["choice"]["cells"][0]["al"];
+    assert!(al[0] == 1.0 && (al[2].as_f64().unwrap() - 2.19).abs() < 1e-12, "{al}");
 }
 
 #[test]

@@ -15,9 +15,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import ceiling  # noqa: E402
+import repeat  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 HEADER = "hardware,model,drafter,context,concurrency,k,step_ms\n"
+# AL(k) of the constant-α chain at 0.7, k = 0 … 8, as a report's cell carries it.
+ALPHA_07 = [1.0] + [repeat.chain_al(0.7, k) for k in range(1, 9)]
 
 
 def kit_file(folder, steps):
@@ -29,7 +32,7 @@ def kit_file(folder, steps):
 
 def report(origin, alsim_k, regret, acceptance="alpha=0.7"):
     cell = {"hardware": "h100", "model": "m", "drafter": "d", "context": 1024.0, "concurrency": 1,
-            "acceptance": acceptance, "alsim_k": alsim_k, "regret": regret}
+            "acceptance": acceptance, "al": ALPHA_07, "alsim_k": alsim_k, "regret": regret}
     return {"files": [{"origin": str(origin), "held_out": {"cells": [cell]}, "in_sample": {"cells": [cell]}}]}
 
 
@@ -45,7 +48,7 @@ class Ceiling(unittest.TestCase):
         # alpha 0.7: throughput AL(k) / (10 + 2k) is highest at k = 3 (AL 2.533 / 16), where every curve lands
         # since each reproduces a line exactly.
         steps = {0: 9.0, **{k: 10.0 + 2 * k for k in range(1, 9)}}
-        al = lambda k: ceiling.chain_al(0.7, k) if k else 1.0  # noqa: E731
+        al = ALPHA_07.__getitem__
         self.assertEqual(ceiling.pick(steps, al), 3)
         for curve in ceiling.CURVES:
             self.assertEqual(ceiling.pick(ceiling.smoothed(steps, curve), al), 3, curve)
@@ -56,7 +59,7 @@ class Ceiling(unittest.TestCase):
         # neighbours and picks another k, losing measured throughput.
         steps = {0: 9.0, **{k: 10.0 + 2 * k for k in range(1, 9)}}
         steps[5] *= 0.9
-        al = lambda k: ceiling.chain_al(0.7, k) if k else 1.0  # noqa: E731
+        al = ALPHA_07.__getitem__
         self.assertEqual(ceiling.pick(steps, al), 5)
         self.assertEqual(ceiling.pick(ceiling.smoothed(steps, "monotone"), al), 5)
         self.assertEqual(ceiling.monotone([1, 2, 3], [1.0, 3.0, 2.0]), [1.0, 2.5, 2.5])
@@ -89,10 +92,11 @@ class Ceiling(unittest.TestCase):
             good.write_text(json.dumps(report(path, 3, 0.0)))
             self.assertEqual(run([good])[0], 0)
             for cell_change, says in (
-                ({"alsim_k": 7}, "no measured step at k = 0 or at alsim's k 7"),
+                ({"alsim_k": 7}, "no measured step and AL at k = 0 or at alsim's k 7"),
+                ({"al": [1.0, 1.7]}, "no measured step and AL at k = 0 or at alsim's k 3"),
                 ({"regret": None}, "not numbers"),
                 ({"concurrency": "many"}, "not numbers"),
-                ({"acceptance": "alpha=fast"}, "α must be a number in (0, 1)"),
+                ({"al": ["fast"]}, "not numbers"),
             ):
                 bad = report(path, 3, 0.0)
                 bad["files"][0]["held_out"]["cells"][0].update(cell_change)
@@ -109,27 +113,20 @@ class Ceiling(unittest.TestCase):
             self.assertIn("kit.csv: cell ('h100', 'm', 'd', 1024.0, 1)", err)
             self.assertIn("the curves need five or more", err)
 
-    def test_a_golden_curve_is_read_by_name_and_a_bad_line_is_named(self):
-        with tempfile.TemporaryDirectory() as folder:
-            (Path(folder) / "c.yaml").write_text("# a curve\nm-fp8:\n  thinking_on:\n    1: 1.8\n    2: 2.4\n")
-            acceptance = ceiling.Acceptance(folder)
-            # The file's one model is the curve's, whatever the kit calls it (a quantised variant, say).
-            self.assertEqual(acceptance.al("c thinking_on", "m", 2), 2.4)
-            with self.assertRaisesRegex(ceiling.Unusable, "no AL for m thinking_off"):
-                acceptance.al("c thinking_off", "m", 1)
-            (Path(folder) / "d.yaml").write_text("m:\n  thinking_on:\n    1: fast\n")
-            with self.assertRaisesRegex(ceiling.Unusable, "d.yaml:3"):
-                ceiling.Acceptance(folder).al("d thinking_on", "m", 1)
-            (Path(folder) / "e.yaml").write_text("m:\n  thinking_on:\n    1: 1.8\ngarbage line here\n")
-            with self.assertRaisesRegex(ceiling.Unusable, "e.yaml:4"):
-                ceiling.Acceptance(folder).al("e thinking_on", "m", 1)
-
     def test_on_the_committed_kit_a_cubic_on_each_cells_own_steps_is_right_in_92_percent(self):
-        # tests/data/kit_choice.csv is what `alsim calibrate calibration/measured --choice-al all` picks (tests/
-        # choice.rs holds it to that); its right flags must agree with the kit's steps here, so the figures below
-        # are of the same cells and AL as the CLI's (docs/model.md §6, calibration/README.md).
-        with open(ROOT / "tests" / "data" / "kit_choice.csv", newline="") as f:
-            record = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        # tests/data/kit_choice.csv is what `alsim calibrate calibration/measured --choice-al all` picks and
+        # kit_choice_al.csv the AL it judged each file's cells under (tests/choice.rs holds both to that); the right
+        # flags must agree with the kit's steps here, so the figures below are of the same cells and AL as the CLI's
+        # (docs/model.md §6, calibration/README.md).
+        def rows(name):
+            with open(ROOT / "tests" / "data" / name, newline="") as f:
+                return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+        record = rows("kit_choice.csv")
+        al = {}
+        for row in rows("kit_choice_al.csv"):
+            curve = al.setdefault((row["file"], row["acceptance"]), [None] * 9)
+            curve[int(row["k"])] = float(row["al"])
         steps_of, names = {}, {}
         for origin in sorted({row["file"] for row in record}):
             steps_of[origin] = ceiling.read_steps(ROOT / origin)
@@ -138,11 +135,12 @@ class Ceiling(unittest.TestCase):
             (row["file"], row["fit"], {
                 "hardware": names[row["file"]][0], "model": names[row["file"]][1], "drafter": names[row["file"]][2],
                 "context": row["context"], "concurrency": row["concurrency"], "acceptance": row["acceptance"],
-                "alsim_k": int(row["alsim_k"]), "right": row["right"] == "true",
+                "al": al[row["file"], row["acceptance"]], "alsim_k": int(row["alsim_k"]),
+                "right": row["right"] == "true",
             })
             for row in record
         ]
-        pooled, per_file, _ = ceiling.score(cells, ceiling.Acceptance(ROOT / "golden"), steps_of.__getitem__)
+        pooled, per_file, _ = ceiling.score(cells, steps_of.__getitem__)
         got = {way: (s["cells"], s["right"], round(s["regret_max"] * 100, 1)) for way, s in pooled.items()}
         self.assertEqual(got, {
             "alsim held out": (1120, 967, 11.1),

@@ -168,6 +168,9 @@ pub struct ChoiceCell {
     pub concurrency: usize,
     /// The AL source (its description).
     pub acceptance: String,
+    /// AL(k) for k = 0, 1, … that the cell was judged under: the source's, where both it and the rows have that k
+    /// (none elsewhere). With the rows' step times it gives every figure below.
+    pub al: Vec<Option<f64>>,
     /// The k of the highest measured throughput.
     pub measured_best_k: usize,
     /// The k alsim picks (as `predict` does, with the band and objective given).
@@ -353,9 +356,9 @@ pub fn score_choice(
             let sweep =
                 Sweep::run(&cost, &restricted, &[r.concurrency], &r.workload, None, band).map_err(|e| at(r.line, e))?;
             let alsim_k = sweep.best[0].best_k.unwrap_or(0);
-            scored.push(judge(r, &acceptance.description, &measured, 1.0 / spec_off, alsim_k, hardware.key.clone()));
+            scored.push(judge(r, restricted, &measured, 1.0 / spec_off, alsim_k, hardware.key.clone()));
             if !sources.contains(&acceptance.description) {
-                sources.push(acceptance.description.clone());
+                sources.push(acceptance.description);
             }
         }
     }
@@ -369,11 +372,11 @@ pub fn score_choice(
     Ok(ChoiceScore { summary: ChoiceSummary::of(&scored), sources, cells: scored, cells_not_scored: not_scored })
 }
 
-/// The cell's verdict from its measured throughput per k (`measured`, k = 0 first, at `spec_off` for k = 0)
-/// and alsim's k.
+/// The cell's verdict under `acceptance` (its AL restricted to the k the rows have) from its measured throughput
+/// per k (`measured`, k = 0 first, at `spec_off` for k = 0) and alsim's k.
 fn judge(
     r: &StepRow,
-    acceptance: &str,
+    acceptance: AcceptanceSource,
     measured: &[(usize, f64)],
     spec_off: f64,
     alsim_k: usize,
@@ -393,7 +396,8 @@ fn judge(
         drafter: r.drafter.clone().unwrap_or_default(),
         context: r.workload.decode_context(),
         concurrency: r.concurrency,
-        acceptance: acceptance.to_string(),
+        acceptance: acceptance.description,
+        al: acceptance.al,
         measured_best_k: best.0,
         alsim_k,
         regret,
