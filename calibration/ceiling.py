@@ -8,7 +8,8 @@ measured best k (right under 1 %).
 A curve fitted to the cell sees what no held-out model may read, yet it still misses where the cell's measured step
 moves by more than a low-order curve in k follows (a GEMM that is slow at one token count and not the next). The
 figures are a yardstick for the model's misses, not a bound: a model can be right where a fitted curve is not.
-Alsim's figures on the cells the cubic gets right separate its own error from such cells.
+Alsim's figures on the cells the cubic gets right separate its own error from such cells. Each way's wrong cells are
+also counted by the measured throughput they lose (1-2 %, 2-3 %, 3-5 %, over 5 %): how near its misses are to a tie.
 
     alsim calibrate calibration/measured --choice-al all --format json > report.json
     python3 calibration/ceiling.py report.json [--cells 3]
@@ -35,6 +36,8 @@ RIGHT_BELOW = repeat.RIGHT_BELOW / 100  # the choice score's "right", as a share
 AGREE_WITHIN = 1e-6  # alsim's regret recomputed here against the report's
 WHERE_CUBIC_IS_RIGHT = "alsim where cubic right"
 KNEE_STEP = 0.25  # the knee k0 is searched in quarter steps strictly inside the cell's k, where it is not the line
+# Upper ends of the bands a wrong cell's regret is counted in (the last band is open): how near a miss is to a tie.
+MISS_BANDS = (0.02, 0.03, 0.05)
 
 
 def read_steps(path):
@@ -159,13 +162,16 @@ def pick(steps, al):
 
 
 def summary(regrets):
+    """Cells, right, median and largest regret, and the wrong cells counted by regret band (`MISS_BANDS`)."""
     if not regrets:
-        return {"cells": 0, "right": 0, "regret_median": None, "regret_max": None}
+        return {"cells": 0, "right": 0, "regret_median": None, "regret_max": None, "misses": []}
+    edges = (RIGHT_BELOW, *MISS_BANDS, float("inf"))
     return {
         "cells": len(regrets),
         "right": sum(r < RIGHT_BELOW for r in regrets),
         "regret_median": statistics.median(regrets),
         "regret_max": max(regrets),
+        "misses": [sum(lo <= r < hi for r in regrets) for lo, hi in zip(edges, edges[1:])],
     }
 
 
@@ -282,6 +288,10 @@ def main(argv=None):
             continue
         print(f"{way:<{width}} {s['cells']:>6} {s['right']:>6} {s['right'] / s['cells']:>6.1%} "
               f"{s['regret_median']:>7.1%} {s['regret_max']:>8.1%}")
+    bands = [f"{lo:.0%}-{hi:.0%}" for lo, hi in zip((RIGHT_BELOW, *MISS_BANDS), MISS_BANDS)]
+    print(f"\nwrong cells by the measured throughput they lose ({', '.join(bands)}, over {MISS_BANDS[-1]:.0%}):")
+    for way, s in pooled.items():
+        print(f"  {way:<{width}} {' '.join(f'{n:>5}' for n in s['misses'])}")
     print("\nper file, right (alsim held out / alsim in sample / cubic on the cell's own steps):")
     for origin, ways in per_file.items():
         print(f"  {Path(origin).name}: {ways['alsim held out']['right']} / {ways['alsim in sample']['right']} / "

@@ -68,6 +68,12 @@ class Ceiling(unittest.TestCase):
             self.assertNotEqual(chosen, 5, curve)
             self.assertGreater(ceiling.regret(steps, al, chosen), ceiling.RIGHT_BELOW, curve)
 
+    def test_misses_are_counted_by_the_band_their_regret_falls_in(self):
+        s = ceiling.summary([0.0, 0.009, 0.01, 0.019, 0.02, 0.049, 0.05, 0.2])
+        self.assertEqual((s["cells"], s["right"]), (8, 2))
+        self.assertEqual(s["misses"], [2, 1, 1, 2])
+        self.assertEqual(ceiling.summary([])["misses"], [])
+
     def test_a_report_whose_regret_the_kit_does_not_give_is_refused(self):
         with tempfile.TemporaryDirectory() as folder:
             path = kit_file(folder, {0: 9.0, **{k: 10.0 + 2 * k for k in range(1, 9)}})
@@ -153,6 +159,9 @@ class Ceiling(unittest.TestCase):
             "robust cubic": (1120, 1036, 10.8),
             "knee": (1120, 1024, 25.1),
         })
+        # How near alsim's held-out misses are to a tie, beside the cubic's (1-2 %, 2-3 %, 3-5 %, over 5 % lost).
+        self.assertEqual(pooled["alsim held out"]["misses"], [77, 49, 17, 10])
+        self.assertEqual(pooled["cubic"]["misses"], [50, 25, 10, 3])
         quoted = {  # calibration/README.md: alsim held out against the cubic, per file
             "h200-llama-3.3-70b-eagle3.csv": (40, 54),
             "h200-inferact-minimax-m3-eagle3-gqa.csv": (167, 182),
