@@ -159,7 +159,7 @@ class Ceiling(unittest.TestCase):
             "robust cubic": (1120, 1036, 10.8),
             "knee": (1120, 1024, 25.1),
         })
-        # How near alsim's misses are to a tie, beside the cubic's: calibration/README.md's table (1-2, 2-3, 3-5, over 5 %).
+        # How near alsim's misses are to a tie, beside the cubic's: calibration/README.md's table (1-2, 2-3, 3-5, >5 %).
         self.assertEqual(pooled["alsim held out"]["misses"], [77, 49, 17, 10])
         self.assertEqual(pooled["alsim in sample"]["misses"], [66, 45, 25, 6])
         self.assertEqual(pooled["cubic"]["misses"], [50, 25, 10, 3])
