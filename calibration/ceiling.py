@@ -36,8 +36,9 @@ RIGHT_BELOW = repeat.RIGHT_BELOW / 100  # the choice score's "right", as a share
 AGREE_WITHIN = 1e-6  # alsim's regret recomputed here against the report's
 WHERE_CUBIC_IS_RIGHT = "alsim where cubic right"
 KNEE_STEP = 0.25  # the knee k0 is searched in quarter steps strictly inside the cell's k, where it is not the line
-# Upper ends of the bands a wrong cell's regret is counted in (the last band is open): how near a miss is to a tie.
-MISS_BANDS = (0.02, 0.03, 0.05)
+# The bands a wrong cell's regret is counted in, [lo, hi), from "right" up: how near a miss is to a tie.
+_MISS_EDGES = (RIGHT_BELOW, 0.02, 0.03, 0.05, float("inf"))
+MISS_BANDS = tuple(zip(_MISS_EDGES, _MISS_EDGES[1:]))
 
 
 def read_steps(path):
@@ -165,13 +166,12 @@ def summary(regrets):
     """Cells, right, median and largest regret, and the wrong cells counted by regret band (`MISS_BANDS`)."""
     if not regrets:
         return {"cells": 0, "right": 0, "regret_median": None, "regret_max": None, "misses": []}
-    edges = (RIGHT_BELOW, *MISS_BANDS, float("inf"))
     return {
         "cells": len(regrets),
         "right": sum(r < RIGHT_BELOW for r in regrets),
         "regret_median": statistics.median(regrets),
         "regret_max": max(regrets),
-        "misses": [sum(lo <= r < hi for r in regrets) for lo, hi in zip(edges, edges[1:])],
+        "misses": [sum(lo <= r < hi for r in regrets) for lo, hi in MISS_BANDS],
     }
 
 
@@ -288,8 +288,8 @@ def main(argv=None):
             continue
         print(f"{way:<{width}} {s['cells']:>6} {s['right']:>6} {s['right'] / s['cells']:>6.1%} "
               f"{s['regret_median']:>7.1%} {s['regret_max']:>8.1%}")
-    bands = [f"{lo:.0%}-{hi:.0%}" for lo, hi in zip((RIGHT_BELOW, *MISS_BANDS), MISS_BANDS)]
-    print(f"\nwrong cells by the measured throughput they lose ({', '.join(bands)}, over {MISS_BANDS[-1]:.0%}):")
+    bands = [f"{lo:.0%}-{hi:.0%}" if hi < float("inf") else f"over {lo:.0%}" for lo, hi in MISS_BANDS]
+    print(f"\nwrong cells by the measured throughput they lose ({', '.join(bands)}):")
     for way, s in pooled.items():
         print(f"  {way:<{width}} {' '.join(f'{n:>5}' for n in s['misses'])}")
     print("\nper file, right (alsim held out / alsim in sample / cubic on the cell's own steps):")
